@@ -1,0 +1,57 @@
+# ecnlab: one entry point. `make run` and `make test` work on a fresh
+# machine with only the Rust and Python toolchains installed.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.deps-stamp
+RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
+
+.PHONY: all run test test-rust test-python bench lint fmt build clean
+
+all: build
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "pytest>=7" "ruff>=0.4"
+	touch $(STAMP)
+
+$(VENV)/.engine-stamp: $(STAMP) $(RUST_SRC) pyproject.toml
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+	touch $@
+
+# Build the engine and install the Python package (editable) into .venv.
+build: $(VENV)/.engine-stamp
+
+# The default experiment: MQ-ECN's motivating pair, three marking schemes.
+run: build
+	$(VENV)/bin/ecnlab demo --out results/demo
+
+# The whole suite: Rust unit tests, then Python scenario and CLI tests.
+test: build test-rust test-python
+
+test-rust:
+	cargo test --release -p ecnlab
+
+test-python: build
+	$(PY) -m pytest -q tests
+
+# Engine speed on the reference scenarios (not a test: prints numbers).
+bench:
+	cargo build --release -p ecnlab --bin ecnlab-bench
+	./target/release/ecnlab-bench
+
+lint: $(STAMP)
+	cargo fmt --all -- --check
+	cargo clippy --release --all-targets -p ecnlab -- -D warnings
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests
+
+fmt: $(STAMP)
+	cargo fmt --all
+	$(VENV)/bin/ruff format python tests
+
+clean:
+	rm -rf $(VENV) target results

@@ -1,0 +1,113 @@
+//! DCTCP (Alizadeh et al., SIGCOMM 2010). The sender keeps α, the EWMA
+//! with gain g of the fraction of its bytes that were marked, updated once
+//! per window of data: α ← (1 − g)·α + g·F. On ECE it cuts
+//! cwnd ← cwnd·(1 − α/2), at most once per window, and sets CWR.
+
+use super::{AckInfo, Window, MIN_CWND};
+
+pub struct Dctcp {
+    pub alpha: f64,
+    g: f64,
+    acked_bytes: u64,
+    marked_bytes: u64,
+    /// α is updated when snd_una passes this (end of the observed window).
+    window_end: u64,
+    /// No new cut until snd_una passes this.
+    pub reduce_end: u64,
+    cut_once: bool,
+}
+
+impl Dctcp {
+    pub fn new(g: f64, alpha_init: f64) -> Self {
+        Dctcp { alpha: alpha_init, g, acked_bytes: 0, marked_bytes: 0, window_end: 0, reduce_end: 0, cut_once: false }
+    }
+
+    #[inline]
+    pub fn observe(&mut self, a: AckInfo) {
+        self.acked_bytes += a.acked;
+        if a.ece {
+            self.marked_bytes += a.acked;
+        }
+        if self.window_end == 0 {
+            self.window_end = a.snd_max;
+        } else if a.una > self.window_end {
+            if self.acked_bytes > 0 {
+                let f = self.marked_bytes as f64 / self.acked_bytes as f64;
+                self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+            }
+            self.acked_bytes = 0;
+            self.marked_bytes = 0;
+            self.window_end = a.snd_max;
+        }
+    }
+
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+        self.observe(a);
+        let in_cwr = self.cut_once && a.una <= self.reduce_end;
+        if a.ece && !in_cwr {
+            w.cwnd = (w.cwnd * (1.0 - self.alpha / 2.0)).max(MIN_CWND);
+            w.ssthresh = w.cwnd;
+            self.reduce_end = a.snd_max;
+            self.cut_once = true;
+            return true;
+        }
+        if !in_cwr {
+            w.grow(a.acked as f64 / a.mss as f64);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(una: u64, snd_max: u64, ece: bool) -> AckInfo {
+        AckInfo { acked: 1460, ece, una, snd_max, mss: 1460 }
+    }
+
+    /// α is the EWMA of the marked fraction: with half of every window
+    /// marked it converges to 0.5, and one unmarked window scales it by
+    /// exactly (1 − g) (DCTCP paper §3.1, Eq. 1).
+    #[test]
+    fn alpha_tracks_marked_fraction() {
+        let g = 1.0 / 16.0;
+        let mut d = Dctcp::new(g, 0.0);
+        // Ten segments always in flight: a window closes every ten ACKs.
+        let mut una = 0;
+        d.observe(ack(0, 14600, false));
+        for i in 0..4000u64 {
+            una += 1460;
+            d.observe(ack(una, una + 14600, i % 2 == 0));
+        }
+        assert!((d.alpha - 0.5).abs() < 0.02, "alpha = {}", d.alpha);
+        // Finish the current window, then one window with no marks at all.
+        let mut updates = Vec::new();
+        for _ in 0..30u64 {
+            una += 1460;
+            let before = d.alpha;
+            d.observe(ack(una, una + 14600, false));
+            if d.alpha != before {
+                updates.push((before, d.alpha));
+            }
+        }
+        let (before, after) = updates[1];
+        assert!((after - before * (1.0 - g)).abs() < 1e-12, "{before} -> {after}");
+    }
+
+    /// The cut is cwnd·(1 − α/2) and happens at most once per window.
+    #[test]
+    fn cut_once_per_window() {
+        let mut d = Dctcp::new(1.0 / 16.0, 1.0);
+        let mut w = Window { cwnd: 40.0, ssthresh: 1e9 };
+        assert!(d.on_ack(&mut w, ack(1460, 40 * 1460, true)));
+        assert_eq!(w.cwnd, 20.0);
+        // Further ECE within the same window: no second cut.
+        assert!(!d.on_ack(&mut w, ack(2 * 1460, 41 * 1460, true)));
+        assert_eq!(w.cwnd, 20.0);
+        // Past the window: cut again.
+        assert!(d.on_ack(&mut w, ack(41 * 1460, 60 * 1460, true)));
+        assert!(w.cwnd < 20.0);
+    }
+}

@@ -1,0 +1,121 @@
+//! Congestion control, one file per algorithm. Each one sees every ACK that
+//! advances or duplicates snd_una and may grow or cut the window; loss
+//! recovery itself (fast retransmit, RTO) is common TCP in `tcp_tx.rs`.
+//! A new algorithm is one file here plus one variant of `Cc` and `CcKind`.
+
+mod dctcp;
+mod ecn_star;
+mod reno;
+
+pub use dctcp::Dctcp;
+pub use ecn_star::EcnStar;
+pub use reno::Reno;
+
+use crate::config::{CcKind, TransportCfg};
+
+/// The window state congestion control acts on, in segments.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub cwnd: f64,
+    pub ssthresh: f64,
+}
+
+/// Smallest window an ECN or loss response may leave (Linux: 2 segments).
+pub const MIN_CWND: f64 = 2.0;
+
+impl Window {
+    /// Slow start below ssthresh, then one segment per window (RFC 5681).
+    #[inline]
+    pub fn grow(&mut self, acked_segs: f64) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += acked_segs;
+        } else {
+            self.cwnd += acked_segs / self.cwnd;
+        }
+    }
+}
+
+/// What the receiver echoes back for congestion experienced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EchoMode {
+    /// No ECN: data is Not-ECT, nothing is echoed.
+    None,
+    /// RFC 3168: ECE on every ACK from a CE arrival until a CWR arrives.
+    Latched,
+    /// DCTCP: each ACK's ECE equals the CE bit of the data it covers.
+    Exact,
+}
+
+/// Facts about one ACK, for congestion control.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo {
+    /// Bytes newly acknowledged (0 for a duplicate ACK).
+    pub acked: u64,
+    pub ece: bool,
+    /// snd_una after this ACK.
+    pub una: u64,
+    /// Highest sequence sent so far.
+    pub snd_max: u64,
+    pub mss: u32,
+}
+
+pub enum Cc {
+    Reno(Reno),
+    EcnStar(EcnStar),
+    Dctcp(Dctcp),
+}
+
+impl Cc {
+    pub fn new(t: &TransportCfg) -> Cc {
+        match t.cc {
+            CcKind::Reno => Cc::Reno(Reno),
+            CcKind::EcnStar => Cc::EcnStar(EcnStar::default()),
+            CcKind::Dctcp => Cc::Dctcp(Dctcp::new(t.dctcp_g, t.dctcp_alpha_init)),
+        }
+    }
+
+    pub fn echo_mode(&self) -> EchoMode {
+        match self {
+            Cc::Reno(_) => EchoMode::None,
+            Cc::EcnStar(_) => EchoMode::Latched,
+            Cc::Dctcp(_) => EchoMode::Exact,
+        }
+    }
+
+    /// Called on every ACK outside loss recovery. Returns true when the
+    /// window was cut for ECN, so the next data packet carries CWR.
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+        match self {
+            Cc::Reno(c) => c.on_ack(w, a),
+            Cc::EcnStar(c) => c.on_ack(w, a),
+            Cc::Dctcp(c) => c.on_ack(w, a),
+        }
+    }
+
+    /// Called during loss recovery, where the window is frozen; lets DCTCP
+    /// keep counting marked bytes for α.
+    #[inline]
+    pub fn observe(&mut self, a: AckInfo) {
+        if let Cc::Dctcp(c) = self {
+            c.observe(a)
+        }
+    }
+
+    /// A loss response (fast retransmit or RTO) has just cut the window:
+    /// no ECN cut until the data now outstanding is acknowledged.
+    pub fn on_loss(&mut self, snd_max: u64) {
+        match self {
+            Cc::Reno(_) => {}
+            Cc::EcnStar(c) => c.reduce_end = snd_max,
+            Cc::Dctcp(c) => c.reduce_end = snd_max,
+        }
+    }
+
+    pub fn alpha(&self) -> Option<f64> {
+        match self {
+            Cc::Dctcp(c) => Some(c.alpha),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! TCP receiver: cumulative ACK plus one SACK block (the range holding the
+//! segment just received, as RFC 2018's first block), out-of-order data
+//! kept, delayed ACKs (every n-th packet, with a timer), and the ECN echo
+//! its congestion control asks for (RFC 3168 latch, or DCTCP's exact echo
+//! with the delayed-ACK state machine of the DCTCP paper §3.1).
+
+use super::cc::EchoMode;
+
+/// An ACK to send back.
+#[derive(Clone, Copy, Debug)]
+pub struct AckOut {
+    pub ack: u64,
+    pub sack: (u64, u64),
+    pub ece: bool,
+}
+
+pub struct TcpReceiver {
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges above rcv_nxt, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    mode: EchoMode,
+    ack_every: u32,
+    /// Data packets received and not yet acknowledged.
+    pub pending: u32,
+    /// DCTCP: CE bit of the last data packet.
+    ce_state: bool,
+    /// RFC 3168: echo ECE until CWR arrives.
+    ece_latch: bool,
+    pub ce_received: u32,
+}
+
+/// What one data packet did at the receiver.
+pub struct RxOutcome {
+    /// In-order bytes newly handed to the application.
+    pub delivered: u64,
+    /// An ACK sent before this packet's own (DCTCP's CE-change ACK).
+    pub early_ack: Option<AckOut>,
+    /// This packet's ACK, if sent now (else the delayed-ACK timer covers it).
+    pub ack: Option<AckOut>,
+}
+
+impl TcpReceiver {
+    pub fn new(mode: EchoMode, ack_every: u32) -> Self {
+        TcpReceiver {
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            mode,
+            ack_every,
+            pending: 0,
+            ce_state: false,
+            ece_latch: false,
+            ce_received: 0,
+        }
+    }
+
+    fn ece(&self) -> bool {
+        match self.mode {
+            EchoMode::None => false,
+            EchoMode::Latched => self.ece_latch,
+            EchoMode::Exact => self.ce_state,
+        }
+    }
+
+    fn sack_for(&self, seq: u64) -> (u64, u64) {
+        self.ooo.iter().find(|r| r.0 <= seq && seq < r.1).copied().unwrap_or((0, 0))
+    }
+
+    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, cwr: bool) -> RxOutcome {
+        if ce {
+            self.ce_received += 1;
+        }
+        let mut early_ack = None;
+        match self.mode {
+            EchoMode::Exact => {
+                if ce != self.ce_state && self.pending > 0 {
+                    early_ack = Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ce_state });
+                    self.pending = 0;
+                }
+                self.ce_state = ce;
+            }
+            EchoMode::Latched => {
+                if cwr {
+                    self.ece_latch = false;
+                }
+                if ce {
+                    self.ece_latch = true;
+                }
+            }
+            EchoMode::None => {}
+        }
+        let end = seq + len as u64;
+        let before = self.rcv_nxt;
+        let mut in_order = false;
+        if seq <= self.rcv_nxt && end > self.rcv_nxt {
+            self.rcv_nxt = end;
+            in_order = true;
+            // Pull in buffered ranges the new data now reaches.
+            let k = self.ooo.partition_point(|r| r.0 <= self.rcv_nxt);
+            for r in self.ooo.drain(..k) {
+                self.rcv_nxt = self.rcv_nxt.max(r.1);
+            }
+        } else if seq > self.rcv_nxt {
+            let i = self.ooo.partition_point(|r| r.1 < seq);
+            let mut j = i;
+            let (mut lo, mut hi) = (seq, end);
+            while j < self.ooo.len() && self.ooo[j].0 <= hi {
+                lo = lo.min(self.ooo[j].0);
+                hi = hi.max(self.ooo[j].1);
+                j += 1;
+            }
+            self.ooo.splice(i..j, std::iter::once((lo, hi)));
+        }
+        self.pending += 1;
+        // Out-of-order, duplicate, or hole-filling data is ACKed at once.
+        let now =
+            !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_every;
+        let ack = if now {
+            self.pending = 0;
+            Some(AckOut { ack: self.rcv_nxt, sack: self.sack_for(seq), ece: self.ece() })
+        } else {
+            None
+        };
+        RxOutcome { delivered: self.rcv_nxt - before, early_ack, ack }
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn flush(&mut self) -> Option<AckOut> {
+        if self.pending == 0 {
+            return None;
+        }
+        self.pending = 0;
+        Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ece() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DCTCP receiver with ACK-every-2: a CE change flushes the pending
+    /// ACK carrying the old CE state (DCTCP paper §3.1, Fig. 10).
+    #[test]
+    fn dctcp_state_machine_acks_on_ce_change() {
+        let mut r = TcpReceiver::new(EchoMode::Exact, 2);
+        assert!(r.on_data(0, 1000, false, false).ack.is_none());
+        let o = r.on_data(1000, 1000, true, false);
+        let early = o.early_ack.expect("CE change must flush the pending ACK");
+        assert_eq!((early.ack, early.ece), (1000, false));
+        assert!(o.ack.is_none());
+        let o = r.on_data(2000, 1000, true, false);
+        assert_eq!(o.ack.map(|a| (a.ack, a.ece)), Some((3000, true)));
+    }
+
+    /// RFC 3168: ECE is echoed on every ACK until a CWR-marked packet.
+    #[test]
+    fn rfc3168_latch_until_cwr() {
+        let mut r = TcpReceiver::new(EchoMode::Latched, 1);
+        assert!(r.on_data(0, 1000, true, false).ack.unwrap().ece);
+        assert!(r.on_data(1000, 1000, false, false).ack.unwrap().ece);
+        assert!(!r.on_data(2000, 1000, false, true).ack.unwrap().ece);
+    }
+
+    /// Out-of-order data is buffered and SACKed; the hole's arrival
+    /// delivers everything at once.
+    #[test]
+    fn reassembly_and_sack() {
+        let mut r = TcpReceiver::new(EchoMode::None, 1);
+        r.on_data(0, 100, false, false);
+        let o = r.on_data(200, 100, false, false);
+        assert_eq!(o.delivered, 0);
+        assert_eq!(o.ack.unwrap().sack, (200, 300));
+        let o = r.on_data(100, 100, false, false);
+        assert_eq!((o.delivered, r.rcv_nxt), (200, 300));
+    }
+}

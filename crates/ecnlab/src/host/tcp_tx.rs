@@ -1,0 +1,335 @@
+//! TCP sender: handshake, sliding window, fast retransmit with a SACK
+//! scoreboard (RFC 6675 style pipe), RTO per RFC 6298 with min/initial/max
+//! and exponential backoff. Sequence numbers count payload bytes from 0;
+//! the SYN takes no sequence space. cwnd and ssthresh are in segments.
+
+use super::cc::{AckInfo, Cc, Window};
+use crate::config::TransportCfg;
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxState {
+    Closed,
+    SynSent,
+    Established,
+}
+
+/// One segment to put on the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub seq: u64,
+    pub len: u32,
+    pub retransmit: bool,
+    pub cwr: bool,
+}
+
+pub struct TcpSender {
+    pub state: TxState,
+    pub una: u64,
+    pub nxt: u64,
+    /// Highest sequence ever sent (snd_max).
+    pub max_sent: u64,
+    /// The application has handed over bytes [0, limit).
+    pub limit: u64,
+    pub w: Window,
+    pub cc: Cc,
+    mss: u32,
+    init_cwnd: f64,
+    dupacks: u32,
+    pub in_recovery: bool,
+    recover: u64,
+    /// SACKed ranges above una, sorted and disjoint.
+    sacked: Vec<(u64, u64)>,
+    /// Next hole byte to retransmit in recovery.
+    rtx_next: u64,
+    cwr_pending: bool,
+    srtt: f64,
+    rttvar: f64,
+    pub rto: Time,
+    min_rto: Time,
+    max_rto: Time,
+    /// Retransmission timer deadline; 0 = not armed.
+    pub rto_deadline: Time,
+    last_send: Time,
+    slow_start_restart: bool,
+    pub timeouts: u32,
+    pub retransmits: u32,
+}
+
+impl TcpSender {
+    pub fn new(t: &TransportCfg) -> Self {
+        TcpSender {
+            state: TxState::Closed,
+            una: 0,
+            nxt: 0,
+            max_sent: 0,
+            limit: 0,
+            w: Window { cwnd: t.init_cwnd as f64, ssthresh: f64::INFINITY },
+            cc: Cc::new(t),
+            mss: t.mss,
+            init_cwnd: t.init_cwnd as f64,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            sacked: Vec::new(),
+            rtx_next: 0,
+            cwr_pending: false,
+            srtt: 0.0,
+            rttvar: 0.0,
+            rto: t.init_rto(),
+            min_rto: t.min_rto.0,
+            max_rto: t.max_rto.0,
+            rto_deadline: 0,
+            last_send: 0,
+            slow_start_restart: t.slow_start_restart,
+            timeouts: 0,
+            retransmits: 0,
+        }
+    }
+
+    /// Start the handshake: the caller sends a SYN.
+    pub fn open(&mut self, now: Time) {
+        self.state = TxState::SynSent;
+        self.rto_deadline = now + self.rto;
+    }
+
+    pub fn on_synack(&mut self, now: Time, ts_echo: Time) {
+        if self.state != TxState::SynSent {
+            return;
+        }
+        self.state = TxState::Established;
+        self.rtt_sample(now.saturating_sub(ts_echo));
+        self.rto_deadline = 0;
+        self.last_send = now;
+    }
+
+    fn rtt_sample(&mut self, r: Time) {
+        let r = r as f64;
+        if self.srtt == 0.0 {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+        let rto = (self.srtt + 4.0 * self.rttvar) as Time;
+        self.rto = rto.clamp(self.min_rto, self.max_rto);
+    }
+
+    pub fn srtt(&self) -> Time {
+        self.srtt as Time
+    }
+
+    #[inline]
+    fn flight(&self) -> u64 {
+        self.max_sent - self.una
+    }
+
+    fn add_sack(&mut self, lo: u64, hi: u64) {
+        let lo = lo.max(self.una);
+        if hi <= lo {
+            return;
+        }
+        // Insert then merge neighbours; the list stays tiny in practice.
+        let i = self.sacked.partition_point(|r| r.1 < lo);
+        let mut j = i;
+        let (mut nlo, mut nhi) = (lo, hi);
+        while j < self.sacked.len() && self.sacked[j].0 <= nhi {
+            nlo = nlo.min(self.sacked[j].0);
+            nhi = nhi.max(self.sacked[j].1);
+            j += 1;
+        }
+        self.sacked.splice(i..j, std::iter::once((nlo, nhi)));
+    }
+
+    fn trim_sacks(&mut self) {
+        let una = self.una;
+        let k = self.sacked.partition_point(|r| r.1 <= una);
+        self.sacked.drain(..k);
+        if let Some(f) = self.sacked.first_mut() {
+            f.0 = f.0.max(una);
+        }
+    }
+
+    fn high_sack(&self) -> u64 {
+        self.sacked.last().map(|r| r.1).unwrap_or(self.una)
+    }
+
+    /// Bytes of holes in [from, high_sack): lost and not yet retransmitted.
+    fn holes_from(&self, from: u64) -> u64 {
+        let high = self.high_sack();
+        if from >= high {
+            return 0;
+        }
+        let sacked_above: u64 = self.sacked.iter().map(|&(l, h)| h.min(high).saturating_sub(l.max(from))).sum();
+        (high - from) - sacked_above
+    }
+
+    fn sacked_bytes(&self) -> u64 {
+        self.sacked.iter().map(|r| r.1 - r.0).sum()
+    }
+
+    /// Process an ACK. Returns true when it made progress (new data acked).
+    pub fn on_ack(&mut self, now: Time, ack: u64, sack: (u64, u64), ece: bool, ts_echo: Time) -> bool {
+        if self.state != TxState::Established {
+            return false;
+        }
+        let progressed = ack > self.una;
+        if progressed {
+            let acked = ack - self.una;
+            self.una = ack;
+            self.nxt = self.nxt.max(ack);
+            self.max_sent = self.max_sent.max(ack);
+            self.dupacks = 0;
+            self.rtt_sample(now.saturating_sub(ts_echo));
+            self.add_sack(sack.0, sack.1);
+            self.trim_sacks();
+            let info = AckInfo { acked, ece, una: self.una, snd_max: self.max_sent, mss: self.mss };
+            if self.in_recovery && self.una >= self.recover {
+                self.in_recovery = false;
+                self.w.cwnd = self.w.ssthresh;
+                self.cc.observe(info);
+            } else if self.in_recovery {
+                self.rtx_next = self.rtx_next.max(self.una);
+                self.cc.observe(info);
+            } else if self.cc.on_ack(&mut self.w, info) {
+                self.cwr_pending = true;
+            }
+            self.rto_deadline = if self.una < self.max_sent { now + self.rto } else { 0 };
+        } else if ack == self.una && self.flight() > 0 {
+            self.add_sack(sack.0, sack.1);
+            self.dupacks += 1;
+            let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss };
+            if !self.in_recovery && self.dupacks >= 3 {
+                self.enter_recovery();
+                self.cc.observe(info);
+            } else if self.in_recovery {
+                self.cc.observe(info);
+            } else if self.cc.on_ack(&mut self.w, info) {
+                self.cwr_pending = true;
+            }
+        }
+        progressed
+    }
+
+    fn enter_recovery(&mut self) {
+        let flight_segs = self.flight() as f64 / self.mss as f64;
+        self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
+        self.w.cwnd = self.w.ssthresh;
+        self.in_recovery = true;
+        self.recover = self.max_sent;
+        self.rtx_next = self.una;
+        self.cc.on_loss(self.max_sent);
+    }
+
+    /// The retransmission timer fired: collapse to one segment and go back
+    /// to snd_una (RFC 5681 §3.1, RFC 6298 §5).
+    pub fn on_timeout(&mut self, now: Time) -> bool {
+        match self.state {
+            TxState::SynSent => {
+                self.timeouts += 1;
+                self.rto = (self.rto * 2).min(self.max_rto);
+                self.rto_deadline = now + self.rto;
+                true // resend the SYN
+            }
+            TxState::Established if self.una < self.max_sent => {
+                self.timeouts += 1;
+                let flight_segs = self.flight() as f64 / self.mss as f64;
+                self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
+                self.w.cwnd = 1.0;
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.sacked.clear();
+                self.nxt = self.una;
+                self.cc.on_loss(self.max_sent);
+                self.rto = (self.rto * 2).min(self.max_rto);
+                self.rto_deadline = now + self.rto;
+                false
+            }
+            _ => {
+                self.rto_deadline = 0;
+                false
+            }
+        }
+    }
+
+    /// Next segment the window allows, if any; the caller sends it.
+    pub fn next_segment(&mut self, now: Time) -> Option<Segment> {
+        if self.state != TxState::Established {
+            return None;
+        }
+        let mss = self.mss as u64;
+        let cwnd_bytes = (self.w.cwnd * mss as f64) as u64;
+        let seg = if self.in_recovery {
+            let pipe = self.flight()
+                - self.sacked_bytes().min(self.flight())
+                - self.holes_from(self.rtx_next).min(self.flight());
+            if pipe + mss > cwnd_bytes.max(mss) {
+                return None;
+            }
+            match self.next_hole() {
+                Some((lo, len)) => {
+                    self.rtx_next = lo + len as u64;
+                    Segment { seq: lo, len, retransmit: true, cwr: false }
+                }
+                None => self.new_data()?,
+            }
+        } else {
+            let in_flight = self.nxt - self.una;
+            if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
+                return None;
+            }
+            if self.slow_start_restart && self.una == self.max_sent && now.saturating_sub(self.last_send) > self.rto {
+                self.w.cwnd = self.w.cwnd.min(self.init_cwnd);
+            }
+            self.new_data()?
+        };
+        let mut seg = seg;
+        if seg.retransmit {
+            self.retransmits += 1;
+        }
+        if self.cwr_pending && !seg.retransmit {
+            seg.cwr = true;
+            self.cwr_pending = false;
+        }
+        self.last_send = now;
+        if self.rto_deadline == 0 {
+            self.rto_deadline = now + self.rto;
+        }
+        Some(seg)
+    }
+
+    /// The first un-SACKed, not yet retransmitted hole below high_sack.
+    fn next_hole(&self) -> Option<(u64, u32)> {
+        let high = self.high_sack();
+        let mut at = self.rtx_next.max(self.una);
+        for &(l, h) in &self.sacked {
+            if at < l {
+                break;
+            }
+            at = at.max(h);
+        }
+        if at >= high {
+            return None;
+        }
+        let next_sacked = self.sacked.iter().find(|r| r.0 > at).map(|r| r.0).unwrap_or(high);
+        let len = (next_sacked - at).min(self.mss as u64) as u32;
+        Some((at, len))
+    }
+
+    fn new_data(&mut self) -> Option<Segment> {
+        if self.nxt >= self.limit {
+            return None;
+        }
+        let len = (self.limit - self.nxt).min(self.mss as u64) as u32;
+        let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false };
+        self.nxt += len as u64;
+        self.max_sent = self.max_sent.max(self.nxt);
+        Some(seg)
+    }
+
+    /// Everything handed over so far has been acknowledged.
+    pub fn drained(&self) -> bool {
+        self.una >= self.limit
+    }
+}

@@ -1,0 +1,115 @@
+//! Packets live in an arena of reusable slots addressed by `u32`, so the
+//! per-packet path never allocates once the arena has grown to its peak.
+
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Syn,
+    SynAck,
+    Data,
+    Ack,
+    PingReq,
+    PingRep,
+}
+
+/// ECN codepoint in the IP header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ecn {
+    NotEct,
+    Ect,
+    Ce,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub kind: Kind,
+    pub ecn: Ecn,
+    /// TCP flags carried on ACKs (ECE) and data (CWR).
+    pub ece: bool,
+    pub cwr: bool,
+    /// Service class: which switch queue the packet uses.
+    pub service: u8,
+    pub src: u32,
+    pub dst: u32,
+    /// Connection (flow) id, or ping probe id for pings.
+    pub flow: u32,
+    /// Bytes on the wire, headers included.
+    pub size: u32,
+    /// Payload bytes (data) — zero for control packets.
+    pub payload: u32,
+    /// First payload byte (data) or cumulative ACK (acks).
+    pub seq: u64,
+    /// One SACK block [sack_lo, sack_hi) on ACKs; empty when equal.
+    pub sack_lo: u64,
+    pub sack_hi: u64,
+    /// Sender timestamp, echoed by the receiver (RFC 7323 style) for RTT.
+    pub ts: Time,
+    /// When it entered the current queue.
+    pub enq_time: Time,
+}
+
+impl Packet {
+    pub fn new(kind: Kind, src: u32, dst: u32, flow: u32, service: u8, size: u32) -> Packet {
+        Packet {
+            kind,
+            ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
+            service,
+            src,
+            dst,
+            flow,
+            size,
+            payload: 0,
+            seq: 0,
+            sack_lo: 0,
+            sack_hi: 0,
+            ts: 0,
+            enq_time: 0,
+        }
+    }
+}
+
+/// Slab of packets with a free list.
+#[derive(Default)]
+pub struct Arena {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Arena {
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, i: u32) {
+        self.free.push(i);
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Packet {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.slots[i as usize]
+    }
+
+    /// Packets allocated and not yet freed.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}

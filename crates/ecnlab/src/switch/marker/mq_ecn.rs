@@ -1,0 +1,181 @@
+//! MQ-ECN (Bai et al., NSDI 2016): each round-robin queue's threshold
+//! follows its current share of the link,
+//!
+//!   K_i = min(quantum_i / T_round, C) × RTT × λ = K × min(quantum_i / (C·T_round), 1)
+//!
+//! (Eq. 5). T_round is an EWMA with gain β of round-time samples (Eq. 6);
+//! a sample is taken whenever a queue ends its turn and is the time since
+//! that queue's previous turn ended, or since it became active (§3.3.1,
+//! §4.2). When the port has been idle, the estimate decays by β per idle
+//! slot T_idle, as if zero samples had arrived (§3.3.1; the per-slot rule
+//! with a whole number of slots is the authors' ns-2 code, see
+//! shared/schemes/mq-ecn.md). Strict-priority queues of SP+DWRR keep K
+//! (§3.4).
+
+use super::Occupancy;
+use crate::units::{tx_time, Time};
+
+pub struct MqEcn {
+    /// The standard threshold K, bytes.
+    k: u64,
+    /// Time each queue's quantum takes at line rate: quantum_i / C, in ps.
+    quantum_ps: Vec<u64>,
+    /// Queues below this index are strict-priority and use K.
+    strict: usize,
+    beta: f64,
+    idle_slot: Time,
+    /// Smoothed round time, ps; 0 = no estimate yet (use K).
+    t_round: f64,
+    /// Per queue: when its current wait for service began (may lie in the
+    /// future by one transmission, when it emptied on its last packet).
+    t_start: Vec<Time>,
+    /// When the port last became empty.
+    t_idle: Time,
+}
+
+impl MqEcn {
+    pub fn new(k: u64, quantum: &[u64], rate_bps: u64, strict: usize, beta: f64, idle_slot: Time) -> Self {
+        MqEcn {
+            k,
+            quantum_ps: quantum.iter().map(|&q| tx_time(q, rate_bps)).collect(),
+            strict,
+            beta,
+            idle_slot: idle_slot.max(1),
+            t_round: 0.0,
+            t_start: vec![0; quantum.len()],
+            t_idle: 0,
+        }
+    }
+
+    /// Current T_round estimate, ps.
+    pub fn t_round(&self) -> f64 {
+        self.t_round
+    }
+
+    pub fn threshold(&self, q: usize) -> u64 {
+        if q < self.strict || self.t_round < 1.0 {
+            return self.k;
+        }
+        let share = (self.quantum_ps[q] as f64 / self.t_round).min(1.0);
+        (self.k as f64 * share) as u64
+    }
+
+    #[inline]
+    pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
+        occ.queue > self.threshold(q)
+    }
+
+    fn sample(&mut self, s: Time) {
+        self.t_round = self.beta * self.t_round + (1.0 - self.beta) * s as f64;
+    }
+
+    pub fn activated(&mut self, q: usize, now: Time) {
+        self.t_start[q] = self.t_start[q].max(now);
+    }
+
+    pub fn turn_end(&mut self, q: usize, end: Time) {
+        let s = end.saturating_sub(self.t_start[q]);
+        self.sample(s);
+        self.t_start[q] = end;
+    }
+
+    pub fn port_busy(&mut self, now: Time) {
+        let slots = now.saturating_sub(self.t_idle) / self.idle_slot;
+        if slots > 0 {
+            // β^slots underflows to 0 after a long idle: back to plain K.
+            self.t_round *= self.beta.powi(slots.min(i32::MAX as u64) as i32);
+        }
+    }
+
+    pub fn port_idle(&mut self, now: Time) {
+        self.t_idle = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::switch::RoundObserver;
+
+    struct Obs<'a>(&'a mut MqEcn);
+    impl RoundObserver for Obs<'_> {
+        fn activated(&mut self, q: usize, now: Time) {
+            self.0.activated(q, now)
+        }
+        fn turn_end(&mut self, q: usize, end: Time) {
+            self.0.turn_end(q, end)
+        }
+    }
+
+    const PKT: Time = 1_200_000; // 1500 B at 10 Gbps
+
+    /// Two always-backlogged queues with equal 1500 B quanta at 10 Gbps: each
+    /// turn is one packet, so every sample is 2 packet times = 2.4 us and
+    /// K_i → K/2 (shared/schemes/mq-ecn.md, prediction 1).
+    #[test]
+    fn equal_quanta_round_converges_to_two_packets() {
+        let k = 65 * 1500;
+        let mut m = MqEcn::new(k, &[1500, 1500], 10_000_000_000, 0, 0.75, PKT);
+        let mut d = crate::switch::scheduler::Dwrr::new(vec![1500, 1500], true);
+        let mut qs = vec![crate::switch::fifo::Fifo::default(), crate::switch::fifo::Fifo::default()];
+        for q in 0..2 {
+            for i in 0..200 {
+                qs[q].push(i, 1500);
+            }
+            d.activate(q, 0, &mut Obs(&mut m));
+        }
+        let mut now = 0;
+        for _ in 0..300 {
+            let q = d.select(now, &qs, 10_000_000_000, &mut Obs(&mut m));
+            qs[q].pop();
+            now += PKT;
+        }
+        assert!((m.t_round() - 2.0 * PKT as f64).abs() < 0.01 * PKT as f64, "T_round = {}", m.t_round());
+        assert_eq!(m.threshold(0), k / 2);
+        assert_eq!(m.threshold(1), k / 2);
+    }
+
+    /// Quanta 1500:6000: a round is 5 packet times, K_0 → K/5 and
+    /// K_1 → 4K/5 (shared/schemes/mq-ecn.md, prediction 1).
+    #[test]
+    fn weighted_quanta_scale_thresholds() {
+        let k = 80 * 1500;
+        let mut m = MqEcn::new(k, &[1500, 6000], 10_000_000_000, 0, 0.75, PKT);
+        let mut d = crate::switch::scheduler::Dwrr::new(vec![1500, 6000], true);
+        let mut qs = vec![crate::switch::fifo::Fifo::default(), crate::switch::fifo::Fifo::default()];
+        for q in 0..2 {
+            for i in 0..2000 {
+                qs[q].push(i, 1500);
+            }
+            d.activate(q, 0, &mut Obs(&mut m));
+        }
+        let mut now = 0;
+        for _ in 0..1000 {
+            let q = d.select(now, &qs, 10_000_000_000, &mut Obs(&mut m));
+            qs[q].pop();
+            now += PKT;
+        }
+        let t = m.t_round() / PKT as f64;
+        assert!((t - 5.0).abs() < 0.05, "T_round = {t} packet times");
+        assert!((m.threshold(0) as f64 / (k as f64 / 5.0) - 1.0).abs() < 0.02);
+        assert!((m.threshold(1) as f64 / (k as f64 * 0.8) - 1.0).abs() < 0.02);
+    }
+
+    /// After 10 idle slots the estimate is scaled by 0.75^10 ≈ 0.056
+    /// (shared/schemes/mq-ecn.md, prediction 2); a lone queue gets K
+    /// (prediction 3: its samples equal its own quantum time).
+    #[test]
+    fn idle_decay_and_lone_queue() {
+        let k = 65 * 1500;
+        let mut m = MqEcn::new(k, &[1500, 1500], 10_000_000_000, 0, 0.75, PKT);
+        m.t_round = 2.0 * PKT as f64;
+        m.port_idle(0);
+        m.port_busy(10 * PKT + 5);
+        assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(10)).abs() < 1e-9);
+        m.t_round = 0.0;
+        for i in 0..50 {
+            m.turn_end(0, (i + 1) * PKT);
+        }
+        assert_eq!(m.threshold(0), k);
+    }
+}

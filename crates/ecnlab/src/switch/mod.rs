@@ -1,0 +1,22 @@
+//! A switch egress port's queue discipline, built from four small parts:
+//! a classifier (service class → queue), a scheduler (which queue sends
+//! next), a marker (ECN/AQM hooks at enqueue and dequeue) and a buffer
+//! (admission). New schemes are one file in `scheduler/` or `marker/`.
+
+pub mod buffer;
+pub mod fifo;
+pub mod marker;
+pub mod qdisc;
+pub mod scheduler;
+
+pub use qdisc::{Qdisc, QueueCounters};
+
+use crate::units::Time;
+
+/// What a scheduler tells the marker about rounds (MQ-ECN needs it).
+pub trait RoundObserver {
+    /// Queue `q` became backlogged and joined the round at `now`.
+    fn activated(&mut self, q: usize, now: Time);
+    /// Queue `q` finished its turn; its service in this round ends at `end`.
+    fn turn_end(&mut self, q: usize, end: Time);
+}

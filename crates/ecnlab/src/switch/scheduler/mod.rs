@@ -1,0 +1,54 @@
+//! Schedulers: which backlogged queue sends next. `select` is called only
+//! when the port holds a packet; it commits to the head packet of the queue
+//! it returns (charging deficits, ending turns) before the qdisc pops it.
+
+mod dwrr;
+mod sp;
+mod sp_dwrr;
+mod wrr;
+
+pub use dwrr::Dwrr;
+pub use sp::Sp;
+pub use sp_dwrr::SpDwrr;
+pub use wrr::wrr;
+
+use super::fifo::Fifo;
+use super::RoundObserver;
+use crate::units::Time;
+
+pub enum Scheduler {
+    Sp(Sp),
+    /// WRR and DWRR share one round-robin engine (see `wrr.rs`).
+    RoundRobin(Dwrr),
+    SpDwrr(SpDwrr),
+}
+
+impl Scheduler {
+    /// Queue `q` went from empty to backlogged.
+    #[inline]
+    pub fn activate(&mut self, q: usize, now: Time, obs: &mut dyn RoundObserver) {
+        match self {
+            Scheduler::Sp(_) => {}
+            Scheduler::RoundRobin(d) => d.activate(q, now, obs),
+            Scheduler::SpDwrr(s) => s.activate(q, now, obs),
+        }
+    }
+
+    /// `nonempty` has bit i set when queue i holds packets; `tx_ps(bytes)`
+    /// is the port's serialisation time.
+    #[inline]
+    pub fn select(
+        &mut self,
+        now: Time,
+        queues: &[Fifo],
+        nonempty: u64,
+        rate_bps: u64,
+        obs: &mut dyn RoundObserver,
+    ) -> usize {
+        match self {
+            Scheduler::Sp(s) => s.select(nonempty),
+            Scheduler::RoundRobin(d) => d.select(now, queues, rate_bps, obs),
+            Scheduler::SpDwrr(s) => s.select(now, queues, nonempty, rate_bps, obs),
+        }
+    }
+}

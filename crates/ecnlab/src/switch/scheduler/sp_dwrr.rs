@@ -1,0 +1,38 @@
+//! A few strict-priority queues (0..sp) above a DWRR group (sp..n), the
+//! layout of MQ-ECN §3.4: control traffic first, services share the rest.
+
+use super::super::fifo::Fifo;
+use super::super::RoundObserver;
+use super::Dwrr;
+use crate::units::Time;
+
+pub struct SpDwrr {
+    pub sp: usize,
+    pub dwrr: Dwrr,
+}
+
+impl SpDwrr {
+    #[inline]
+    pub fn activate(&mut self, q: usize, now: Time, obs: &mut dyn RoundObserver) {
+        if q >= self.sp {
+            self.dwrr.activate(q, now, obs);
+        }
+    }
+
+    #[inline]
+    pub fn select(
+        &mut self,
+        now: Time,
+        queues: &[Fifo],
+        nonempty: u64,
+        rate_bps: u64,
+        obs: &mut dyn RoundObserver,
+    ) -> usize {
+        let first = nonempty.trailing_zeros() as usize;
+        if first < self.sp {
+            first
+        } else {
+            self.dwrr.select(now, queues, rate_bps, obs)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Units: time is integer picoseconds, sizes are bytes, rates are bits/s.
+//!
+//! Config strings carry their unit ("10Gbps", "85.2us", "300KB", "65pkt").
+//! KB/MB/GB are decimal (1000), KiB/MiB are binary (1024), as in most
+//! simulator scripts' "K" for bytes being ambiguous: we pick SI and say so.
+
+use std::fmt;
+
+/// Simulated time in picoseconds.
+pub type Time = u64;
+
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+pub fn secs(t: Time) -> f64 {
+    t as f64 / PS_PER_S as f64
+}
+
+/// Picoseconds needed to put `bytes` on a wire of `rate_bps`.
+#[inline]
+pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
+    // 8e12 * 64 KiB fits easily in u64; u128 keeps huge LSO bursts safe too.
+    ((bytes as u128 * 8 * PS_PER_S as u128) / rate_bps as u128) as Time
+}
+
+/// Splits "85.2us" into (85.2, "us"); the number may carry a sign or exponent.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || ((c == 'e' || c == 'E')
+                    && i > 0
+                    && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+'))
+                || ((c == '-' || c == '+') && (i == 0 || s[..i].ends_with(['e', 'E']))))
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let num: f64 = s[..end].parse().ok()?;
+    if !num.is_finite() {
+        return None;
+    }
+    Some((num, s[end..].trim()))
+}
+
+pub fn parse_duration(s: &str) -> Result<Time, String> {
+    const ALLOWED: &str = "a number followed by ps, ns, us, ms or s (e.g. \"25us\")";
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected {ALLOWED}"))?;
+    let scale = match unit {
+        "ps" => 1.0,
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        _ => return Err(format!("unknown time unit {unit:?}; expected {ALLOWED}")),
+    };
+    if n < 0.0 {
+        return Err("must not be negative".into());
+    }
+    Ok((n * scale).round() as Time)
+}
+
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    const ALLOWED: &str = "a number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"10Gbps\")";
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected {ALLOWED}"))?;
+    let scale = match unit {
+        "bps" => 1.0,
+        "Kbps" | "kbps" => 1e3,
+        "Mbps" => 1e6,
+        "Gbps" => 1e9,
+        "Tbps" => 1e12,
+        _ => return Err(format!("unknown rate unit {unit:?}; expected {ALLOWED}")),
+    };
+    let bps = (n * scale).round();
+    if bps < 1.0 {
+        return Err("must be positive".into());
+    }
+    Ok(bps as u64)
+}
+
+/// An amount of buffer or threshold: bytes, or whole packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Amount {
+    Bytes(u64),
+    Packets(u64),
+}
+
+impl Amount {
+    /// In bytes, counting a packet as `pkt_bytes` (payload + headers).
+    pub fn bytes(self, pkt_bytes: u64) -> u64 {
+        match self {
+            Amount::Bytes(b) => b,
+            Amount::Packets(p) => p * pkt_bytes,
+        }
+    }
+}
+
+impl fmt::Display for Amount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Amount::Bytes(b) => write!(f, "{b}B"),
+            Amount::Packets(p) => write!(f, "{p}pkt"),
+        }
+    }
+}
+
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    match parse_amount(s)? {
+        Amount::Bytes(b) => Ok(b),
+        Amount::Packets(_) => Err("expected a size in bytes (B, KB, MB, GB, KiB, MiB), not packets".into()),
+    }
+}
+
+pub fn parse_amount(s: &str) -> Result<Amount, String> {
+    const ALLOWED: &str = "a number followed by B, KB, MB, GB, KiB, MiB or pkt (e.g. \"300KB\", \"65pkt\")";
+    let (n, unit) = split_number(s).ok_or_else(|| format!("expected {ALLOWED}"))?;
+    if n < 0.0 {
+        return Err("must not be negative".into());
+    }
+    let scale = match unit {
+        "pkt" | "pkts" | "packets" => {
+            if n.fract() != 0.0 {
+                return Err("a packet count must be a whole number".into());
+            }
+            return Ok(Amount::Packets(n as u64));
+        }
+        "B" => 1.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("unknown size unit {unit:?}; expected {ALLOWED}")),
+    };
+    Ok(Amount::Bytes((n * scale).round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1s"), Ok(PS_PER_S));
+        assert_eq!(parse_duration("85.2us"), Ok(85_200_000));
+        assert_eq!(parse_duration("0.2s"), Ok(200_000_000_000));
+        assert_eq!(parse_duration("5ms"), Ok(5_000_000_000));
+        assert_eq!(parse_duration("1e-3s"), Ok(1_000_000_000));
+        assert!(parse_duration("5").unwrap_err().contains("unknown time unit"));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn rates_and_sizes() {
+        assert_eq!(parse_rate("10Gbps"), Ok(10_000_000_000));
+        assert_eq!(parse_rate("2.5Gbps"), Ok(2_500_000_000));
+        assert!(parse_rate("10Gbs").is_err());
+        assert_eq!(parse_amount("300KB"), Ok(Amount::Bytes(300_000)));
+        assert_eq!(parse_amount("64KiB"), Ok(Amount::Bytes(65_536)));
+        assert_eq!(parse_amount("65pkt"), Ok(Amount::Packets(65)));
+        assert!(parse_amount("6.5pkt").is_err());
+        assert!(parse_bytes("3pkt").is_err());
+    }
+
+    #[test]
+    fn serialization_time() {
+        // 1500 B at 10 Gbps is 1.2 us; at 1 Gbps 12 us.
+        assert_eq!(tx_time(1500, 10_000_000_000), 1_200_000);
+        assert_eq!(tx_time(1500, 1_000_000_000), 12_000_000);
+    }
+}

@@ -1,0 +1,785 @@
+//! A built experiment and its event loop: hosts' TCP and applications meet
+//! switch ports here. Every handler is a small function of (state, event).
+
+use crate::config::{Config, FlowSize};
+use crate::engine::{Event, EventQueue};
+use crate::host::cc::EchoMode;
+use crate::host::tcp_rx::{AckOut, TcpReceiver};
+use crate::host::tcp_tx::TcpSender;
+use crate::packet::{Arena, Ecn, Kind, Packet};
+use crate::report::{Column, Report, Table};
+use crate::rng::hash64;
+use crate::stats::Stats;
+use crate::topology::{Network, NodeKind};
+use crate::units::{secs, tx_time, Time};
+use serde_json::{json, Map, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    Long,
+    Sized,
+    Incast,
+}
+
+pub struct Flow {
+    pub src: u32,
+    pub dst: u32,
+    pub service: u8,
+    pub kind: FlowKind,
+    pub size: Option<u64>,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub opened: Option<Time>,
+    pub finish: Option<Time>,
+    pub tx: TcpSender,
+    pub rx: TcpReceiver,
+    rto_event: Time,
+    delack_event: Time,
+    last_data_ts: Time,
+    pub drops: u32,
+    incast: Option<u32>,
+}
+
+struct PingStream {
+    src: u32,
+    dst: u32,
+    service: u8,
+    interval: Time,
+    size: u32,
+}
+
+struct Incast {
+    flows: Vec<u32>,
+    block: u64,
+    rounds: u32,
+    round: u32,
+    target: u64,
+    done: u32,
+    established: u32,
+    round_start: Time,
+    /// Base one-way delay of the request from the receiver to its senders.
+    req_delay: Time,
+}
+
+/// Why a run stopped before its end.
+#[derive(Debug)]
+pub struct Interrupted;
+
+pub struct World<'a> {
+    cfg: &'a Config,
+    pub q: EventQueue,
+    pub arena: Arena,
+    pub net: Network,
+    pub flows: Vec<Flow>,
+    pings: Vec<PingStream>,
+    incasts: Vec<Incast>,
+    stats: Stats,
+    end: Time,
+    warmup: Time,
+    hdr: u32,
+    ecmp_seed: u64,
+    ect: bool,
+    delack_timeout: Time,
+    sample_ports: Vec<u32>,
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    in_transit: u64,
+    /// Payload bytes delivered in order after warmup, per service.
+    goodput_after_warmup: Vec<u64>,
+    wall_seconds: f64,
+}
+
+impl<'a> World<'a> {
+    pub fn new(cfg: &'a Config) -> World<'a> {
+        let net = Network::build(cfg);
+        let t = &cfg.transport;
+        let mut flows = Vec::new();
+        let new_flow = |src: u32, dst: u32, service: u32, kind, size, start, stop| Flow {
+            src,
+            dst,
+            service: service as u8,
+            kind,
+            size,
+            start,
+            stop,
+            opened: None,
+            finish: None,
+            tx: TcpSender::new(t),
+            rx: TcpReceiver::new(crate::host::cc::Cc::new(t).echo_mode(), t.delayed_ack),
+            rto_event: 0,
+            delack_event: 0,
+            last_data_ts: 0,
+            drops: 0,
+            incast: None,
+        };
+        for f in &cfg.flows {
+            for _ in 0..f.count {
+                let (kind, size) = match f.size {
+                    FlowSize::Infinite => (FlowKind::Long, None),
+                    FlowSize::Bytes(b) => (FlowKind::Sized, Some(b)),
+                };
+                flows.push(new_flow(f.src, f.dst, f.service, kind, size, f.start.0, f.stop.map(|s| s.0)));
+            }
+        }
+        let mut incasts = Vec::new();
+        for (g, c) in cfg.incast.iter().enumerate() {
+            let senders = cfg.incast_senders(c);
+            let mut ids = Vec::new();
+            for &s in &senders {
+                ids.push(flows.len() as u32);
+                let mut f = new_flow(s, c.receiver, c.service, FlowKind::Incast, None, c.start.0, None);
+                f.incast = Some(g as u32);
+                flows.push(f);
+            }
+            let req_delay =
+                senders.iter().map(|&s| net.base_one_way(c.receiver, s, t.header as u64)).max().unwrap_or(0);
+            incasts.push(Incast {
+                flows: ids,
+                block: c.block.0,
+                rounds: c.rounds,
+                round: 0,
+                target: 0,
+                done: 0,
+                established: 0,
+                round_start: 0,
+                req_delay,
+            });
+        }
+        let pings = cfg
+            .ping
+            .iter()
+            .map(|p| PingStream {
+                src: p.src,
+                dst: p.dst,
+                service: p.service as u8,
+                interval: p.interval.0,
+                size: p.size.0 as u32,
+            })
+            .collect();
+        let sample_ports = (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].switch.is_some()).collect();
+        let services = cfg.switch.queues as usize;
+        World {
+            cfg,
+            q: EventQueue::new(),
+            arena: Arena::default(),
+            flows,
+            pings,
+            incasts,
+            stats: Stats::new(services, cfg.run.duration.0, cfg.run.goodput_interval.0),
+            end: cfg.run.duration.0,
+            warmup: cfg.run.warmup.0,
+            hdr: t.header,
+            ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
+            ect: crate::host::cc::Cc::new(t).echo_mode() != EchoMode::None,
+            delack_timeout: t.delayed_ack_timeout.0,
+            sample_ports,
+            net,
+            sent: 0,
+            delivered: 0,
+            dropped: 0,
+            in_transit: 0,
+            goodput_after_warmup: vec![0; services],
+            wall_seconds: 0.0,
+        }
+    }
+
+    // ---------------- the run loop ----------------
+
+    /// Run to the configured duration. `progress(sim_s, end_s)` is called
+    /// a few times a second of wall time; returning false aborts the run.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<(), Interrupted> {
+        let wall = std::time::Instant::now();
+        for f in 0..self.flows.len() as u32 {
+            let fl = &self.flows[f as usize];
+            if fl.start <= self.end {
+                self.q.at(fl.start, Event::FlowStart { flow: f });
+            }
+            if let Some(s) = fl.stop.filter(|&s| s <= self.end) {
+                self.q.at(s, Event::FlowStop { flow: f });
+            }
+        }
+        for (i, p) in self.cfg.ping.iter().enumerate() {
+            if p.start.0 <= self.end {
+                self.q.at(p.start.0, Event::Ping { probe: i as u32 });
+            }
+        }
+        self.q.at(0, Event::Sample);
+        let mut last_report = wall;
+        while let Some(t) = self.q.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (_, ev) = self.q.pop().expect("peeked");
+            self.dispatch(ev);
+            if self.q.processed & 0x3FFFF == 0 && last_report.elapsed().as_secs_f64() > 0.25 {
+                last_report = std::time::Instant::now();
+                if !progress(secs(self.q.now), secs(self.end)) {
+                    return Err(Interrupted);
+                }
+            }
+        }
+        self.wall_seconds = wall.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { port } => {
+                self.net.ports[port as usize].busy = false;
+                self.start_tx(port);
+            }
+            Event::Arrive { node, pkt } => {
+                self.in_transit -= 1;
+                match self.net.nodes[node as usize].kind {
+                    NodeKind::Switch { index } => self.switch_arrive(index, pkt),
+                    NodeKind::Host { .. } => self.host_arrive(node, pkt),
+                }
+            }
+            Event::FlowStart { flow } => self.flow_start(flow),
+            Event::FlowStop { flow } => {
+                let tx = &mut self.flows[flow as usize].tx;
+                tx.limit = tx.limit.min(tx.max_sent);
+            }
+            Event::Rto { flow } => self.rto_fired(flow),
+            Event::DelAck { flow } => {
+                let f = &mut self.flows[flow as usize];
+                f.delack_event = 0;
+                if let Some(a) = f.rx.flush() {
+                    let ts = f.last_data_ts;
+                    self.send_ack(flow, a, ts);
+                }
+            }
+            Event::Ping { probe } => self.ping(probe),
+            Event::IncastRound { group } => self.incast_round(group),
+            Event::Sample => self.sample(),
+        }
+    }
+
+    // ---------------- network ----------------
+
+    #[inline]
+    fn start_tx(&mut self, port: u32) {
+        let now = self.q.now;
+        let p = &mut self.net.ports[port as usize];
+        let before = p.qdisc.bytes;
+        let next = p.qdisc.dequeue(now, &mut self.arena);
+        if let Some(sw) = p.switch {
+            self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
+        }
+        while let Some(id) = self.net.ports[port as usize].qdisc.dequeue_drops.pop() {
+            self.drop_packet(id);
+        }
+        let p = &mut self.net.ports[port as usize];
+        if let Some(id) = next {
+            let ser = tx_time(self.arena.get(id).size as u64, p.rate_bps);
+            p.busy = true;
+            let (peer, delay) = (p.peer, p.delay);
+            self.q.after(ser, Event::TxDone { port });
+            self.q.after(ser + delay, Event::Arrive { node: peer, pkt: id });
+            self.in_transit += 1;
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, port: u32, id: u32) {
+        let now = self.q.now;
+        let p = &mut self.net.ports[port as usize];
+        let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
+        let size = self.arena.get(id).size as u64;
+        match p.qdisc.enqueue(now, id, &mut self.arena, pool) {
+            Ok(()) => {
+                if let Some(s) = p.switch {
+                    self.net.switches[s as usize].pool_bytes += size;
+                }
+                if !p.busy {
+                    self.start_tx(port);
+                }
+            }
+            Err(_) => self.drop_packet(id),
+        }
+    }
+
+    fn drop_packet(&mut self, id: u32) {
+        let p = self.arena.get(id);
+        if !matches!(p.kind, Kind::PingReq | Kind::PingRep) {
+            self.flows[p.flow as usize].drops += 1;
+        }
+        self.dropped += 1;
+        self.arena.free(id);
+    }
+
+    #[inline]
+    fn switch_arrive(&mut self, sw: u32, id: u32) {
+        let p = self.arena.get(id);
+        let routes = &self.net.switches[sw as usize].routes[p.dst as usize];
+        let port = if routes.len() == 1 {
+            routes[0]
+        } else {
+            // Per-flow ECMP: a flow's packets (both directions hash alike
+            // per direction) always take the same path.
+            let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
+            routes[(hash64(self.ecmp_seed, key) % routes.len() as u64) as usize]
+        };
+        self.enqueue(port, id);
+    }
+
+    fn host_send(&mut self, p: Packet) {
+        let nic = match self.net.nodes[p.src as usize].kind {
+            NodeKind::Host { nic } => nic,
+            NodeKind::Switch { .. } => unreachable!("only hosts send"),
+        };
+        let id = self.arena.alloc(p);
+        self.sent += 1;
+        self.enqueue(nic, id);
+    }
+
+    // ---------------- hosts ----------------
+
+    fn host_arrive(&mut self, host: u32, id: u32) {
+        let p = *self.arena.get(id);
+        self.arena.free(id);
+        self.delivered += 1;
+        debug_assert_eq!(p.dst, host);
+        let now = self.q.now;
+        match p.kind {
+            Kind::Syn => {
+                let mut r = Packet::new(Kind::SynAck, host, p.src, p.flow, p.service, self.hdr);
+                r.ts = p.ts;
+                self.host_send(r);
+            }
+            Kind::SynAck => {
+                let f = &mut self.flows[p.flow as usize];
+                if f.tx.state != crate::host::tcp_tx::TxState::SynSent {
+                    return;
+                }
+                f.tx.on_synack(now, p.ts);
+                if let Some(g) = f.incast {
+                    let inc = &mut self.incasts[g as usize];
+                    inc.established += 1;
+                    if inc.established == inc.flows.len() as u32 {
+                        inc.round_start = now;
+                        self.q.after(inc.req_delay, Event::IncastRound { group: g });
+                    }
+                }
+                self.try_send(p.flow);
+            }
+            Kind::Data => self.data_arrive(p),
+            Kind::Ack => {
+                let f = &mut self.flows[p.flow as usize];
+                f.tx.on_ack(now, p.seq, (p.sack_lo, p.sack_hi), p.ece, p.ts);
+                self.try_send(p.flow);
+            }
+            Kind::PingReq => {
+                let mut r = Packet::new(Kind::PingRep, host, p.src, p.flow, p.service, p.size);
+                r.ts = p.ts;
+                self.host_send(r);
+            }
+            Kind::PingRep => {
+                if p.ts >= self.warmup {
+                    let s = &mut self.stats;
+                    s.rtt_time.push(secs(p.ts));
+                    s.rtt_src.push(p.dst);
+                    s.rtt_dst.push(p.src);
+                    s.rtt_service.push(p.service as u32);
+                    s.rtt.push(secs(now - p.ts));
+                }
+            }
+        }
+    }
+
+    fn data_arrive(&mut self, p: Packet) {
+        let now = self.q.now;
+        let fid = p.flow;
+        let f = &mut self.flows[fid as usize];
+        let before = f.rx.rcv_nxt;
+        let out = f.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, p.cwr);
+        f.last_data_ts = p.ts;
+        let service = f.service as usize;
+        if let Some(a) = out.early_ack {
+            self.send_ack(fid, a, p.ts);
+        }
+        if out.delivered > 0 {
+            self.stats.deliver(service, now, out.delivered);
+            if now >= self.warmup {
+                self.goodput_after_warmup[service] += out.delivered;
+            }
+            self.check_done(fid, before);
+        }
+        match out.ack {
+            Some(a) => self.send_ack(fid, a, p.ts),
+            None => {
+                let f = &mut self.flows[fid as usize];
+                if f.delack_event == 0 {
+                    f.delack_event = now + self.delack_timeout;
+                    self.q.at(f.delack_event, Event::DelAck { flow: fid });
+                }
+            }
+        }
+    }
+
+    fn check_done(&mut self, fid: u32, before: u64) {
+        let now = self.q.now;
+        let f = &mut self.flows[fid as usize];
+        let got = f.rx.rcv_nxt;
+        if let (Some(size), None) = (f.size, f.finish) {
+            if got >= size {
+                f.finish = Some(now);
+            }
+        }
+        if let Some(g) = f.incast {
+            let inc = &mut self.incasts[g as usize];
+            if before < inc.target && got >= inc.target {
+                inc.done += 1;
+                if inc.done == inc.flows.len() as u32 {
+                    let dt = secs(now - inc.round_start);
+                    let bits = (inc.block * inc.flows.len() as u64 * 8) as f64;
+                    self.stats.inc_round.push(inc.round);
+                    self.stats.inc_start.push(secs(inc.round_start));
+                    self.stats.inc_finish.push(secs(now));
+                    self.stats.inc_gbps.push(bits / dt / 1e9);
+                    if inc.round < inc.rounds {
+                        inc.round_start = now;
+                        self.q.after(inc.req_delay, Event::IncastRound { group: g });
+                    } else {
+                        for &fl in &inc.flows {
+                            self.flows[fl as usize].finish = Some(now);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn send_ack(&mut self, fid: u32, a: AckOut, ts: Time) {
+        let f = &self.flows[fid as usize];
+        let mut p = Packet::new(Kind::Ack, f.dst, f.src, fid, f.service, self.hdr);
+        p.seq = a.ack;
+        p.sack_lo = a.sack.0;
+        p.sack_hi = a.sack.1;
+        p.ece = a.ece;
+        p.ts = ts;
+        self.host_send(p);
+    }
+
+    fn flow_start(&mut self, fid: u32) {
+        let now = self.q.now;
+        let f = &mut self.flows[fid as usize];
+        f.tx.limit = match f.kind {
+            FlowKind::Long => u64::MAX,
+            FlowKind::Sized => f.size.expect("sized"),
+            FlowKind::Incast => 0,
+        };
+        f.opened = Some(now);
+        f.tx.open(now);
+        self.send_syn(fid);
+        self.sync_rto(fid);
+    }
+
+    fn send_syn(&mut self, fid: u32) {
+        let f = &self.flows[fid as usize];
+        let mut p = Packet::new(Kind::Syn, f.src, f.dst, fid, f.service, self.hdr);
+        p.ts = self.q.now;
+        self.host_send(p);
+    }
+
+    fn try_send(&mut self, fid: u32) {
+        let now = self.q.now;
+        let (hdr, ect) = (self.hdr, self.ect);
+        loop {
+            let f = &mut self.flows[fid as usize];
+            let Some(seg) = f.tx.next_segment(now) else { break };
+            let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, seg.len + hdr);
+            p.payload = seg.len;
+            p.seq = seg.seq;
+            p.cwr = seg.cwr;
+            p.ts = now;
+            if ect {
+                p.ecn = Ecn::Ect;
+            }
+            self.host_send(p);
+        }
+        self.sync_rto(fid);
+    }
+
+    /// Keep one timer event no later than the sender's RTO deadline; stale
+    /// events are recognised by their time and ignored.
+    fn sync_rto(&mut self, fid: u32) {
+        let f = &mut self.flows[fid as usize];
+        let d = f.tx.rto_deadline;
+        if d != 0 && (f.rto_event == 0 || f.rto_event > d) {
+            f.rto_event = d;
+            self.q.at(d, Event::Rto { flow: fid });
+        }
+    }
+
+    fn rto_fired(&mut self, fid: u32) {
+        let now = self.q.now;
+        let f = &mut self.flows[fid as usize];
+        if f.rto_event != now {
+            return;
+        }
+        f.rto_event = 0;
+        let d = f.tx.rto_deadline;
+        if d == 0 {
+            return;
+        }
+        if now < d {
+            f.rto_event = d;
+            self.q.at(d, Event::Rto { flow: fid });
+            return;
+        }
+        if f.tx.on_timeout(now) {
+            self.send_syn(fid);
+        }
+        self.try_send(fid);
+    }
+
+    fn ping(&mut self, probe: u32) {
+        let now = self.q.now;
+        let s = &self.pings[probe as usize];
+        let mut p = Packet::new(Kind::PingReq, s.src, s.dst, probe, s.service, s.size);
+        p.ts = now;
+        let next = now + s.interval;
+        self.host_send(p);
+        if next <= self.end {
+            self.q.at(next, Event::Ping { probe });
+        }
+    }
+
+    fn incast_round(&mut self, g: u32) {
+        let inc = &mut self.incasts[g as usize];
+        inc.round += 1;
+        inc.target += inc.block;
+        inc.done = 0;
+        let target = inc.target;
+        for i in 0..self.incasts[g as usize].flows.len() {
+            let fid = self.incasts[g as usize].flows[i];
+            self.flows[fid as usize].tx.limit = target;
+            self.try_send(fid);
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.q.now;
+        let t = secs(now);
+        for &pi in &self.sample_ports {
+            let p = &self.net.ports[pi as usize];
+            for (qi, q) in p.qdisc.queues.iter().enumerate() {
+                self.stats.q_time.push(t);
+                self.stats.q_port.push(pi);
+                self.stats.q_queue.push(qi as u32);
+                self.stats.q_bytes.push(q.bytes);
+                self.stats.q_packets.push(q.len() as u32);
+            }
+        }
+        let next = now + self.cfg.run.sample_interval.0;
+        if next <= self.end {
+            self.q.at(next, Event::Sample);
+        }
+    }
+
+    // ---------------- outputs ----------------
+
+    /// Packets in queues plus on the wire, counted by walking them.
+    pub fn packets_in_flight(&self) -> u64 {
+        let queued: u64 = self.net.ports.iter().map(|p| p.qdisc.packets).sum();
+        queued + self.in_transit
+    }
+
+    pub fn report(&self) -> Report {
+        let mut tables = vec![self.flows_table(), self.goodput_table()];
+        let s = &self.stats;
+        tables.push(Table {
+            name: "queues",
+            columns: vec![
+                ("time", Column::F64(s.q_time.clone())),
+                ("port", Column::U32(s.q_port.clone())),
+                ("queue", Column::U32(s.q_queue.clone())),
+                ("bytes", Column::U64(s.q_bytes.clone())),
+                ("packets", Column::U32(s.q_packets.clone())),
+            ],
+        });
+        tables.push(Table {
+            name: "rtt",
+            columns: vec![
+                ("time", Column::F64(s.rtt_time.clone())),
+                ("src", Column::U32(s.rtt_src.clone())),
+                ("dst", Column::U32(s.rtt_dst.clone())),
+                ("service", Column::U32(s.rtt_service.clone())),
+                ("rtt", Column::F64(s.rtt.clone())),
+            ],
+        });
+        tables.push(self.ports_table());
+        tables.push(Table {
+            name: "incast",
+            columns: vec![
+                ("round", Column::U32(s.inc_round.clone())),
+                ("start", Column::F64(s.inc_start.clone())),
+                ("finish", Column::F64(s.inc_finish.clone())),
+                ("goodput_gbps", Column::F64(s.inc_gbps.clone())),
+            ],
+        });
+        Report { summary: self.summary(), tables }
+    }
+
+    fn flows_table(&self) -> Table {
+        let fl = &self.flows;
+        let nan = f64::NAN;
+        Table {
+            name: "flows",
+            columns: vec![
+                ("id", Column::U32((0..fl.len() as u32).collect())),
+                ("src", Column::U32(fl.iter().map(|f| f.src).collect())),
+                ("dst", Column::U32(fl.iter().map(|f| f.dst).collect())),
+                ("service", Column::U32(fl.iter().map(|f| f.service as u32).collect())),
+                ("size", Column::I64(fl.iter().map(|f| f.size.map(|s| s as i64).unwrap_or(-1)).collect())),
+                ("start", Column::F64(fl.iter().map(|f| f.opened.map(secs).unwrap_or(nan)).collect())),
+                ("finish", Column::F64(fl.iter().map(|f| f.finish.map(secs).unwrap_or(nan)).collect())),
+                (
+                    "fct",
+                    Column::F64(
+                        fl.iter()
+                            .map(|f| match (f.opened, f.finish) {
+                                (Some(a), Some(b)) => secs(b - a),
+                                _ => nan,
+                            })
+                            .collect(),
+                    ),
+                ),
+                ("bytes_received", Column::U64(fl.iter().map(|f| f.rx.rcv_nxt).collect())),
+                ("timeouts", Column::U32(fl.iter().map(|f| f.tx.timeouts).collect())),
+                ("retransmits", Column::U32(fl.iter().map(|f| f.tx.retransmits).collect())),
+                ("ce_marks", Column::U32(fl.iter().map(|f| f.rx.ce_received).collect())),
+                ("drops", Column::U32(fl.iter().map(|f| f.drops).collect())),
+                (
+                    "kind",
+                    Column::Str(
+                        fl.iter()
+                            .map(|f| match f.kind {
+                                FlowKind::Long => "long",
+                                FlowKind::Sized => "sized",
+                                FlowKind::Incast => "incast",
+                            })
+                            .map(String::from)
+                            .collect(),
+                    ),
+                ),
+            ],
+        }
+    }
+
+    fn goodput_table(&self) -> Table {
+        let s = &self.stats;
+        let bin = s.goodput_bin;
+        let (mut t, mut sv, mut g) = (Vec::new(), Vec::new(), Vec::new());
+        let active = self.active_services();
+        for (b, _) in s.goodput.first().map(|v| v.iter().enumerate()).into_iter().flatten() {
+            let start = b as Time * bin;
+            let width = (self.end.min(start + bin) - start).max(1);
+            for &svc in &active {
+                t.push(secs(start + width));
+                sv.push(svc as u32);
+                g.push(s.goodput[svc][b] as f64 * 8.0 / secs(width) / 1e9);
+            }
+        }
+        Table {
+            name: "goodput",
+            columns: vec![("time", Column::F64(t)), ("service", Column::U32(sv)), ("gbps", Column::F64(g))],
+        }
+    }
+
+    /// Services that carry at least one flow.
+    fn active_services(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self.flows.iter().map(|f| f.service as usize).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    fn ports_table(&self) -> Table {
+        let (mut port, mut node, mut peer, mut queue) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut enq, mut marked, mut dov, mut daqm, mut maxb, mut sp, mut sb) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (i, p) in self.net.ports.iter().enumerate() {
+            let c = &p.qdisc.counters;
+            let mut rows: Vec<(i64, crate::switch::QueueCounters)> = vec![(-1, {
+                let mut t = crate::switch::QueueCounters::default();
+                for q in c {
+                    t.enqueued += q.enqueued;
+                    t.marked += q.marked;
+                    t.dropped_overflow += q.dropped_overflow;
+                    t.dropped_aqm += q.dropped_aqm;
+                    t.sent_packets += q.sent_packets;
+                    t.sent_bytes += q.sent_bytes;
+                }
+                t.max_bytes = p.qdisc.max_bytes;
+                t
+            })];
+            rows.extend(c.iter().enumerate().map(|(q, c)| (q as i64, *c)));
+            for (q, c) in rows {
+                port.push(i as u32);
+                node.push(self.net.nodes[p.node as usize].name.clone());
+                peer.push(self.net.nodes[p.peer as usize].name.clone());
+                queue.push(q);
+                enq.push(c.enqueued);
+                marked.push(c.marked);
+                dov.push(c.dropped_overflow);
+                daqm.push(c.dropped_aqm);
+                maxb.push(c.max_bytes);
+                sp.push(c.sent_packets);
+                sb.push(c.sent_bytes);
+            }
+        }
+        Table {
+            name: "ports",
+            columns: vec![
+                ("port", Column::U32(port)),
+                ("node", Column::Str(node)),
+                ("peer", Column::Str(peer)),
+                ("queue", Column::I64(queue)),
+                ("enqueued", Column::U64(enq)),
+                ("marked", Column::U64(marked)),
+                ("dropped_overflow", Column::U64(dov)),
+                ("dropped_aqm", Column::U64(daqm)),
+                ("max_bytes", Column::U64(maxb)),
+                ("sent_packets", Column::U64(sp)),
+                ("sent_bytes", Column::U64(sb)),
+            ],
+        }
+    }
+
+    fn summary(&self) -> Map<String, Value> {
+        let span = secs(self.end - self.warmup);
+        let mut by_service = Map::new();
+        for svc in self.active_services() {
+            by_service.insert(svc.to_string(), json!(self.goodput_after_warmup[svc] as f64 * 8.0 / span / 1e9));
+        }
+        let marks: u64 = self.net.ports.iter().flat_map(|p| p.qdisc.counters.iter()).map(|c| c.marked).sum();
+        let incast = if self.stats.inc_gbps.is_empty() {
+            Value::Null
+        } else {
+            json!(self.stats.inc_gbps.iter().sum::<f64>() / self.stats.inc_gbps.len() as f64)
+        };
+        let events = self.q.processed;
+        let mut m = Map::new();
+        m.insert("events".into(), json!(events));
+        m.insert("wall_seconds".into(), json!(self.wall_seconds));
+        m.insert("events_per_second".into(), json!(events as f64 / self.wall_seconds.max(1e-9)));
+        m.insert("sim_seconds".into(), json!(secs(self.end)));
+        m.insert("packets_sent".into(), json!(self.sent));
+        m.insert("packets_delivered".into(), json!(self.delivered));
+        m.insert("packets_dropped".into(), json!(self.dropped));
+        m.insert("packets_in_flight".into(), json!(self.packets_in_flight()));
+        m.insert("arena_live".into(), json!(self.arena.live()));
+        m.insert("ce_marks".into(), json!(marks));
+        m.insert("goodput_gbps_by_service".into(), Value::Object(by_service));
+        m.insert("incast_goodput_gbps".into(), incast);
+        m.insert("incast_rounds_completed".into(), json!(self.stats.inc_gbps.len()));
+        m.insert("timeouts".into(), json!(self.flows.iter().map(|f| f.tx.timeouts as u64).sum::<u64>()));
+        m.insert("retransmits".into(), json!(self.flows.iter().map(|f| f.tx.retransmits as u64).sum::<u64>()));
+        m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.finish.is_some()).count()));
+        m
+    }
+}

@@ -1,0 +1,44 @@
+"""ecnlab: a fast packet-level simulator for ECN marking in multi-queue switches.
+
+Quick start::
+
+    import ecnlab
+
+    result = ecnlab.run("experiment.toml", overrides=["switch.marking=mq-ecn"])
+    result.summary["goodput_gbps_by_service"]
+    result.tables["flows"]          # a pyarrow.Table
+
+The per-packet engine is the compiled module ``ecnlab._engine``; it is
+imported only when a run starts, so configs and saved results can be handled
+without it.
+"""
+
+from __future__ import annotations
+
+from .config import config_hash, load_config
+from .errors import ConfigError, EngineNotBuiltError
+from .results import Result
+from .runner import run, validate
+
+
+def _package_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("ecnlab")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _package_version()
+
+__all__ = [
+    "ConfigError",
+    "EngineNotBuiltError",
+    "Result",
+    "__version__",
+    "config_hash",
+    "load_config",
+    "run",
+    "validate",
+]

@@ -1,0 +1,225 @@
+"""The ``ecnlab`` command line.
+
+Errors a user can fix (bad config, missing file, bad argument) print one line
+``ecnlab: error: ...`` to stderr and exit with status 2; an unavailable engine
+or an output error exits 1; Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .errors import ConfigError, EngineNotBuiltError
+from .results import Result
+from .runner import engine_version, run
+
+__all__ = ["build_parser", "format_summary", "main"]
+
+PROG = "ecnlab"
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _UsageError(Exception):
+    """A command-line mistake reported by argparse."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that reports mistakes as one line instead of usage + exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``ecnlab`` and its subcommands."""
+    parser = _Parser(
+        prog=PROG,
+        description="Packet-level simulator for ECN marking in multi-queue switches.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p_run = commands.add_parser(
+        "run",
+        help="run one experiment file",
+        description="Run one TOML experiment and write its Parquet tables and summary.json.",
+    )
+    p_run.add_argument("config", metavar="CONFIG", help="experiment TOML file")
+    p_run.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="output directory (default: results/<config stem>)",
+    )
+    _add_set(p_run)
+    p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p_run.set_defaults(handler=_cmd_run)
+
+    p_demo = commands.add_parser(
+        "demo",
+        help="run MQ-ECN's motivating example under three marking schemes",
+        description=(
+            "Run 1 flow vs 4 flows on a 2-queue DWRR port with per-port ECN, per-queue "
+            "ECN and MQ-ECN; write each run and a figure."
+        ),
+    )
+    p_demo.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="output directory (default: results/demo)",
+    )
+    p_demo.add_argument(
+        "--duration", metavar="T", help="simulated time per run, e.g. 0.2s (warm-up = T/5)"
+    )
+    _add_set(p_demo)
+    p_demo.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p_demo.set_defaults(handler=_cmd_demo)
+
+    p_version = commands.add_parser("version", help="print the package and engine versions")
+    p_version.set_defaults(handler=_cmd_version)
+    return parser
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a config value, e.g. --set switch.marking=mq-ecn (repeatable)",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ecnlab`` command; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except _UsageError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except SystemExit as exc:  # --help and friends
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    try:
+        status: int = args.handler(args)
+        return status
+    except ConfigError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except EngineNotBuiltError as exc:
+        return _fail(str(exc), EXIT_FAILURE)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        return _fail(_os_error_text(exc), EXIT_FAILURE)
+
+
+def _fail(message: str, status: int) -> int:
+    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    print(f"{PROG}: error: {one_line}", file=sys.stderr)
+    return status
+
+
+def _os_error_text(exc: OSError) -> str:
+    if exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc) or type(exc).__name__
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    config = Path(args.config)
+    out = args.out if args.out is not None else Path("results") / config.stem
+    result = run(config, out=out, overrides=args.overrides, progress=False if args.quiet else None)
+    if not args.quiet:
+        print(format_summary(result, title=str(config)))
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import DEFAULT_OUT, run_demo  # matplotlib is only needed here
+
+    def report(scheme: str, result: Result) -> None:
+        if not args.quiet:
+            print(f"{scheme:>10}: {_run_line(result.summary)}", flush=True)
+
+    outcome = run_demo(
+        out=args.out if args.out is not None else DEFAULT_OUT,
+        duration=args.duration,
+        overrides=args.overrides,
+        progress=False if args.quiet else None,
+        on_run=report,
+    )
+    if not args.quiet:
+        print()
+        print(outcome.table())
+        print()
+        print(f"runs in {outcome.out}/<scheme>/, figure {outcome.figure}")
+    return EXIT_OK
+
+
+def _cmd_version(args: argparse.Namespace) -> int:
+    engine = engine_version()
+    print(f"{PROG} {__version__} (engine {engine if engine is not None else 'not built'})")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _number(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(number):
+        return "-"
+    return f"{number:,.{digits}f}"
+
+
+def _run_line(summary: dict[str, Any]) -> str:
+    events = _number(summary.get("events"))
+    wall = _number(summary.get("wall_seconds"), 2)
+    rate = summary.get("events_per_second")
+    rate_text = "-" if rate is None else f"{float(rate) / 1e6:.2f} M"
+    return f"{events} events in {wall} s wall ({rate_text} events/s)"
+
+
+def format_summary(result: Result, title: str | None = None) -> str:
+    """A few lines describing a run, for the terminal."""
+    summary = result.summary
+    goodput = result.goodput_by_service
+    goodput_text = (
+        ", ".join(f"service {s}: {g:.3f} Gbps" for s, g in goodput.items()) if goodput else "-"
+    )
+    rows = [
+        ("events", _run_line(summary)),
+        ("simulated", f"{_number(summary.get('sim_seconds'), 3)} s"),
+        ("goodput", goodput_text),
+    ]
+    incast = summary.get("incast_goodput_gbps")
+    if incast is not None:
+        rows.append(("incast", f"{_number(incast, 3)} Gbps"))
+    rows += [
+        ("CE marks", _number(summary.get("ce_marks"))),
+        ("drops", _number(summary.get("packets_dropped"))),
+    ]
+    if result.out is not None:
+        rows.append(("written to", str(result.out)))
+    lines = [title] if title else []
+    lines += [f"  {name:<11}{text}" for name, text in rows]
+    return "\n".join(lines)

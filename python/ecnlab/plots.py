@@ -1,0 +1,195 @@
+"""Plotting helpers over result tables (matplotlib, no pyplot state).
+
+The ``*_over_time`` functions draw onto an ``Axes`` you pass in, so they work
+the same in a notebook and in a script. :func:`new_figure` makes a figure bound
+to the Agg canvas without touching pyplot's global backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from .results import Result, atomic_write
+
+__all__ = [
+    "goodput_over_time",
+    "new_figure",
+    "queue_over_time",
+    "queue_series",
+    "save_figure",
+    "scheme_comparison",
+]
+
+_QUEUE_UNITS = {
+    "packets": ("packets", 1.0, "queue length (packets)"),
+    "bytes": ("bytes", 1.0, "queue length (bytes)"),
+    "KB": ("bytes", 1e-3, "queue length (KB)"),
+}
+
+
+def _col(table: pa.Table, name: str) -> np.ndarray:
+    return np.asarray(table.column(name).to_numpy())
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A figure drawn with the Agg backend, independent of pyplot."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save_figure(fig: Figure, path: str | Path, dpi: int = 150) -> Path:
+    """Save ``fig`` as PNG atomically (never leaves a half-written image)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(target, "wb") as handle:
+        fig.savefig(handle, format="png", dpi=dpi)
+    return target
+
+
+def _shade_warmup(ax: Axes, warmup: float | None) -> None:
+    if warmup:
+        ax.axvspan(0.0, warmup, color="0.9", zorder=0, linewidth=0)
+
+
+def goodput_over_time(
+    ax: Axes,
+    table: pa.Table,
+    services: Sequence[int] | None = None,
+    *,
+    warmup: float | None = None,
+    label: str = "service {service}",
+    legend: bool = True,
+) -> list[Line2D]:
+    """Plot goodput (Gbps) against time, one line per service.
+
+    ``table`` is a ``goodput`` table (``time``, ``service``, ``gbps``).
+    ``services`` limits and orders the services drawn (default: all). The
+    warm-up period, when given, is shaded.
+    """
+    time = _col(table, "time")
+    service = _col(table, "service")
+    gbps = _col(table, "gbps")
+    chosen = sorted(int(s) for s in np.unique(service)) if services is None else list(services)
+    lines: list[Line2D] = []
+    for svc in chosen:
+        sel = service == svc
+        order = np.argsort(time[sel], kind="stable")
+        (line,) = ax.plot(time[sel][order], gbps[sel][order], label=label.format(service=svc))
+        lines.append(line)
+    _shade_warmup(ax, warmup)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Gbps)")
+    ax.set_ylim(bottom=0)
+    if legend and lines:
+        ax.legend(loc="upper right", fontsize="small")
+    return lines
+
+
+def queue_series(
+    table: pa.Table, port: int, unit: str = "packets"
+) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """Return one port's queue length over time from a ``queues`` table.
+
+    The result is ``(times, total, per_queue)``: the sample times, the sum
+    over the port's queues at each time, and ``{queue: (times, values)}``.
+    ``unit`` is ``"packets"``, ``"bytes"`` or ``"KB"``.
+    """
+    if unit not in _QUEUE_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(_QUEUE_UNITS)}, not {unit!r}")
+    column, scale, _ = _QUEUE_UNITS[unit]
+    sel = _col(table, "port") == port
+    time = _col(table, "time")[sel]
+    queue = _col(table, "queue")[sel]
+    values = _col(table, column)[sel].astype(np.float64) * scale
+    times, inverse = np.unique(time, return_inverse=True)
+    total = np.bincount(inverse.ravel(), weights=values, minlength=len(times))
+    per_queue: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for q in np.unique(queue):
+        qsel = queue == q
+        order = np.argsort(time[qsel], kind="stable")
+        per_queue[int(q)] = (time[qsel][order], values[qsel][order])
+    return times, total, per_queue
+
+
+def queue_over_time(
+    ax: Axes,
+    table: pa.Table,
+    port: int,
+    *,
+    unit: str = "packets",
+    per_queue: bool = True,
+    total: bool = True,
+    warmup: float | None = None,
+    legend: bool = True,
+) -> list[Line2D]:
+    """Plot a port's queue length against time: the sum and/or each queue.
+
+    ``table`` is a ``queues`` table (``time``, ``port``, ``queue``, ``bytes``,
+    ``packets``).
+    """
+    times, sums, queues = queue_series(table, port, unit)
+    lines: list[Line2D] = []
+    if total:
+        (line,) = ax.plot(times, sums, color="black", linewidth=1.0, label="port total")
+        lines.append(line)
+    if per_queue:
+        for q, (qt, qv) in queues.items():
+            (line,) = ax.plot(qt, qv, linewidth=0.8, alpha=0.85, label=f"queue {q}")
+            lines.append(line)
+    _shade_warmup(ax, warmup)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(_QUEUE_UNITS[unit][2])
+    ax.set_ylim(bottom=0)
+    if legend and lines:
+        ax.legend(loc="upper right", fontsize="small")
+    return lines
+
+
+def scheme_comparison(
+    results: Mapping[str, Result],
+    ports: Mapping[str, int],
+    *,
+    warmup: float | None = None,
+    title: str | None = None,
+    unit: str = "packets",
+) -> Figure:
+    """One column per scheme: goodput by service on top, bottleneck queue below.
+
+    ``results`` maps a scheme name to its result and ``ports`` maps it to the
+    id of the port whose queues are drawn.
+    """
+    names = list(results)
+    if not names:
+        raise ValueError("no results to plot")
+    fig = new_figure(4.2 * len(names), 6.0)
+    axes: Any = fig.subplots(2, len(names), sharex="col", sharey="row", squeeze=False)
+    for column, name in enumerate(names):
+        result = results[name]
+        top, bottom = axes[0][column], axes[1][column]
+        goodput_over_time(top, result.table("goodput"), warmup=warmup, legend=column == 0)
+        top.set_title(name)
+        queue_over_time(
+            bottom,
+            result.table("queues"),
+            ports[name],
+            unit=unit,
+            warmup=warmup,
+            legend=column == 0,
+        )
+        if column:
+            top.set_ylabel("")
+            bottom.set_ylabel("")
+        top.set_xlabel("")
+    if title:
+        fig.suptitle(title)
+    return fig

@@ -1,0 +1,92 @@
+"""Running one experiment through the compiled engine."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .config import ConfigSource, config_to_json, load_config
+from .errors import ConfigError, EngineNotBuiltError
+from .progress import ProgressBar
+from .results import Result
+
+__all__ = ["engine_version", "load_engine", "run", "validate"]
+
+ENGINE_MODULE = "ecnlab._engine"
+
+
+def load_engine() -> ModuleType:
+    """Import the compiled engine, or raise :class:`EngineNotBuiltError`."""
+    try:
+        return importlib.import_module(ENGINE_MODULE)
+    except ImportError as exc:
+        if exc.name not in (ENGINE_MODULE, None):
+            raise  # the engine exists but one of its own imports failed
+        if isinstance(exc, ModuleNotFoundError):
+            message = "the compiled engine ecnlab._engine is not built"
+        else:
+            message = f"the compiled engine ecnlab._engine cannot be loaded ({exc})"
+        raise EngineNotBuiltError(f"{message}; build it with `maturin develop --release`") from exc
+
+
+def engine_version() -> str | None:
+    """The engine's version string, or ``None`` when it is not built."""
+    try:
+        return str(load_engine().version())
+    except EngineNotBuiltError:
+        return None
+
+
+def run(
+    config: ConfigSource,
+    out: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    progress: bool | None = None,
+) -> Result:
+    """Run one experiment and return its :class:`Result`.
+
+    ``config`` is a TOML file or a config mapping; ``overrides`` are
+    ``key=value`` strings applied on top (see :func:`ecnlab.load_config`).
+    When ``out`` is given, the tables, ``config.json`` (the resolved config)
+    and ``summary.json`` are written there. ``progress``: ``None`` shows a bar
+    on a terminal for runs longer than 1.5 s, ``True`` always shows one,
+    ``False`` never does.
+
+    Raises :class:`ecnlab.ConfigError` for any configuration problem, whether
+    found here or by the engine.
+    """
+    resolved = load_config(config, overrides)
+    payload = config_to_json(resolved)
+    engine = load_engine()
+    bar = None if progress is False else ProgressBar(force=bool(progress))
+    try:
+        raw = _call_engine(engine, "run", payload, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    result = Result.from_raw(raw, config=resolved)
+    if out is not None:
+        result.write(out)
+    return result
+
+
+def validate(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Check a config with the engine without running it; return the resolved config."""
+    resolved = load_config(config, overrides)
+    _call_engine(load_engine(), "validate", config_to_json(resolved))
+    return resolved
+
+
+def _call_engine(engine: ModuleType, name: str, *args: Any) -> Any:
+    engine_error: type[BaseException] | None = getattr(engine, "ConfigError", None)
+    try:
+        return getattr(engine, name)(*args)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        if engine_error is not None and isinstance(exc, engine_error):
+            raise ConfigError(str(exc)) from exc
+        raise
