@@ -86,7 +86,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerQueue<T> {
         impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
             type Value = PerQueue<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a value with a unit, or a list of them (one per queue)")
+                f.write_str("a value with a unit, or a list of them")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
                 T::deserialize(de::value::StrDeserializer::<E>::new(s)).map(PerQueue::All)
@@ -236,7 +236,8 @@ pub enum TopologyKind {
 pub struct TopologyCfg {
     pub kind: TopologyKind,
     pub hosts: Option<u32>,
-    pub link_rate: Option<Rate>,
+    /// Host link rate: one for all, or one per host.
+    pub link_rate: Option<PerQueue<Rate>>,
     pub link_delay: Option<Dur>,
     /// Extra one-way delay on every host link (the MQ-ECN scripts' host delay).
     pub host_delay: Option<Dur>,
@@ -380,8 +381,15 @@ pub struct TransportCfg {
     /// Collapse cwnd to the initial window after an idle RTO (RFC 5681 §4.1).
     #[serde(default)]
     pub slow_start_restart: bool,
+    /// Bytes of one connection's data allowed to wait in its host's NIC
+    /// queue before it pauses (Linux TCP small queues); a host never drops.
+    #[serde(default = "default_host_queue")]
+    pub host_queue_limit: Bytes,
 }
 
+fn default_host_queue() -> Bytes {
+    Bytes(256_000)
+}
 fn default_cc() -> CcKind {
     CcKind::Dctcp
 }
@@ -549,10 +557,20 @@ impl Config {
                 if !(2..=65_536).contains(&hosts) {
                     return Err(bad("topology.hosts", hosts, "a star needs 2 to 65536 hosts"));
                 }
-                if t.link_rate.is_none() {
-                    return Err(ConfigError(
-                        "topology.link_rate: missing; give the host link rate, e.g. \"10Gbps\"".into(),
-                    ));
+                match &t.link_rate {
+                    None => {
+                        return Err(ConfigError(
+                            "topology.link_rate: missing; give the host link rate, e.g. \"10Gbps\"".into(),
+                        ))
+                    }
+                    Some(PerQueue::List(l)) if l.len() != hosts as usize => {
+                        return Err(bad(
+                            "topology.link_rate",
+                            format!("a list of {}", l.len()),
+                            &format!("needs one rate per host ({hosts})"),
+                        ));
+                    }
+                    _ => {}
                 }
                 if t.link_delay.is_none() {
                     return Err(ConfigError(
@@ -598,15 +616,10 @@ impl Config {
             return Err(bad("switch.mqecn_beta", s.mqecn_beta, "must lie strictly between 0 and 1"));
         }
         match (s.marking, &s.threshold) {
-            (MarkingKind::None, _) => {
-                if s.dequeue_marking {
-                    return Err(bad(
-                        "switch.dequeue_marking",
-                        true,
-                        "needs a marking scheme (switch.marking is \"none\")",
-                    ));
-                }
+            (MarkingKind::None, _) if s.dequeue_marking => {
+                return Err(bad("switch.dequeue_marking", true, "needs a marking scheme (switch.marking is \"none\")"));
             }
+            (MarkingKind::None, _) => {}
             (m, None) => {
                 return Err(ConfigError(format!(
                     "switch.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
@@ -650,6 +663,9 @@ impl Config {
         }
         if !(64..=65_000).contains(&t.mss) {
             return Err(bad("transport.mss", t.mss, "must be 64 to 65000 bytes"));
+        }
+        if t.host_queue_limit.0 == 0 {
+            return Err(bad("transport.host_queue_limit", "0B", "must be positive"));
         }
         if t.header > 1000 {
             return Err(bad("transport.header", t.header, "must be at most 1000 bytes"));

@@ -121,7 +121,10 @@ fn nic_qdisc(rate_bps: u64) -> Qdisc {
 fn star(cfg: &Config) -> Network {
     let t = &cfg.topology;
     let hosts = t.hosts.expect("validated");
-    let rate = t.link_rate.expect("validated").0;
+    let rate_of = |h: u32| match t.link_rate.as_ref().expect("validated") {
+        PerQueue::All(r) => r.0,
+        PerQueue::List(l) => l[h as usize].0,
+    };
     let delay = t.link_delay.expect("validated").0 + t.host_delay.map(|d| d.0).unwrap_or(0);
     let sw = hosts;
     let mut nodes: Vec<Node> =
@@ -129,6 +132,7 @@ fn star(cfg: &Config) -> Network {
     nodes.push(Node { name: "switch".into(), kind: NodeKind::Switch { index: 0 } });
     let mut ports = Vec::with_capacity(2 * hosts as usize);
     for h in 0..hosts {
+        let rate = rate_of(h);
         ports.push(Port {
             node: h,
             peer: sw,
@@ -142,6 +146,7 @@ fn star(cfg: &Config) -> Network {
     let mut routes = Vec::with_capacity(hosts as usize);
     for h in 0..hosts {
         routes.push(vec![ports.len() as u32]);
+        let rate = rate_of(h);
         ports.push(Port {
             node: sw,
             peer: h,

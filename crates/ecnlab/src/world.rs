@@ -36,6 +36,9 @@ pub struct Flow {
     rto_event: Time,
     delack_event: Time,
     last_data_ts: Time,
+    /// Data bytes waiting in the sender's NIC queue (TCP small queues).
+    nic_bytes: u64,
+    nic_blocked: bool,
     pub drops: u32,
     incast: Option<u32>,
 }
@@ -80,6 +83,7 @@ pub struct World<'a> {
     ecmp_seed: u64,
     ect: bool,
     delack_timeout: Time,
+    host_queue_limit: u64,
     sample_ports: Vec<u32>,
     pub sent: u64,
     pub delivered: u64,
@@ -110,6 +114,8 @@ impl<'a> World<'a> {
             rto_event: 0,
             delack_event: 0,
             last_data_ts: 0,
+            nic_bytes: 0,
+            nic_blocked: false,
             drops: 0,
             incast: None,
         };
@@ -173,6 +179,7 @@ impl<'a> World<'a> {
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
             ect: crate::host::cc::Cc::new(t).echo_mode() != EchoMode::None,
             delack_timeout: t.delayed_ack_timeout.0,
+            host_queue_limit: t.host_queue_limit.0,
             sample_ports,
             net,
             sent: 0,
@@ -273,12 +280,23 @@ impl<'a> World<'a> {
         }
         let p = &mut self.net.ports[port as usize];
         if let Some(id) = next {
-            let ser = tx_time(self.arena.get(id).size as u64, p.rate_bps);
+            let pkt = self.arena.get(id);
+            let ser = tx_time(pkt.size as u64, p.rate_bps);
             p.busy = true;
             let (peer, delay) = (p.peer, p.delay);
             self.q.after(ser, Event::TxDone { port });
             self.q.after(ser + delay, Event::Arrive { node: peer, pkt: id });
             self.in_transit += 1;
+            if p.switch.is_none() && pkt.kind == Kind::Data {
+                // The NIC took a data packet: a paused sender may go on.
+                let (fid, size) = (pkt.flow, pkt.size as u64);
+                let f = &mut self.flows[fid as usize];
+                f.nic_bytes -= size;
+                if f.nic_blocked && f.nic_bytes < self.host_queue_limit {
+                    f.nic_blocked = false;
+                    self.try_send(fid);
+                }
+            }
         }
     }
 
@@ -489,7 +507,12 @@ impl<'a> World<'a> {
         let (hdr, ect) = (self.hdr, self.ect);
         loop {
             let f = &mut self.flows[fid as usize];
+            if f.nic_bytes >= self.host_queue_limit {
+                f.nic_blocked = true;
+                break;
+            }
             let Some(seg) = f.tx.next_segment(now) else { break };
+            f.nic_bytes += (seg.len + hdr) as u64;
             let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, seg.len + hdr);
             p.payload = seg.len;
             p.seq = seg.seq;

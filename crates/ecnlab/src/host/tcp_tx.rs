@@ -175,6 +175,15 @@ impl TcpSender {
             return false;
         }
         let progressed = ack > self.una;
+        // Was the window in use (Linux tcp_is_cwnd_limited): in slow start
+        // half of it suffices, in congestion avoidance all but a segment.
+        let flight = self.nxt - self.una;
+        let cwnd_bytes = self.w.cwnd * self.mss as f64;
+        let cwnd_limited = if self.w.cwnd < self.w.ssthresh {
+            2.0 * flight as f64 >= cwnd_bytes
+        } else {
+            (flight + self.mss as u64) as f64 >= cwnd_bytes
+        };
         if progressed {
             let acked = ack - self.una;
             self.una = ack;
@@ -184,7 +193,7 @@ impl TcpSender {
             self.rtt_sample(now.saturating_sub(ts_echo));
             self.add_sack(sack.0, sack.1);
             self.trim_sacks();
-            let info = AckInfo { acked, ece, una: self.una, snd_max: self.max_sent, mss: self.mss };
+            let info = AckInfo { acked, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
             if self.in_recovery && self.una >= self.recover {
                 self.in_recovery = false;
                 self.w.cwnd = self.w.ssthresh;
@@ -199,7 +208,7 @@ impl TcpSender {
         } else if ack == self.una && self.flight() > 0 {
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
-            let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss };
+            let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
             if !self.in_recovery && self.dupacks >= 3 {
                 self.enter_recovery();
                 self.cc.observe(info);

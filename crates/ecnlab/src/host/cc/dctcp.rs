@@ -53,7 +53,7 @@ impl Dctcp {
             return true;
         }
         if !in_cwr {
-            w.grow(a.acked as f64 / a.mss as f64);
+            w.grow(&a);
         }
         false
     }
@@ -64,7 +64,7 @@ mod tests {
     use super::*;
 
     fn ack(una: u64, snd_max: u64, ece: bool) -> AckInfo {
-        AckInfo { acked: 1460, ece, una, snd_max, mss: 1460 }
+        AckInfo { acked: 1460, ece, una, snd_max, mss: 1460, cwnd_limited: true }
     }
 
     /// α is the EWMA of the marked fraction: with half of every window

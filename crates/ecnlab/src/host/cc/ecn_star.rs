@@ -25,7 +25,7 @@ impl EcnStar {
             return true;
         }
         if !in_cwr {
-            w.grow(a.acked as f64 / a.mss as f64);
+            w.grow(&a);
         }
         false
     }

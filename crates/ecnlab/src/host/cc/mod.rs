@@ -24,9 +24,14 @@ pub struct Window {
 pub const MIN_CWND: f64 = 2.0;
 
 impl Window {
-    /// Slow start below ssthresh, then one segment per window (RFC 5681).
+    /// Slow start below ssthresh, then one segment per window (RFC 5681);
+    /// no growth when the sender was not using its window (RFC 7661).
     #[inline]
-    pub fn grow(&mut self, acked_segs: f64) {
+    pub fn grow(&mut self, a: &AckInfo) {
+        if !a.cwnd_limited {
+            return;
+        }
+        let acked_segs = a.acked as f64 / a.mss as f64;
         if self.cwnd < self.ssthresh {
             self.cwnd += acked_segs;
         } else {
@@ -57,6 +62,8 @@ pub struct AckInfo {
     /// Highest sequence sent so far.
     pub snd_max: u64,
     pub mss: u32,
+    /// The window, not the application or the NIC, limited sending.
+    pub cwnd_limited: bool,
 }
 
 pub enum Cc {

@@ -8,7 +8,7 @@ pub struct Reno;
 impl Reno {
     #[inline]
     pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
-        w.grow(a.acked as f64 / a.mss as f64);
+        w.grow(&a);
         false
     }
 }

@@ -108,28 +108,36 @@ mod tests {
     }
 
     const PKT: Time = 1_200_000; // 1500 B at 10 Gbps
+    const RATE: u64 = 10_000_000_000;
 
-    /// Two always-backlogged queues with equal 1500 B quanta at 10 Gbps: each
-    /// turn is one packet, so every sample is 2 packet times = 2.4 us and
-    /// K_i → K/2 (shared/schemes/mq-ecn.md, prediction 1).
-    #[test]
-    fn equal_quanta_round_converges_to_two_packets() {
-        let k = 65 * 1500;
-        let mut m = MqEcn::new(k, &[1500, 1500], 10_000_000_000, 0, 0.75, PKT);
-        let mut d = crate::switch::scheduler::Dwrr::new(vec![1500, 1500], true);
-        let mut qs = vec![crate::switch::fifo::Fifo::default(), crate::switch::fifo::Fifo::default()];
-        for q in 0..2 {
-            for i in 0..200 {
-                qs[q].push(i, 1500);
+    /// Two queues with the given quanta, both always backlogged with 1500 B
+    /// packets, served back to back for `steps` packets.
+    fn backlogged(k: u64, quanta: [u64; 2], steps: usize) -> MqEcn {
+        let mut m = MqEcn::new(k, &quanta, RATE, 0, 0.75, PKT);
+        let mut d = crate::switch::scheduler::Dwrr::new(quanta.to_vec(), true);
+        let mut qs = [crate::switch::fifo::Fifo::default(), crate::switch::fifo::Fifo::default()];
+        for (q, fifo) in qs.iter_mut().enumerate() {
+            for i in 0..steps as u32 {
+                fifo.push(i, 1500);
             }
             d.activate(q, 0, &mut Obs(&mut m));
         }
         let mut now = 0;
-        for _ in 0..300 {
-            let q = d.select(now, &qs, 10_000_000_000, &mut Obs(&mut m));
+        for _ in 0..steps {
+            let q = d.select(now, &qs, RATE, &mut Obs(&mut m));
             qs[q].pop();
             now += PKT;
         }
+        m
+    }
+
+    /// Equal 1500 B quanta at 10 Gbps: each turn is one packet, so every
+    /// sample is 2 packet times = 2.4 us and K_i → K/2
+    /// (shared/schemes/mq-ecn.md, prediction 1).
+    #[test]
+    fn equal_quanta_round_converges_to_two_packets() {
+        let k = 65 * 1500;
+        let m = backlogged(k, [1500, 1500], 300);
         assert!((m.t_round() - 2.0 * PKT as f64).abs() < 0.01 * PKT as f64, "T_round = {}", m.t_round());
         assert_eq!(m.threshold(0), k / 2);
         assert_eq!(m.threshold(1), k / 2);
@@ -140,25 +148,22 @@ mod tests {
     #[test]
     fn weighted_quanta_scale_thresholds() {
         let k = 80 * 1500;
-        let mut m = MqEcn::new(k, &[1500, 6000], 10_000_000_000, 0, 0.75, PKT);
-        let mut d = crate::switch::scheduler::Dwrr::new(vec![1500, 6000], true);
-        let mut qs = vec![crate::switch::fifo::Fifo::default(), crate::switch::fifo::Fifo::default()];
-        for q in 0..2 {
-            for i in 0..2000 {
-                qs[q].push(i, 1500);
-            }
-            d.activate(q, 0, &mut Obs(&mut m));
-        }
-        let mut now = 0;
-        for _ in 0..1000 {
-            let q = d.select(now, &qs, 10_000_000_000, &mut Obs(&mut m));
-            qs[q].pop();
-            now += PKT;
-        }
+        let m = backlogged(k, [1500, 6000], 1000);
         let t = m.t_round() / PKT as f64;
         assert!((t - 5.0).abs() < 0.05, "T_round = {t} packet times");
         assert!((m.threshold(0) as f64 / (k as f64 / 5.0) - 1.0).abs() < 0.02);
         assert!((m.threshold(1) as f64 / (k as f64 * 0.8) - 1.0).abs() < 0.02);
+    }
+
+    /// SP+DWRR: a strict queue keeps the standard K (MQ-ECN §3.4).
+    #[test]
+    fn strict_queues_keep_standard_k() {
+        let mut m = MqEcn::new(65 * 1500, &[1500, 1500, 1500], RATE, 1, 0.75, PKT);
+        for i in 0..50 {
+            m.turn_end(1, (i + 1) * 3 * PKT);
+        }
+        assert_eq!(m.threshold(0), 65 * 1500);
+        assert!(m.threshold(1) < 65 * 1500 / 2);
     }
 
     /// After 10 idle slots the estimate is scaled by 0.75^10 ≈ 0.056

@@ -1,0 +1,100 @@
+"""Shared helpers for scenario tests: config builders, the conservation and
+determinism checks every scenario makes, and queue statistics."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import ecnlab
+import numpy as np
+
+# Summary keys that measure the host machine, not the simulation.
+WALL_CLOCK_KEYS = {"wall_seconds", "events_per_second"}
+
+PKT = 1500  # bytes on the wire per full segment: 1460 payload + 40 header (ns-2)
+PAYLOAD_FRACTION = 1460 / 1500
+
+
+def star(
+    hosts: int = 3,
+    rate: str = "10Gbps",
+    delay: str = "25us",
+    duration: str = "0.3s",
+    warmup: str = "0.1s",
+    switch: dict[str, Any] | None = None,
+    transport: dict[str, Any] | None = None,
+    flows: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "run": {"seed": 1, "duration": duration, "warmup": warmup, "sample_interval": "20us"},
+        "topology": {"kind": "star", "hosts": hosts, "link_rate": rate, "link_delay": delay},
+        "switch": {"buffer": "300KB", **(switch or {})},
+        "transport": {"cc": "dctcp", "init_cwnd": 10, "min_rto": "5ms", **(transport or {})},
+        "flows": flows or [],
+    }
+    cfg.update(extra)
+    return cfg
+
+
+def _files(d: Path) -> dict[str, bytes]:
+    out = {}
+    for p in sorted(d.iterdir()):
+        data = p.read_bytes()
+        if p.name == "summary.json":
+            s = json.loads(data)
+            for k in WALL_CLOCK_KEYS:
+                s.pop(k, None)
+            data = json.dumps(s, sort_keys=True).encode()
+        out[p.name] = data
+    return out
+
+
+def run_checked(cfg: dict[str, Any]) -> ecnlab.Result:
+    """Run twice; assert byte-identical outputs and packet conservation."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a = ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "a", progress=False)
+        ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "b", progress=False)
+        fa, fb = _files(Path(tmp) / "a"), _files(Path(tmp) / "b")
+        assert fa.keys() == fb.keys()
+        for name in fa:
+            assert fa[name] == fb[name], f"{name} differs between two runs of the same config"
+    check_conservation(a.summary)
+    return a
+
+
+def check_conservation(s: dict[str, Any]) -> None:
+    """sent = delivered + dropped + in flight, and the in-flight count (queues
+    walked plus packets on links) matches the packet arena's live slots."""
+    assert (
+        s["packets_sent"] == s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+    ), s
+    assert s["packets_in_flight"] == s["arena_live"], s
+
+
+def port_queue(
+    res: ecnlab.Result, node: str, peer: str, warmup: float, queue: int | None = None
+) -> np.ndarray:
+    """Samples (after warmup) of a port's occupancy in packets: the sum of its
+    queues, or one queue."""
+    port = res.port(node, peer)
+    q = res["queues"]
+    t = q["time"].to_numpy()
+    p = q["port"].to_numpy()
+    qi = q["queue"].to_numpy()
+    n = q["packets"].to_numpy().astype(float)
+    sel = (p == port) & (t >= warmup)
+    if queue is not None:
+        sel &= qi == queue
+        return n[sel]
+    times = t[sel]
+    _, idx = np.unique(times, return_inverse=True)
+    return np.bincount(idx, weights=n[sel])
+
+
+def goodput(res: ecnlab.Result) -> dict[int, float]:
+    return {int(k): float(v) for k, v in res.summary["goodput_gbps_by_service"].items()}
