@@ -8,8 +8,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-import ecnlab
 import pytest
+
+import ecnlab
 from ecnlab.config import (
     apply_override,
     config_hash,

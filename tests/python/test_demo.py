@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from conftest import FakeEngine, sample_raw_tables
 from ecnlab.cli import main
 from ecnlab.config import load_config

@@ -6,11 +6,12 @@ import json
 import math
 from pathlib import Path
 
-import ecnlab.results as results_mod
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+import ecnlab.results as results_mod
 from conftest import raw_numeric, sample_raw_tables
 from ecnlab.results import Result, atomic_write, column_to_arrow, find_port, tables_from_raw
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import ecnlab
 import pyarrow as pa
 import pytest
+
+import ecnlab
 from conftest import FakeEngine
 from ecnlab.progress import ProgressBar
 from ecnlab.runner import engine_version

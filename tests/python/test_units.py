@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ecnlab.units import format_time, parse_time
 
 

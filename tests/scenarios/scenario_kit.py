@@ -9,8 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import ecnlab
 import numpy as np
+
+import ecnlab
 
 # Summary keys that measure the host machine, not the simulation.
 WALL_CLOCK_KEYS = {"wall_seconds", "events_per_second"}

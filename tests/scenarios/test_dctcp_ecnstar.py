@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import ecnlab
 import numpy as np
 import pytest
+
+import ecnlab
 from scenario_kit import PAYLOAD_FRACTION, goodput, port_queue, run_checked, star
 
 LINE = 10.0 * PAYLOAD_FRACTION  # 9.733 Gbps of payload on a 10G link

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import ecnlab
 import numpy as np
 import pytest
+
+import ecnlab
 from scenario_kit import goodput, port_queue, run_checked, star
 
 K = 65

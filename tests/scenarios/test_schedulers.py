@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from scenario_kit import goodput, run_checked, star
 
 

@@ -44,19 +44,27 @@ macro_rules! unit_type {
                         $parse(s).map($name).map_err(|m| E::custom(format!("{s:?}: {m}")))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        Err(E::custom(format!("{v}: a {} needs a unit, e.g. {}", $what, example_for($what))))
+                        Err(E::custom(format!("{v}: {} needs a unit, e.g. {}", article($what), example_for($what))))
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
                         self.visit_i64(v as i64)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        Err(E::custom(format!("{v}: a {} needs a unit, e.g. {}", $what, example_for($what))))
+                        Err(E::custom(format!("{v}: {} needs a unit, e.g. {}", article($what), example_for($what))))
                     }
                 }
                 d.deserialize_any(V)
             }
         }
     };
+}
+
+fn article(what: &str) -> String {
+    if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {what}")
+    } else {
+        format!("a {what}")
+    }
 }
 
 fn example_for(what: &str) -> &'static str {

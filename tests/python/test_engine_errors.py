@@ -1,0 +1,66 @@
+"""Bad experiment configs, end to end through the engine: one clear line that
+names the key, the value and what is allowed; never a traceback."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+import ecnlab
+from ecnlab.cli import main
+
+pytest.importorskip("ecnlab._engine")
+
+BASE = {
+    "run": {"duration": "5ms"},
+    "topology": {"kind": "star", "hosts": 3, "link_rate": "10Gbps", "link_delay": "25us"},
+    "switch": {"queues": 2, "marking": "mq-ecn", "threshold": "65pkt"},
+    "flows": [{"src": 0, "dst": 2}],
+}
+
+CASES = [
+    ("switch.scheduler=dwr", ["switch.scheduler", "dwr", "sp-dwrr"]),
+    ("switch.qeues=4", ["qeues", "unknown field", "queues"]),
+    ("topology.link_rate=10Gb", ["topology.link_rate", "10Gb", "Gbps"]),
+    ("run.duration=1", ["run.duration", "needs a unit"]),
+    ("switch.threshold=65", ["switch.threshold", "an amount needs a unit", "65pkt"]),
+    ("flows.0.service=5", ["flows[0].service = 5", "services are 0..1"]),
+    ("flows.0.dst=7", ["flows[0].dst = 7", "hosts are 0..2"]),
+    ("switch.scheduler=sp", ["switch.marking", "mq-ecn", "round-robin"]),
+    ('switch.quantum=["1500B"]', ["switch.quantum", "one value per queue (2)"]),
+    ("switch.queues=65", ["switch.queues = 65", "1 to 64"]),
+    ("transport.cc=cubic", ["transport.cc", "cubic", "dctcp"]),
+    ("switch.dequeue_marking=yes", ["switch.dequeue_marking", "yes"]),
+    ("run.warmup=1s", ["run.warmup", "shorter than run.duration"]),
+]
+
+
+@pytest.mark.parametrize(("override", "fragments"), CASES)
+def test_bad_value_gets_one_clear_line(override: str, fragments: list[str]) -> None:
+    with pytest.raises(ecnlab.ConfigError) as err:
+        ecnlab.run(copy.deepcopy(BASE), overrides=[override], progress=False)
+    msg = str(err.value)
+    assert "\n" not in msg
+    for f in fragments:
+        assert f in msg, msg
+
+
+def test_missing_section_is_named() -> None:
+    cfg = copy.deepcopy(BASE)
+    del cfg["topology"]
+    with pytest.raises(ecnlab.ConfigError, match="missing field `topology`"):
+        ecnlab.run(cfg, progress=False)
+
+
+def test_cli_reports_engine_error_in_one_line(tmp_path, capsys) -> None:
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        '[run]\nduration = "5ms"\n[topology]\nkind = "star"\nhosts = 3\n'
+        'link_rate = "10Gbps"\nlink_delay = "25us"\n[switch]\nbufer = "1pkt"\n'
+    )
+    code = main(["run", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("ecnlab: error: switch.bufer: unknown field"), err
+    assert not (tmp_path / "out").exists()
