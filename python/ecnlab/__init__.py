@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .config import config_hash, load_config
 from .errors import ConfigError, EngineNotBuiltError
+from .fct import fct_stats
 from .results import Result
 from .runner import run, validate
 
@@ -38,6 +39,7 @@ __all__ = [
     "Result",
     "__version__",
     "config_hash",
+    "fct_stats",
     "load_config",
     "run",
     "validate",

@@ -8,18 +8,23 @@ or an output error exits 1; Ctrl-C exits 130.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from . import __version__
 from .errors import ConfigError, EngineNotBuiltError
+from .fct import DEFAULT_MSS, fct_stats, mss_from_config, normalize
 from .results import Result
 from .runner import engine_version, run
 
-__all__ = ["build_parser", "format_summary", "main"]
+__all__ = ["build_parser", "format_fct", "format_summary", "main"]
 
 PROG = "ecnlab"
 EXIT_OK = 0
@@ -30,6 +35,10 @@ EXIT_INTERRUPTED = 130
 
 class _UsageError(Exception):
     """A command-line mistake reported by argparse."""
+
+
+class _InputError(Exception):
+    """A missing or unreadable input named on the command line (exit 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,6 +94,26 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p_demo.set_defaults(handler=_cmd_demo)
 
+    p_fct = commands.add_parser(
+        "fct",
+        help="flow-completion-time statistics of a finished run",
+        description=(
+            "Print FCT statistics of the sized flows in OUT_DIR/flows.parquet: means by "
+            "size class (small <= 100 KB < medium <= 10 MB < large), small-flow tail "
+            "percentiles, timeouts and unfinished flows. Unfinished flows are left out of "
+            "the means. With --baseline, also the baseline run's values and ours / baseline."
+        ),
+    )
+    p_fct.add_argument("out_dir", metavar="OUT_DIR", type=Path, help="a run's output directory")
+    p_fct.add_argument(
+        "--baseline",
+        metavar="OTHER_OUT_DIR",
+        type=Path,
+        help="another run's output directory to normalise by",
+    )
+    p_fct.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p_fct.set_defaults(handler=_cmd_fct)
+
     p_version = commands.add_parser("version", help="print the package and engine versions")
     p_version.set_defaults(handler=_cmd_version)
     return parser
@@ -113,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.handler(args)
         return status
-    except ConfigError as exc:
+    except (ConfigError, _InputError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except EngineNotBuiltError as exc:
         return _fail(str(exc), EXIT_FAILURE)
@@ -170,6 +199,51 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_fct(args: argparse.Namespace) -> int:
+    ours = _run_fct(args.out_dir)
+    baseline = _run_fct(args.baseline) if args.baseline is not None else None
+    if args.json:
+        document: dict[str, Any] = {"dir": str(args.out_dir), "fct": ours}
+        if baseline is not None:
+            document["baseline"] = {"dir": str(args.baseline), "fct": baseline}
+            document["normalized"] = normalize(ours, baseline)
+        print(json.dumps(document, indent=2, allow_nan=False))
+    else:
+        title = f"FCT of sized flows in {args.out_dir}"
+        if baseline is not None:
+            title += f" (baseline {args.baseline})"
+        print(format_fct(ours, baseline, title=title))
+    return EXIT_OK
+
+
+def _run_fct(directory: Path) -> dict[str, Any]:
+    """FCT statistics of the run in ``directory``, or :class:`_InputError`."""
+    if not directory.exists():
+        raise _InputError(f"{directory}: no such directory")
+    if not directory.is_dir():
+        raise _InputError(f"{directory}: not a directory")
+    flows_path = directory / "flows.parquet"
+    if not flows_path.is_file():
+        raise _InputError(f"{flows_path}: no such file (not a run directory?)")
+    try:
+        flows = pq.read_table(flows_path)
+    except (pa.ArrowInvalid, ValueError) as exc:
+        raise _InputError(f"{flows_path}: cannot read ({exc})") from exc
+    try:
+        return fct_stats(flows, mss=_run_mss(directory))
+    except ValueError as exc:
+        raise _InputError(f"{flows_path}: {exc}") from exc
+
+
+def _run_mss(directory: Path) -> int:
+    """The MSS in the run's config.json, or the engine's default when unknown."""
+    try:
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return DEFAULT_MSS
+    return mss_from_config(config)
+
+
 def _cmd_version(args: argparse.Namespace) -> int:
     engine = engine_version()
     print(f"{PROG} {__version__} (engine {engine if engine is not None else 'not built'})")
@@ -197,6 +271,60 @@ def _run_line(summary: dict[str, Any]) -> str:
     rate = summary.get("events_per_second")
     rate_text = "-" if rate is None else f"{float(rate) / 1e6:.2f} M"
     return f"{events} events in {wall} s wall ({rate_text} events/s)"
+
+
+_FCT_ROWS: tuple[tuple[str, str, bool], ...] = (
+    # (label, key in fct_stats, is a time)
+    ("overall mean", "overall_mean", True),
+    ("small mean", "small_mean", True),
+    ("small p99", "small_p99", True),
+    ("small p99.9", "small_p999", True),
+    ("medium mean", "medium_mean", True),
+    ("large mean", "large_mean", True),
+    ("1-packet mean", "one_packet_mean", True),
+    ("timeouts", "timeouts", False),
+    ("flows", "flows", False),
+    ("unfinished", "unfinished", False),
+)
+
+
+def _duration(seconds: Any) -> str:
+    """A time in seconds as microseconds below 1 ms, else as milliseconds."""
+    if seconds is None or math.isnan(float(seconds)):
+        return "-"
+    value = float(seconds)
+    if abs(value) < 1e-3:
+        return f"{value * 1e6:,.1f} us"
+    return f"{value * 1e3:,.3f} ms"
+
+
+def format_fct(
+    stats: dict[str, Any], baseline: dict[str, Any] | None = None, title: str | None = None
+) -> str:
+    """A table of :func:`ecnlab.fct.fct_stats` values, one metric a row.
+
+    With ``baseline``, two more columns: the baseline's value and
+    ``normalized`` = ours / baseline (``-`` where undefined).
+    """
+    header = ["metric", "value"]
+    if baseline is not None:
+        header = ["metric", "ours", "baseline", "normalized"]
+        ratios = normalize(stats, baseline)
+    rows = [header]
+    for label, key, is_time in _FCT_ROWS:
+        show = _duration if is_time else _number
+        row = [label, show(stats.get(key))]
+        if baseline is not None:
+            ratio = ratios.get(key)
+            row += [show(baseline.get(key)), "-" if ratio is None else f"{ratio:.3f}"]
+        rows.append(row)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [title] if title else []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        lines.append("  " + "   ".join(cells).rstrip())
+    return "\n".join(lines)
 
 
 def format_summary(result: Result, title: str | None = None) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from .config import ConfigSource, config_to_json, load_config
 from .errors import ConfigError, EngineNotBuiltError
+from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
 from .results import Result
 
@@ -55,6 +56,10 @@ def run(
     on a terminal for runs longer than 1.5 s, ``True`` always shows one,
     ``False`` never does.
 
+    ``summary["fct"]`` holds :func:`ecnlab.fct.fct_stats` of the sized flows
+    (one-packet flows judged by the config's ``transport.mss``), or ``None``
+    when the run has no sized flow.
+
     Raises :class:`ecnlab.ConfigError` for any configuration problem, whether
     found here or by the engine.
     """
@@ -68,6 +73,7 @@ def run(
         if bar is not None:
             bar.close()
     result = Result.from_raw(raw, config=resolved)
+    result.summary["fct"] = _fct_summary(result, resolved)
     if out is not None:
         result.write(out)
     return result
@@ -78,6 +84,13 @@ def validate(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, A
     resolved = load_config(config, overrides)
     _call_engine(load_engine(), "validate", config_to_json(resolved))
     return resolved
+
+
+def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | None:
+    flows = result.tables.get("flows")
+    if flows is None or not has_sized_flows(flows):
+        return None
+    return fct_stats(flows, mss=mss_from_config(config))
 
 
 def _call_engine(engine: ModuleType, name: str, *args: Any) -> Any:

@@ -200,6 +200,10 @@ pub struct Config {
     pub ping: Vec<PingCfg>,
     #[serde(default)]
     pub incast: Vec<IncastCfg>,
+    /// Background traffic drawn from flow-size distributions.
+    pub workload: Option<WorkloadCfg>,
+    /// Overrides of `[switch]` for switch-to-switch (fabric) ports.
+    pub fabric: Option<FabricCfg>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -218,6 +222,15 @@ pub struct RunCfg {
     /// Bin width of the goodput time series.
     #[serde(default = "default_goodput_bin")]
     pub goodput_interval: Dur,
+    /// Ports whose queues are sampled: "auto" (every switch port when there
+    /// are at most 64, else none), "all", "none", "hosts" (switch ports that
+    /// face hosts), or a list of "node:peer" names such as "leaf0:host3".
+    #[serde(default = "default_sample_ports")]
+    pub sample_ports: PerQueue<String>,
+}
+
+fn default_sample_ports() -> PerQueue<String> {
+    PerQueue::All("auto".into())
 }
 
 fn one() -> u64 {
@@ -237,18 +250,43 @@ fn default_goodput_bin() -> Dur {
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     Star,
+    LeafSpine,
+    FatTree,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// MQ-ECN §5.2: 12 leaves × 12 hosts, 12 spines, 10G, 85.2 us.
+    Mqecn,
+    /// CEDM §V: 9 leaves × 16 hosts, 4 spines, 10G down, 40G up.
+    Cedm,
+    /// pFabric's topology (same as CEDM's).
+    Pfabric,
+    /// FQ-CoDel in the DCN §IV-A: pFabric downscaled to 32 hosts.
+    Fqcodel,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
-    pub kind: TopologyKind,
+    pub kind: Option<TopologyKind>,
+    /// Fills every key not given here (leaf-spine).
+    pub preset: Option<Preset>,
+    /// Star: number of hosts.
     pub hosts: Option<u32>,
-    /// Host link rate: one for all, or one per host.
+    /// Host link rate: one for all, or one per host (star).
     pub link_rate: Option<PerQueue<Rate>>,
+    /// Switch-to-switch link rate (default: link_rate).
+    pub uplink_rate: Option<Rate>,
     pub link_delay: Option<Dur>,
     /// Extra one-way delay on every host link (the MQ-ECN scripts' host delay).
     pub host_delay: Option<Dur>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    pub hosts_per_leaf: Option<u32>,
+    /// Fat-tree arity: k pods, k³/4 hosts.
+    pub k: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -494,12 +532,107 @@ pub struct IncastCfg {
     pub start: Dur,
 }
 
+/// Keys of `[switch]` that fabric ports may set differently.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricCfg {
+    pub buffer: Option<Amt>,
+    pub scheduler: Option<SchedulerKind>,
+    pub quantum: Option<PerQueue<Bytes>>,
+    pub sp_queues: Option<u32>,
+    pub marking: Option<MarkingKind>,
+    pub threshold: Option<PerQueue<Amt>>,
+    pub dequeue_marking: Option<bool>,
+    pub drop_not_ect: Option<bool>,
+    pub mqecn_beta: Option<f64>,
+    pub mqecn_idle: Option<Dur>,
+}
+
+impl SwitchCfg {
+    /// This switch config with a fabric override applied key by key.
+    pub fn with(&self, f: &FabricCfg) -> SwitchCfg {
+        let mut s = self.clone();
+        macro_rules! take {
+            ($($k:ident),*) => { $( if let Some(v) = &f.$k { s.$k = v.clone(); } )* };
+        }
+        take!(buffer, scheduler, quantum, sp_queues, marking, dequeue_marking, drop_not_ect, mqecn_beta);
+        if f.threshold.is_some() {
+            s.threshold = f.threshold.clone();
+        }
+        if f.mqecn_idle.is_some() {
+            s.mqecn_idle = f.mqecn_idle;
+        }
+        s
+    }
+
+    /// Quantum of every queue, in bytes.
+    pub fn quanta(&self) -> Vec<u64> {
+        let n = self.queues as usize;
+        match &self.quantum {
+            PerQueue::All(b) => vec![b.0; n],
+            PerQueue::List(l) => l.iter().map(|b| b.0).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    Poisson,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServiceMapping {
+    /// Host pairs are spread evenly over the services (MQ-ECN §5.2).
+    ByPair,
+    /// Each flow draws its service with `service_weights` (MQ-ECN §5.1.2).
+    Weighted,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    pub kind: WorkloadKind,
+    /// Average utilisation of every host's access link, headers counted.
+    pub load: f64,
+    /// Flows to generate; the run ends when all have finished.
+    pub flows: u64,
+    #[serde(default = "one_u32")]
+    pub services: u32,
+    #[serde(default = "default_mapping")]
+    pub service_mapping: ServiceMapping,
+    pub service_weights: Option<Vec<f64>>,
+    /// One distribution per service, or `distribution` for all of them:
+    /// web_search, data_mining, cache, hadoop, mix, or a CSV path.
+    pub distributions: Option<Vec<String>>,
+    pub distribution: Option<String>,
+    #[serde(default = "zero_dur")]
+    pub start: Dur,
+}
+
+fn default_mapping() -> ServiceMapping {
+    ServiceMapping::ByPair
+}
+
+impl WorkloadCfg {
+    /// The distribution name of each service.
+    pub fn distribution_names(&self) -> Vec<String> {
+        match (&self.distributions, &self.distribution) {
+            (Some(l), _) => l.clone(),
+            (None, Some(d)) => vec![d.clone(); self.services as usize],
+            (None, None) => vec!["web_search".to_string(); self.services as usize],
+        }
+    }
+}
+
 // ---------- parsing ----------
 
 impl Config {
     pub fn from_json(s: &str) -> Result<Config, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(path_error)?;
+        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(path_error)?;
+        cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -507,7 +640,8 @@ impl Config {
     pub fn from_toml(s: &str) -> Result<Config, ConfigError> {
         // Through toml::Value so errors carry serde's key path, not a byte span.
         let value: toml::Value = toml::from_str(s).map_err(|e| ConfigError(format!("TOML syntax: {}", e.message())))?;
-        let cfg: Config = serde_path_to_error::deserialize(value).map_err(path_error)?;
+        let mut cfg: Config = serde_path_to_error::deserialize(value).map_err(path_error)?;
+        cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -532,7 +666,7 @@ fn path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigError 
 
 impl Config {
     pub fn hosts(&self) -> u32 {
-        self.topology.hosts.unwrap_or(0)
+        self.topology.host_count()
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -550,120 +684,177 @@ impl Config {
             return Err(bad("run.goodput_interval", "0s", "must be positive"));
         }
         self.validate_topology()?;
-        self.validate_switch()?;
+        self.validate_switches()?;
         self.validate_transport()?;
-        self.validate_apps()
+        self.validate_apps()?;
+        self.validate_workload()
     }
 
-    fn validate_topology(&self) -> Result<(), ConfigError> {
-        let t = &self.topology;
-        match t.kind {
-            TopologyKind::Star => {
-                let hosts = t.hosts.ok_or_else(|| {
-                    ConfigError("topology.hosts: missing; a star needs the number of hosts (2 or more)".into())
-                })?;
-                if !(2..=65_536).contains(&hosts) {
-                    return Err(bad("topology.hosts", hosts, "a star needs 2 to 65536 hosts"));
+    fn validate_workload(&self) -> Result<(), ConfigError> {
+        let Some(w) = &self.workload else { return Ok(()) };
+        if !(w.load > 0.0 && w.load <= 1.0) {
+            return Err(bad("workload.load", w.load, "must lie in (0, 1]: the mean utilisation of each host link"));
+        }
+        if w.flows == 0 || w.flows > 50_000_000 {
+            return Err(bad("workload.flows", w.flows, "must be 1 to 50000000"));
+        }
+        let q = self.switch.queues;
+        if w.services == 0 || w.services > q {
+            return Err(bad(
+                "workload.services",
+                w.services,
+                &format!("must be 1 to switch.queues ({q}): each service has its own queue"),
+            ));
+        }
+        if w.distributions.is_some() && w.distribution.is_some() {
+            return Err(ConfigError(
+                "workload.distribution: give either distribution (one for all services) or distributions (one per service), not both".into(),
+            ));
+        }
+        if let Some(l) = &w.distributions {
+            if l.len() != w.services as usize {
+                return Err(bad(
+                    "workload.distributions",
+                    format!("a list of {}", l.len()),
+                    &format!("needs one per service ({})", w.services),
+                ));
+            }
+        }
+        for (i, name) in w.distribution_names().iter().enumerate() {
+            if let Err(m) = crate::workload::SizeDist::resolve(name) {
+                let key = if w.distributions.is_some() {
+                    format!("workload.distributions[{i}]")
+                } else {
+                    "workload.distribution".into()
+                };
+                return Err(ConfigError(format!("{key}: {m}")));
+            }
+        }
+        match (w.service_mapping, &w.service_weights) {
+            (ServiceMapping::ByPair, Some(_)) => {
+                return Err(ConfigError(
+                    "workload.service_weights: only used with service_mapping = \"weighted\"".into(),
+                ));
+            }
+            (ServiceMapping::Weighted, Some(l)) => {
+                if l.len() != w.services as usize {
+                    return Err(bad(
+                        "workload.service_weights",
+                        format!("a list of {}", l.len()),
+                        &format!("needs one weight per service ({})", w.services),
+                    ));
                 }
-                match &t.link_rate {
-                    None => {
-                        return Err(ConfigError(
-                            "topology.link_rate: missing; give the host link rate, e.g. \"10Gbps\"".into(),
-                        ))
-                    }
-                    Some(PerQueue::List(l)) if l.len() != hosts as usize => {
-                        return Err(bad(
-                            "topology.link_rate",
-                            format!("a list of {}", l.len()),
-                            &format!("needs one rate per host ({hosts})"),
-                        ));
-                    }
-                    _ => {}
-                }
-                if t.link_delay.is_none() {
-                    return Err(ConfigError(
-                        "topology.link_delay: missing; give the one-way delay per link, e.g. \"25us\"".into(),
+                if l.iter().any(|x| !(x.is_finite() && *x >= 0.0)) || l.iter().sum::<f64>() <= 0.0 {
+                    return Err(bad(
+                        "workload.service_weights",
+                        format!("{l:?}"),
+                        "weights must be >= 0 with a positive sum",
                     ));
                 }
             }
-        }
-        Ok(())
-    }
-
-    fn validate_switch(&self) -> Result<(), ConfigError> {
-        let s = &self.switch;
-        if !(1..=64).contains(&s.queues) {
-            return Err(bad("switch.queues", s.queues, "must be 1 to 64"));
-        }
-        let n = s.queues as usize;
-        if let PerQueue::List(q) = &s.quantum {
-            if q.len() != n {
-                return Err(bad(
-                    "switch.quantum",
-                    format!("a list of {}", q.len()),
-                    &format!("needs one value per queue ({n})"),
-                ));
-            }
-        }
-        for (i, q) in self.quanta().iter().enumerate() {
-            if *q == 0 {
-                return Err(bad(&format!("switch.quantum[{i}]"), "0B", "must be positive"));
-            }
-        }
-        if s.buffer.0.bytes(1) == 0 {
-            return Err(bad("switch.buffer", s.buffer.0, "must be positive"));
-        }
-        if s.scheduler == SchedulerKind::SpDwrr && !(1..s.queues).contains(&s.sp_queues) {
-            return Err(bad(
-                "switch.sp_queues",
-                s.sp_queues,
-                &format!("sp-dwrr needs 1 to {} strict queues (queues - 1)", s.queues.saturating_sub(1).max(1)),
-            ));
-        }
-        if !(s.mqecn_beta > 0.0 && s.mqecn_beta < 1.0) {
-            return Err(bad("switch.mqecn_beta", s.mqecn_beta, "must lie strictly between 0 and 1"));
-        }
-        match (s.marking, &s.threshold) {
-            (MarkingKind::None, _) if s.dequeue_marking => {
-                return Err(bad("switch.dequeue_marking", true, "needs a marking scheme (switch.marking is \"none\")"));
-            }
-            (MarkingKind::None, _) => {}
-            (m, None) => {
-                return Err(ConfigError(format!(
-                    "switch.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
-                    marking_name(m)
-                )));
-            }
-            (MarkingKind::PerQueue, Some(PerQueue::List(l))) if l.len() != n => {
-                return Err(bad(
-                    "switch.threshold",
-                    format!("a list of {}", l.len()),
-                    &format!("needs one value per queue ({n})"),
-                ));
-            }
-            (m, Some(PerQueue::List(_))) if m != MarkingKind::PerQueue => {
-                return Err(bad(
-                    "switch.threshold",
-                    "a list",
-                    &format!(
-                        "only per-queue marking takes one threshold per queue; \"{}\" takes a single K",
-                        marking_name(m)
-                    ),
-                ));
-            }
             _ => {}
         }
-        if s.marking == MarkingKind::MqEcn && !s.scheduler.is_round_robin() {
-            return Err(bad("switch.marking", "\"mq-ecn\"", "needs a round-robin scheduler: wrr, dwrr or sp-dwrr"));
-        }
-        if let Some(d) = s.mqecn_idle {
-            if d.0 == 0 {
-                return Err(bad("switch.mqecn_idle", "0s", "must be positive"));
-            }
+        if self.hosts() < 2 {
+            return Err(ConfigError("workload: needs at least 2 hosts".into()));
         }
         Ok(())
     }
 
+    fn validate_topology(&self) -> Result<(), ConfigError> {
+        self.topology.validate()
+    }
+
+    fn validate_switches(&self) -> Result<(), ConfigError> {
+        validate_switch(&self.switch, "switch")?;
+        if let Some(f) = &self.fabric {
+            validate_switch(&self.switch.with(f), "fabric")?;
+        }
+        Ok(())
+    }
+}
+
+fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
+    if !(1..=64).contains(&s.queues) {
+        return Err(bad(&format!("{sec}.queues"), s.queues, "must be 1 to 64"));
+    }
+    let n = s.queues as usize;
+    if let PerQueue::List(q) = &s.quantum {
+        if q.len() != n {
+            return Err(bad(
+                &format!("{sec}.quantum"),
+                format!("a list of {}", q.len()),
+                &format!("needs one value per queue ({n})"),
+            ));
+        }
+    }
+    for (i, q) in s.quanta().iter().enumerate() {
+        if *q == 0 {
+            return Err(bad(&format!("{sec}.quantum[{i}]"), "0B", "must be positive"));
+        }
+    }
+    if s.buffer.0.bytes(1) == 0 {
+        return Err(bad(&format!("{sec}.buffer"), s.buffer.0, "must be positive"));
+    }
+    if s.scheduler == SchedulerKind::SpDwrr && !(1..s.queues).contains(&s.sp_queues) {
+        return Err(bad(
+            &format!("{sec}.sp_queues"),
+            s.sp_queues,
+            &format!("sp-dwrr needs 1 to {} strict queues (queues - 1)", s.queues.saturating_sub(1).max(1)),
+        ));
+    }
+    if !(s.mqecn_beta > 0.0 && s.mqecn_beta < 1.0) {
+        return Err(bad(&format!("{sec}.mqecn_beta"), s.mqecn_beta, "must lie strictly between 0 and 1"));
+    }
+    match (s.marking, &s.threshold) {
+        (MarkingKind::None, _) if s.dequeue_marking => {
+            return Err(bad(
+                &format!("{sec}.dequeue_marking"),
+                true,
+                "needs a marking scheme ({sec}.marking is \"none\")",
+            ));
+        }
+        (MarkingKind::None, _) => {}
+        (m, None) => {
+            return Err(ConfigError(format!(
+                "{sec}.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
+                marking_name(m)
+            )));
+        }
+        (MarkingKind::PerQueue, Some(PerQueue::List(l))) if l.len() != n => {
+            return Err(bad(
+                &format!("{sec}.threshold"),
+                format!("a list of {}", l.len()),
+                &format!("needs one value per queue ({n})"),
+            ));
+        }
+        (m, Some(PerQueue::List(_))) if m != MarkingKind::PerQueue => {
+            return Err(bad(
+                &format!("{sec}.threshold"),
+                "a list",
+                &format!(
+                    "only per-queue marking takes one threshold per queue; \"{}\" takes a single K",
+                    marking_name(m)
+                ),
+            ));
+        }
+        _ => {}
+    }
+    if s.marking == MarkingKind::MqEcn && !s.scheduler.is_round_robin() {
+        return Err(bad(
+            &format!("{sec}.marking"),
+            "\"mq-ecn\"",
+            "needs a round-robin scheduler: wrr, dwrr or sp-dwrr",
+        ));
+    }
+    if let Some(d) = s.mqecn_idle {
+        if d.0 == 0 {
+            return Err(bad(&format!("{sec}.mqecn_idle"), "0s", "must be positive"));
+        }
+    }
+    Ok(())
+}
+
+impl Config {
     fn validate_transport(&self) -> Result<(), ConfigError> {
         let t = &self.transport;
         if t.init_cwnd == 0 {
@@ -779,15 +970,6 @@ impl Config {
             }
         }
         Ok(())
-    }
-
-    /// Quantum of every queue, in bytes.
-    pub fn quanta(&self) -> Vec<u64> {
-        let n = self.switch.queues as usize;
-        match &self.switch.quantum {
-            PerQueue::All(b) => vec![b.0; n],
-            PerQueue::List(l) => l.iter().map(|b| b.0).collect(),
-        }
     }
 
     /// Incast senders as host ids.

@@ -9,12 +9,14 @@ pub mod config;
 pub mod engine;
 pub mod host;
 pub mod packet;
+pub mod presets;
 pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod switch;
 pub mod topology;
 pub mod units;
+pub mod workload;
 pub mod world;
 
 pub use config::{Config, ConfigError};
@@ -40,7 +42,7 @@ impl std::fmt::Display for RunError {
 
 /// Run one experiment to completion.
 pub fn run(cfg: &Config, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
-    let mut w = World::new(cfg);
+    let mut w = World::new(cfg).map_err(RunError::Config)?;
     w.run(progress).map_err(|_| RunError::Interrupted)?;
     Ok(w.report())
 }

@@ -28,6 +28,8 @@ pub struct Packet {
     /// TCP flags carried on ACKs (ECE) and data (CWR).
     pub ece: bool,
     pub cwr: bool,
+    /// A retransmitted data segment (for reordering statistics only).
+    pub rtx: bool,
     /// Service class: which switch queue the packet uses.
     pub service: u8,
     pub src: u32,
@@ -56,6 +58,7 @@ impl Packet {
             ecn: Ecn::NotEct,
             ece: false,
             cwr: false,
+            rtx: false,
             service,
             src,
             dst,

@@ -1,16 +1,17 @@
 //! Topology builders. A network is nodes (hosts first, then switches) and
-//! unidirectional ports (an egress queue discipline plus the link leaving
-//! it). Each switch routes by destination host to a set of equal-cost ports
-//! (one for a star; several for leaf-spine ECMP), picked by a seeded hash
-//! of the flow so a flow never reorders.
+//! unidirectional ports: an egress queue discipline plus the link leaving
+//! it. Every builder only lists nodes and links; ports, shortest-path
+//! routes and ECMP sets follow generically. A switch keeps, per destination
+//! host, the set of equal-cost next-hop ports; a seeded hash of the flow
+//! picks one, so a flow keeps its path and never reorders.
 
-use crate::config::{Config, TopologyKind};
-use crate::config::{MarkingKind, PerQueue, SchedulerKind};
+use crate::config::{Config, MarkingKind, PerQueue, SchedulerKind, SwitchCfg, TopologyKind};
 use crate::switch::buffer::Buffer;
 use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue as PerQueueMarker};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Amount, Time};
+use std::collections::VecDeque;
 
 pub struct Port {
     pub node: u32,
@@ -36,8 +37,6 @@ pub struct Node {
 pub struct SwitchState {
     /// Bytes queued in all of this switch's ports (the shared pool).
     pub pool_bytes: u64,
-    /// For each destination host, the equal-cost egress ports.
-    pub routes: Vec<Vec<u32>>,
 }
 
 pub struct Network {
@@ -45,17 +44,80 @@ pub struct Network {
     pub ports: Vec<Port>,
     pub switches: Vec<SwitchState>,
     pub hosts: u32,
+    /// Equal-cost egress ports of switch s towards host d are
+    /// `route_ports[route_off[s·H + d] .. route_off[s·H + d + 1]]`.
+    route_off: Vec<u32>,
+    route_ports: Vec<u32>,
 }
 
 impl Network {
     pub fn build(cfg: &Config) -> Network {
-        match cfg.topology.kind {
-            TopologyKind::Star => star(cfg),
+        let t = &cfg.topology;
+        let mut b = Builder::default();
+        match t.kind.expect("resolved") {
+            TopologyKind::Star => {
+                let hosts = t.hosts.expect("validated");
+                b.hosts(hosts);
+                let sw = b.switch("switch".into());
+                for h in 0..hosts {
+                    b.link(h, sw, t.host_rate(h), host_delay(cfg));
+                }
+            }
+            TopologyKind::LeafSpine => {
+                let (l, s, hpl) = (t.leaves.unwrap(), t.spines.unwrap(), t.hosts_per_leaf.unwrap());
+                b.hosts(l * hpl);
+                let leaves: Vec<u32> = (0..l).map(|i| b.switch(format!("leaf{i}"))).collect();
+                let spines: Vec<u32> = (0..s).map(|i| b.switch(format!("spine{i}"))).collect();
+                for (i, &leaf) in leaves.iter().enumerate() {
+                    for h in 0..hpl {
+                        let host = i as u32 * hpl + h;
+                        b.link(host, leaf, t.host_rate(host), host_delay(cfg));
+                    }
+                    for &spine in &spines {
+                        b.link(leaf, spine, t.fabric_rate(), t.link_delay.unwrap().0);
+                    }
+                }
+            }
+            TopologyKind::FatTree => {
+                // k pods of k/2 edge and k/2 aggregation switches; (k/2)² cores.
+                let k = t.k.unwrap();
+                let h = k / 2;
+                b.hosts(k * k * k / 4);
+                let edges: Vec<u32> = (0..k * h).map(|i| b.switch(format!("edge{i}"))).collect();
+                let aggs: Vec<u32> = (0..k * h).map(|i| b.switch(format!("agg{i}"))).collect();
+                let cores: Vec<u32> = (0..h * h).map(|i| b.switch(format!("core{i}"))).collect();
+                let (d, up) = (t.link_delay.unwrap().0, t.fabric_rate());
+                for (e, &edge) in edges.iter().enumerate() {
+                    for j in 0..h {
+                        let host = e as u32 * h + j;
+                        b.link(host, edge, t.host_rate(host), host_delay(cfg));
+                    }
+                    let pod = e as u32 / h;
+                    for a in 0..h {
+                        b.link(edge, aggs[(pod * h + a) as usize], up, d);
+                    }
+                }
+                for (a, &agg) in aggs.iter().enumerate() {
+                    let i = a as u32 % h;
+                    for c in 0..h {
+                        b.link(agg, cores[(i * h + c) as usize], up, d);
+                    }
+                }
+            }
         }
+        b.finish(cfg)
+    }
+
+    /// Equal-cost egress ports of switch `sw` (its index among switches)
+    /// towards host `dst`.
+    #[inline]
+    pub fn routes(&self, sw: u32, dst: u32) -> &[u32] {
+        let i = (sw * self.hosts + dst) as usize;
+        &self.route_ports[self.route_off[i] as usize..self.route_off[i + 1] as usize]
     }
 
     /// One-way delay of an otherwise empty path for a packet of `bytes`:
-    /// serialisation and propagation at every hop.
+    /// serialisation and propagation at every hop (first ECMP choice).
     pub fn base_one_way(&self, src: u32, dst: u32, bytes: u64) -> Time {
         let mut t = 0;
         let mut node = src;
@@ -63,7 +125,7 @@ impl Network {
         while node != dst && hops < 64 {
             let port = match self.nodes[node as usize].kind {
                 NodeKind::Host { nic } => nic,
-                NodeKind::Switch { index } => self.switches[index as usize].routes[dst as usize][0],
+                NodeKind::Switch { index } => self.routes(index, dst)[0],
             };
             let p = &self.ports[port as usize];
             t += tx_time(bytes, p.rate_bps) + p.delay;
@@ -72,14 +134,139 @@ impl Network {
         }
         t
     }
+
+    pub fn port_name(&self, p: u32) -> String {
+        let p = &self.ports[p as usize];
+        format!("{}:{}", self.nodes[p.node as usize].name, self.nodes[p.peer as usize].name)
+    }
+
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.hosts
+    }
+}
+
+fn host_delay(cfg: &Config) -> Time {
+    let t = &cfg.topology;
+    t.link_delay.expect("validated").0 + t.host_delay.map(|d| d.0).unwrap_or(0)
+}
+
+/// Nodes and bidirectional links; `finish` turns them into ports and routes.
+#[derive(Default)]
+struct Builder {
+    hosts: u32,
+    names: Vec<String>,
+    /// (a, b, rate, delay)
+    links: Vec<(u32, u32, u64, Time)>,
+}
+
+impl Builder {
+    fn hosts(&mut self, n: u32) {
+        self.hosts = n;
+        self.names.extend((0..n).map(|h| format!("host{h}")));
+    }
+
+    fn switch(&mut self, name: String) -> u32 {
+        self.names.push(name);
+        (self.names.len() - 1) as u32
+    }
+
+    fn link(&mut self, a: u32, b: u32, rate: u64, delay: Time) {
+        self.links.push((a, b, rate, delay));
+    }
+
+    fn finish(self, cfg: &Config) -> Network {
+        let n = self.names.len();
+        let hosts = self.hosts;
+        let host_sw = &cfg.switch;
+        let fabric_sw = cfg.fabric.as_ref().map(|f| cfg.switch.with(f)).unwrap_or_else(|| cfg.switch.clone());
+        let mut nodes: Vec<Node> = self
+            .names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let kind = if (i as u32) < hosts {
+                    NodeKind::Host { nic: u32::MAX }
+                } else {
+                    NodeKind::Switch { index: i as u32 - hosts }
+                };
+                Node { name, kind }
+            })
+            .collect();
+        let mut ports = Vec::with_capacity(2 * self.links.len());
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &(a, b, rate, delay) in &self.links {
+            for (from, to) in [(a, b), (b, a)] {
+                let id = ports.len() as u32;
+                let qdisc = if from < hosts {
+                    nic_qdisc(rate)
+                } else if to < hosts {
+                    switch_qdisc(cfg, host_sw, rate)
+                } else {
+                    switch_qdisc(cfg, &fabric_sw, rate)
+                };
+                let switch = if from < hosts { None } else { Some(from - hosts) };
+                ports.push(Port { node: from, peer: to, rate_bps: rate, delay, qdisc, busy: false, switch });
+                out[from as usize].push(id);
+                if let NodeKind::Host { nic } = &mut nodes[from as usize].kind {
+                    assert!(*nic == u32::MAX, "a host has one link");
+                    *nic = id;
+                }
+            }
+        }
+        // Shortest paths by hop count: BFS from every destination host, then
+        // each switch's ports whose peer is one hop closer form the ECMP set.
+        let switches = n as u32 - hosts;
+        let mut route_off = Vec::with_capacity((switches * hosts) as usize + 1);
+        let mut route_ports = Vec::new();
+        let mut dist = vec![vec![u32::MAX; n]; hosts as usize];
+        for d in 0..hosts {
+            let dd = &mut dist[d as usize];
+            let mut queue = VecDeque::from([d]);
+            dd[d as usize] = 0;
+            while let Some(u) = queue.pop_front() {
+                // Hosts do not forward: only the destination itself expands.
+                if u < hosts && u != d {
+                    continue;
+                }
+                for &p in &out[u as usize] {
+                    let v = ports[p as usize].peer;
+                    if dd[v as usize] == u32::MAX {
+                        dd[v as usize] = dd[u as usize] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+        }
+        for s in 0..switches {
+            let node = hosts + s;
+            for d in 0..hosts {
+                route_off.push(route_ports.len() as u32);
+                let here = dist[d as usize][node as usize];
+                for &p in &out[node as usize] {
+                    let peer = ports[p as usize].peer;
+                    if here != u32::MAX && dist[d as usize][peer as usize] + 1 == here {
+                        route_ports.push(p);
+                    }
+                }
+            }
+        }
+        route_off.push(route_ports.len() as u32);
+        Network {
+            nodes,
+            ports,
+            switches: (0..switches).map(|_| SwitchState { pool_bytes: 0 }).collect(),
+            hosts,
+            route_off,
+            route_ports,
+        }
+    }
 }
 
 /// The configured switch queue discipline for a port of `rate_bps`.
-pub fn switch_qdisc(cfg: &Config, rate_bps: u64) -> Qdisc {
-    let s = &cfg.switch;
+pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let n = s.queues as usize;
     let pkt = cfg.transport.packet_bytes();
-    let quanta = cfg.quanta();
+    let quanta = s.quanta();
     let sched = match s.scheduler {
         SchedulerKind::Sp => Scheduler::Sp(Sp),
         SchedulerKind::Wrr => Scheduler::RoundRobin(wrr(quanta.clone())),
@@ -116,46 +303,4 @@ pub fn switch_qdisc(cfg: &Config, rate_bps: u64) -> Qdisc {
 /// A host NIC: one FIFO with room for everything its TCP sends.
 fn nic_qdisc(rate_bps: u64) -> Qdisc {
     Qdisc::new(1, Scheduler::Sp(Sp), Marker::None, Buffer { limit: Amount::Bytes(u64::MAX / 4) }, rate_bps)
-}
-
-fn star(cfg: &Config) -> Network {
-    let t = &cfg.topology;
-    let hosts = t.hosts.expect("validated");
-    let rate_of = |h: u32| match t.link_rate.as_ref().expect("validated") {
-        PerQueue::All(r) => r.0,
-        PerQueue::List(l) => l[h as usize].0,
-    };
-    let delay = t.link_delay.expect("validated").0 + t.host_delay.map(|d| d.0).unwrap_or(0);
-    let sw = hosts;
-    let mut nodes: Vec<Node> =
-        (0..hosts).map(|h| Node { name: format!("host{h}"), kind: NodeKind::Host { nic: h } }).collect();
-    nodes.push(Node { name: "switch".into(), kind: NodeKind::Switch { index: 0 } });
-    let mut ports = Vec::with_capacity(2 * hosts as usize);
-    for h in 0..hosts {
-        let rate = rate_of(h);
-        ports.push(Port {
-            node: h,
-            peer: sw,
-            rate_bps: rate,
-            delay,
-            qdisc: nic_qdisc(rate),
-            busy: false,
-            switch: None,
-        });
-    }
-    let mut routes = Vec::with_capacity(hosts as usize);
-    for h in 0..hosts {
-        routes.push(vec![ports.len() as u32]);
-        let rate = rate_of(h);
-        ports.push(Port {
-            node: sw,
-            peer: h,
-            rate_bps: rate,
-            delay,
-            qdisc: switch_qdisc(cfg, rate),
-            busy: false,
-            switch: Some(0),
-        });
-    }
-    Network { nodes, ports, switches: vec![SwitchState { pool_bytes: 0, routes }], hosts }
 }

@@ -1,7 +1,7 @@
 //! A built experiment and its event loop: hosts' TCP and applications meet
 //! switch ports here. Every handler is a small function of (state, event).
 
-use crate::config::{Config, FlowSize};
+use crate::config::{Config, ConfigError, FlowSize, PerQueue};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
@@ -39,6 +39,10 @@ pub struct Flow {
     /// Data bytes waiting in the sender's NIC queue (TCP small queues).
     nic_bytes: u64,
     nic_blocked: bool,
+    /// Highest data byte received so far, and first transmissions that
+    /// arrived below it (reordered by the network).
+    rx_high: u64,
+    pub reordered: u32,
     pub drops: u32,
     incast: Option<u32>,
 }
@@ -85,6 +89,15 @@ pub struct World<'a> {
     delack_timeout: Time,
     host_queue_limit: u64,
     sample_ports: Vec<u32>,
+    /// Workload flows are flows[workload.0..workload.1], in start order;
+    /// each one's start schedules the next.
+    workload: (usize, usize),
+    /// Sized flows not yet finished; the run ends when none are left and
+    /// nothing open-ended (long-lived flows, pings, incast) runs.
+    unfinished: usize,
+    open_ended: bool,
+    /// When the run stopped: the duration, or earlier when all finished.
+    stopped: Time,
     pub sent: u64,
     pub delivered: u64,
     pub dropped: u64,
@@ -95,7 +108,7 @@ pub struct World<'a> {
 }
 
 impl<'a> World<'a> {
-    pub fn new(cfg: &'a Config) -> World<'a> {
+    pub fn new(cfg: &'a Config) -> Result<World<'a>, ConfigError> {
         let net = Network::build(cfg);
         let t = &cfg.transport;
         let mut flows = Vec::new();
@@ -116,6 +129,8 @@ impl<'a> World<'a> {
             last_data_ts: 0,
             nic_bytes: 0,
             nic_blocked: false,
+            rx_high: 0,
+            reordered: 0,
             drops: 0,
             incast: None,
         };
@@ -152,6 +167,19 @@ impl<'a> World<'a> {
                 req_delay,
             });
         }
+        let w0 = flows.len();
+        if let Some(w) = &cfg.workload {
+            let rates: Vec<u64> = (0..net.hosts).map(|h| cfg.topology.host_rate(h)).collect();
+            let arrivals = crate::workload::poisson(w, &rates, t.mss, t.header, cfg.run.seed)
+                .map_err(|m| ConfigError(format!("workload: {m}")))?;
+            for a in arrivals {
+                flows.push(new_flow(a.src, a.dst, a.service, FlowKind::Sized, Some(a.size), a.start, None));
+            }
+        }
+        let workload = (w0, flows.len());
+        let unfinished = flows.iter().filter(|f| f.kind == FlowKind::Sized).count();
+        let open_ended =
+            flows.iter().any(|f| f.kind == FlowKind::Long) || !cfg.ping.is_empty() || !cfg.incast.is_empty();
         let pings = cfg
             .ping
             .iter()
@@ -163,9 +191,9 @@ impl<'a> World<'a> {
                 size: p.size.0 as u32,
             })
             .collect();
-        let sample_ports = (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].switch.is_some()).collect();
+        let sample_ports = sampled_ports(&net, &cfg.run.sample_ports)?;
         let services = cfg.switch.queues as usize;
-        World {
+        Ok(World {
             cfg,
             q: EventQueue::new(),
             arena: Arena::default(),
@@ -188,7 +216,11 @@ impl<'a> World<'a> {
             in_transit: 0,
             goodput_after_warmup: vec![0; services],
             wall_seconds: 0.0,
-        }
+            workload,
+            unfinished,
+            open_ended,
+            stopped: cfg.run.duration.0,
+        })
     }
 
     // ---------------- the run loop ----------------
@@ -199,7 +231,8 @@ impl<'a> World<'a> {
         let wall = std::time::Instant::now();
         for f in 0..self.flows.len() as u32 {
             let fl = &self.flows[f as usize];
-            if fl.start <= self.end {
+            let later_arrival = (f as usize) > self.workload.0 && (f as usize) < self.workload.1;
+            if fl.start <= self.end && !later_arrival {
                 self.q.at(fl.start, Event::FlowStart { flow: f });
             }
             if let Some(s) = fl.stop.filter(|&s| s <= self.end) {
@@ -211,14 +244,21 @@ impl<'a> World<'a> {
                 self.q.at(p.start.0, Event::Ping { probe: i as u32 });
             }
         }
-        self.q.at(0, Event::Sample);
+        if !self.sample_ports.is_empty() {
+            self.q.at(0, Event::Sample);
+        }
         let mut last_report = wall;
+        let ends_early = !self.open_ended && self.unfinished > 0;
         while let Some(t) = self.q.peek_time() {
             if t > self.end {
                 break;
             }
             let (_, ev) = self.q.pop().expect("peeked");
             self.dispatch(ev);
+            if ends_early && self.unfinished == 0 {
+                self.stopped = self.q.now;
+                break;
+            }
             if self.q.processed & 0x3FFFF == 0 && last_report.elapsed().as_secs_f64() > 0.25 {
                 last_report = std::time::Instant::now();
                 if !progress(secs(self.q.now), secs(self.end)) {
@@ -331,7 +371,7 @@ impl<'a> World<'a> {
     #[inline]
     fn switch_arrive(&mut self, sw: u32, id: u32) {
         let p = self.arena.get(id);
-        let routes = &self.net.switches[sw as usize].routes[p.dst as usize];
+        let routes = self.net.routes(sw, p.dst);
         let port = if routes.len() == 1 {
             routes[0]
         } else {
@@ -411,6 +451,11 @@ impl<'a> World<'a> {
         let now = self.q.now;
         let fid = p.flow;
         let f = &mut self.flows[fid as usize];
+        let end = p.seq + p.payload as u64;
+        if !p.rtx && p.seq < f.rx_high {
+            f.reordered += 1;
+        }
+        f.rx_high = f.rx_high.max(end);
         let before = f.rx.rcv_nxt;
         let out = f.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, p.cwr);
         f.last_data_ts = p.ts;
@@ -444,6 +489,7 @@ impl<'a> World<'a> {
         if let (Some(size), None) = (f.size, f.finish) {
             if got >= size {
                 f.finish = Some(now);
+                self.unfinished -= 1;
             }
         }
         if let Some(g) = f.incast {
@@ -483,6 +529,10 @@ impl<'a> World<'a> {
 
     fn flow_start(&mut self, fid: u32) {
         let now = self.q.now;
+        let next = fid as usize + 1;
+        if (fid as usize) >= self.workload.0 && next < self.workload.1 && self.flows[next].start <= self.end {
+            self.q.at(self.flows[next].start, Event::FlowStart { flow: next as u32 });
+        }
         let f = &mut self.flows[fid as usize];
         f.tx.limit = match f.kind {
             FlowKind::Long => u64::MAX,
@@ -517,6 +567,7 @@ impl<'a> World<'a> {
             p.payload = seg.len;
             p.seq = seg.seq;
             p.cwr = seg.cwr;
+            p.rtx = seg.retransmit;
             p.ts = now;
             if ect {
                 p.ecn = Ecn::Ect;
@@ -676,6 +727,7 @@ impl<'a> World<'a> {
                 ("retransmits", Column::U32(fl.iter().map(|f| f.tx.retransmits).collect())),
                 ("ce_marks", Column::U32(fl.iter().map(|f| f.rx.ce_received).collect())),
                 ("drops", Column::U32(fl.iter().map(|f| f.drops).collect())),
+                ("reordered", Column::U32(fl.iter().map(|f| f.reordered).collect())),
                 (
                     "kind",
                     Column::Str(
@@ -700,7 +752,10 @@ impl<'a> World<'a> {
         let active = self.active_services();
         for (b, _) in s.goodput.first().map(|v| v.iter().enumerate()).into_iter().flatten() {
             let start = b as Time * bin;
-            let width = (self.end.min(start + bin) - start).max(1);
+            if start >= self.stopped {
+                break;
+            }
+            let width = (self.stopped.min(start + bin) - start).max(1);
             for &svc in &active {
                 t.push(secs(start + width));
                 sv.push(svc as u32);
@@ -774,7 +829,7 @@ impl<'a> World<'a> {
     }
 
     fn summary(&self) -> Map<String, Value> {
-        let span = secs(self.end - self.warmup);
+        let span = secs(self.stopped.saturating_sub(self.warmup).max(1));
         let mut by_service = Map::new();
         for svc in self.active_services() {
             by_service.insert(svc.to_string(), json!(self.goodput_after_warmup[svc] as f64 * 8.0 / span / 1e9));
@@ -790,7 +845,7 @@ impl<'a> World<'a> {
         m.insert("events".into(), json!(events));
         m.insert("wall_seconds".into(), json!(self.wall_seconds));
         m.insert("events_per_second".into(), json!(events as f64 / self.wall_seconds.max(1e-9)));
-        m.insert("sim_seconds".into(), json!(secs(self.end)));
+        m.insert("sim_seconds".into(), json!(secs(self.stopped)));
         m.insert("packets_sent".into(), json!(self.sent));
         m.insert("packets_delivered".into(), json!(self.delivered));
         m.insert("packets_dropped".into(), json!(self.dropped));
@@ -805,4 +860,42 @@ impl<'a> World<'a> {
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.finish.is_some()).count()));
         m
     }
+}
+
+/// The ports whose queues are sampled (`run.sample_ports`).
+fn sampled_ports(net: &Network, sel: &PerQueue<String>) -> Result<Vec<u32>, ConfigError> {
+    let switch_ports = || (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].switch.is_some());
+    Ok(match sel {
+        PerQueue::All(s) if s == "all" => switch_ports().collect(),
+        PerQueue::All(s) if s == "auto" => {
+            let v: Vec<u32> = switch_ports().collect();
+            if v.len() <= 64 {
+                v
+            } else {
+                Vec::new()
+            }
+        }
+        PerQueue::All(s) if s == "none" => Vec::new(),
+        PerQueue::All(s) if s == "hosts" => switch_ports().filter(|&p| net.is_host(net.ports[p as usize].peer)).collect(),
+        PerQueue::All(s) => {
+            return Err(ConfigError(format!(
+                "run.sample_ports = {s:?}: expected \"auto\", \"all\", \"none\", \"hosts\" or a list of port names like \"switch:host2\""
+            )))
+        }
+        PerQueue::List(names) => {
+            let mut v = Vec::with_capacity(names.len());
+            for (i, name) in names.iter().enumerate() {
+                match switch_ports().find(|&p| net.port_name(p) == *name) {
+                    Some(p) => v.push(p),
+                    None => {
+                        return Err(ConfigError(format!(
+                            "run.sample_ports[{i}] = {name:?}: no such switch port; ports are named \"node:peer\", e.g. {:?}",
+                            switch_ports().next().map(|p| net.port_name(p)).unwrap_or_default()
+                        )))
+                    }
+                }
+            }
+            v
+        }
+    })
 }
