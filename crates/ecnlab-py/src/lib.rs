@@ -86,6 +86,22 @@ fn validate(config_json: &str) -> PyResult<()> {
     ecnlab::Config::from_json(config_json).map(|_| ()).map_err(|e| ConfigError::new_err(e.0))
 }
 
+/// Draw `n` flow sizes (bytes) from a distribution: a built-in name, "mix",
+/// or a CSV path. Returns a raw u64 column.
+#[pyfunction]
+fn sample_flow_sizes<'py>(py: Python<'py>, distribution: &str, n: usize, seed: u64) -> PyResult<Bound<'py, PyAny>> {
+    let d = ecnlab::workload::SizeDist::resolve(distribution).map_err(ConfigError::new_err)?;
+    let mut rng = ecnlab::rng::Rng::new(seed);
+    let sizes: Vec<u64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+    column(py, &Column::U64(sizes))
+}
+
+/// Mean (bytes) of a distribution as sampled (linear interpolation).
+#[pyfunction]
+fn distribution_mean(distribution: &str) -> PyResult<f64> {
+    ecnlab::workload::SizeDist::resolve(distribution).map(|d| d.mean()).map_err(ConfigError::new_err)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -96,6 +112,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_flow_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(distribution_mean, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     Ok(())
 }

@@ -428,13 +428,14 @@ pub struct TransportCfg {
     #[serde(default)]
     pub slow_start_restart: bool,
     /// Bytes of one connection's data allowed to wait in its host's NIC
-    /// queue before it pauses (Linux TCP small queues); a host never drops.
+    /// queue before it pauses (Linux TCP small queues, whose floor is two
+    /// packets); a host never drops. Raise it to model deeper host queues.
     #[serde(default = "default_host_queue")]
     pub host_queue_limit: Bytes,
 }
 
 fn default_host_queue() -> Bytes {
-    Bytes(256_000)
+    Bytes(3_000)
 }
 fn default_cc() -> CcKind {
     CcKind::Dctcp

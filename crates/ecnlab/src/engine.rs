@@ -27,17 +27,22 @@ pub enum Event {
     Sample,
 }
 
+/// (time, insertion sequence) packed into one integer: one comparison
+/// orders events by time, then by the order they were scheduled.
 #[derive(Clone, Copy)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     ev: Event,
 }
 
 impl Entry {
     #[inline]
     fn before(&self, o: &Entry) -> bool {
-        (self.time, self.seq) < (o.time, o.seq)
+        self.key < o.key
+    }
+    #[inline]
+    fn time(&self) -> Time {
+        (self.key >> 64) as Time
     }
 }
 
@@ -49,6 +54,8 @@ pub struct EventQueue {
     seq: u64,
     pub now: Time,
     pub processed: u64,
+    /// Most events ever pending at once.
+    pub peak: usize,
 }
 
 impl EventQueue {
@@ -59,10 +66,11 @@ impl EventQueue {
     #[inline]
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past");
-        let e = Entry { time, seq: self.seq, ev };
+        let e = Entry { key: ((time as u128) << 64) | self.seq as u128, ev };
         self.seq += 1;
         self.heap.push(e);
         let mut i = self.heap.len() - 1;
+        self.peak = self.peak.max(i + 1);
         while i > 0 {
             let p = (i - 1) / 4;
             if e.before(&self.heap[p]) {
@@ -81,7 +89,7 @@ impl EventQueue {
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| e.time)
+        self.heap.first().map(|e| e.time())
     }
 
     #[inline]
@@ -116,9 +124,9 @@ impl EventQueue {
             }
             self.heap[i] = last;
         }
-        self.now = top.time;
+        self.now = top.time();
         self.processed += 1;
-        Some((top.time, top.ev))
+        Some((self.now, top.ev))
     }
 
     pub fn len(&self) -> usize {

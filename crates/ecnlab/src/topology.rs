@@ -17,9 +17,15 @@ pub struct Port {
     pub node: u32,
     pub peer: u32,
     pub rate_bps: u64,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (all the
+    /// usual rates), else 0 and `tx_time` divides.
+    ps_per_byte: u64,
     pub delay: Time,
     pub qdisc: Qdisc,
-    pub busy: bool,
+    /// The current transmission ends here; the port is free from then on.
+    pub busy_until: Time,
+    /// A TxDone event is scheduled at `busy_until`.
+    pub txdone_pending: bool,
     /// Owned by a switch (counts toward its shared pool), else a host NIC.
     pub switch: Option<u32>,
 }
@@ -48,6 +54,17 @@ pub struct Network {
     /// `route_ports[route_off[s·H + d] .. route_off[s·H + d + 1]]`.
     route_off: Vec<u32>,
     route_ports: Vec<u32>,
+}
+
+impl Port {
+    #[inline]
+    pub fn tx_time(&self, bytes: u64) -> Time {
+        if self.ps_per_byte != 0 {
+            bytes * self.ps_per_byte
+        } else {
+            tx_time(bytes, self.rate_bps)
+        }
+    }
 }
 
 impl Network {
@@ -205,7 +222,19 @@ impl Builder {
                     switch_qdisc(cfg, &fabric_sw, rate)
                 };
                 let switch = if from < hosts { None } else { Some(from - hosts) };
-                ports.push(Port { node: from, peer: to, rate_bps: rate, delay, qdisc, busy: false, switch });
+                let ps_per_byte =
+                    if (8 * crate::units::PS_PER_S) % rate == 0 { 8 * crate::units::PS_PER_S / rate } else { 0 };
+                ports.push(Port {
+                    node: from,
+                    peer: to,
+                    rate_bps: rate,
+                    ps_per_byte,
+                    delay,
+                    qdisc,
+                    busy_until: 0,
+                    txdone_pending: false,
+                    switch,
+                });
                 out[from as usize].push(id);
                 if let NodeKind::Host { nic } = &mut nodes[from as usize].kind {
                     assert!(*nic == u32::MAX, "a host has one link");

@@ -11,7 +11,7 @@ use crate::report::{Column, Report, Table};
 use crate::rng::hash64;
 use crate::stats::Stats;
 use crate::topology::{Network, NodeKind};
-use crate::units::{secs, tx_time, Time};
+use crate::units::{secs, Time};
 use serde_json::{json, Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +274,7 @@ impl<'a> World<'a> {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => {
-                self.net.ports[port as usize].busy = false;
+                self.net.ports[port as usize].txdone_pending = false;
                 self.start_tx(port);
             }
             Event::Arrive { node, pkt } => {
@@ -306,6 +306,9 @@ impl<'a> World<'a> {
 
     // ---------------- network ----------------
 
+    /// The port is free: put its next packet on the wire. A TxDone event
+    /// is scheduled only when more packets wait, so an idle path costs one
+    /// event per hop.
     #[inline]
     fn start_tx(&mut self, port: u32) {
         let now = self.q.now;
@@ -321,11 +324,13 @@ impl<'a> World<'a> {
         let p = &mut self.net.ports[port as usize];
         if let Some(id) = next {
             let pkt = self.arena.get(id);
-            let ser = tx_time(pkt.size as u64, p.rate_bps);
-            p.busy = true;
-            let (peer, delay) = (p.peer, p.delay);
-            self.q.after(ser, Event::TxDone { port });
-            self.q.after(ser + delay, Event::Arrive { node: peer, pkt: id });
+            let ser = p.tx_time(pkt.size as u64);
+            p.busy_until = now + ser;
+            self.q.at(now + ser + p.delay, Event::Arrive { node: p.peer, pkt: id });
+            if p.qdisc.packets > 0 {
+                p.txdone_pending = true;
+                self.q.at(now + ser, Event::TxDone { port });
+            }
             self.in_transit += 1;
             if p.switch.is_none() && pkt.kind == Kind::Data {
                 // The NIC took a data packet: a paused sender may go on.
@@ -351,8 +356,13 @@ impl<'a> World<'a> {
                 if let Some(s) = p.switch {
                     self.net.switches[s as usize].pool_bytes += size;
                 }
-                if !p.busy {
-                    self.start_tx(port);
+                if !p.txdone_pending {
+                    if now >= p.busy_until {
+                        self.start_tx(port);
+                    } else {
+                        p.txdone_pending = true;
+                        self.q.at(p.busy_until, Event::TxDone { port });
+                    }
                 }
             }
             Err(_) => self.drop_packet(id),
@@ -378,7 +388,8 @@ impl<'a> World<'a> {
             // Per-flow ECMP: a flow's packets (both directions hash alike
             // per direction) always take the same path.
             let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
-            routes[(hash64(self.ecmp_seed, key) % routes.len() as u64) as usize]
+            // Multiply-shift maps the hash onto the set without a division.
+            routes[((hash64(self.ecmp_seed, key) as u128 * routes.len() as u128) >> 64) as usize]
         };
         self.enqueue(port, id);
     }
@@ -843,6 +854,7 @@ impl<'a> World<'a> {
         let events = self.q.processed;
         let mut m = Map::new();
         m.insert("events".into(), json!(events));
+        m.insert("peak_pending_events".into(), json!(self.q.peak));
         m.insert("wall_seconds".into(), json!(self.wall_seconds));
         m.insert("events_per_second".into(), json!(events as f64 / self.wall_seconds.max(1e-9)));
         m.insert("sim_seconds".into(), json!(secs(self.stopped)));

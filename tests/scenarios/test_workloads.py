@@ -1,0 +1,180 @@
+"""Flow-size distributions and Poisson workloads (the papers' traffic)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ecnlab
+from ecnlab import _engine
+from scenario_kit import run_checked
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "crates" / "ecnlab" / "workloads"
+
+# Means of the interpolated CDFs quoted in ML-ECN §IV (shared/README.md).
+PAPER_MEAN = {"web_search": 1.67e6, "data_mining": 7.47e6, "cache": 0.91e6, "hadoop": 4.14e6}
+
+
+def samples(dist: str, n: int, seed: int = 11) -> np.ndarray:
+    _, raw = _engine.sample_flow_sizes(dist, n, seed)
+    return np.frombuffer(raw, dtype="<u8").astype(float)
+
+
+def cdf_points(name: str) -> np.ndarray:
+    return np.loadtxt(WORKLOADS / f"{name}.csv", delimiter=",", skiprows=1)
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_MEAN))
+def test_sizes_follow_the_cdf_and_its_mean(name: str) -> None:
+    n = 1_000_000
+    x = np.sort(samples(name, n))
+    pts = cdf_points(name)
+
+    # Goodness of fit at every CDF point and at every segment's midpoint
+    # (linear interpolation, as ns-2's empirical RV): the empirical CDF
+    # stays within 0.003 of the target; the Kolmogorov-Smirnov 1% critical
+    # value for n = 1e6 is 1.63/sqrt(n) = 0.0016.
+    def at(s: float) -> float:
+        # Right-continuous: where a size is listed twice (an atom), the upper value.
+        return float(pts[pts[:, 0] <= s][:, 1].max())
+
+    for (s0, c0), (s1, c1) in zip(pts, pts[1:]):
+        if s1 == s0:
+            continue
+        for s, c in ((s1, at(s1)), ((s0 + s1) / 2, (c0 + c1) / 2)):
+            emp = np.searchsorted(x, s, side="right") / n
+            assert abs(emp - c) < 0.003, (name, s, emp, c)
+    # Mean within 3% of the paper's (heavy tails: 1e6 samples keep the
+    # standard error below 1% even for data mining).
+    assert x.mean() == pytest.approx(PAPER_MEAN[name], rel=0.03)
+
+
+def test_mix_draws_each_distribution_equally() -> None:
+    want = np.mean(list(PAPER_MEAN.values()))
+    assert _engine.distribution_mean("mix") == pytest.approx(want, rel=0.01)
+    assert samples("mix", 1_000_000).mean() == pytest.approx(want, rel=0.03)
+
+
+def test_unknown_distribution_is_a_config_error(tmp_path: Path) -> None:
+    cfg = leaf_spine_cfg(load=0.3, flows=10, distribution="websearch")
+    with pytest.raises(ecnlab.ConfigError, match=r"workload.distribution: unknown distribution"):
+        ecnlab.run(cfg, progress=False)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("size_bytes,cdf\n100,0.5\n50,1\n")
+    cfg = leaf_spine_cfg(load=0.3, flows=10, distribution=str(bad))
+    with pytest.raises(ecnlab.ConfigError, match="must not decrease"):
+        ecnlab.run(cfg, progress=False)
+
+
+def leaf_spine_cfg(load: float, flows: int, distribution: str, **topo: object) -> dict:
+    return {
+        "run": {"seed": 3, "duration": "5s", "sample_ports": "none"},
+        "topology": {"preset": "mqecn", **topo},
+        "switch": {"buffer": "300KB", "queues": 8, "marking": "mq-ecn", "threshold": "65pkt"},
+        "transport": {"cc": "dctcp", "init_cwnd": 16, "min_rto": "5ms"},
+        "workload": {
+            "kind": "poisson",
+            "load": load,
+            "flows": flows,
+            "services": 8,
+            "distribution": distribution,
+        },
+    }
+
+
+@pytest.mark.parametrize("load", [0.3, 0.7])
+def test_access_links_carry_the_target_load(load: float, tmp_path: Path) -> None:
+    # Sizes uniform on [10 KB, 1 MB] (a user's own CDF file), so the check
+    # is about arrivals and header accounting, not heavy-tail noise.
+    cdf = tmp_path / "uniform.csv"
+    cdf.write_text("size_bytes,cdf\n10000,0\n1000000,1\n")
+    res = ecnlab.run(leaf_spine_cfg(load, 10_000, str(cdf)), progress=False)
+    fl = res["flows"]
+    assert res.summary["fct"]["unfinished"] == 0
+    start = fl["start"].to_numpy()
+    # Utilisation of the 144 host links while arrivals last, from the goodput
+    # each receiver got in the middle 60% of that span (payload → wire:
+    # 1500/1460). Expected: the target load within 5% (the issue's bar).
+    g = res["goodput"]
+    t = g["time"].to_numpy()
+    lo, hi = np.quantile(start, 0.2), np.quantile(start, 0.8)
+    sel = (t > lo + 0.001) & (t <= hi)
+    bins = np.unique(t[sel])
+    gbps = g["gbps"].to_numpy()[sel].sum() / len(bins)
+    util = gbps * 1500 / 1460 / (144 * 10.0)
+    assert util == pytest.approx(load, rel=0.05), util
+
+
+def test_ecmp_spreads_uplink_bytes_and_never_reorders(tmp_path: Path) -> None:
+    # 4 leaves × 4 hosts, 4 spines; 8000 flows of 20 KB. Per-flow ECMP over
+    # 4 spines: each leaf uplink should carry its 1/4 (issue: each within
+    # 20% of the mean); a flow's packets share one path, so none arrive
+    # reordered.
+    cdf = tmp_path / "fixed.csv"
+    cdf.write_text("size_bytes,cdf\n20000,0\n20000,1\n")
+    cfg = {
+        "run": {"seed": 5, "duration": "5s", "sample_ports": "none"},
+        "topology": {
+            "kind": "leaf-spine",
+            "leaves": 4,
+            "spines": 4,
+            "hosts_per_leaf": 4,
+            "link_rate": "10Gbps",
+            "uplink_rate": "10Gbps",
+            "link_delay": "1us",
+            "host_delay": "10us",
+        },
+        "switch": {"buffer": "300KB", "marking": "per-queue", "threshold": "65pkt"},
+        "workload": {"kind": "poisson", "load": 0.3, "flows": 8000, "distribution": str(cdf)},
+    }
+    res = run_checked(cfg)
+    ports = [r for r in res["ports"].to_pylist() if r["queue"] == -1]
+    up = np.array(
+        [
+            r["sent_bytes"]
+            for r in ports
+            if r["node"].startswith("leaf") and r["peer"].startswith("spine")
+        ]
+    )
+    assert len(up) == 16
+    assert np.all(np.abs(up / up.mean() - 1) < 0.2), up / up.mean()
+    assert sum(res["flows"]["reordered"].to_pylist()) == 0
+    assert res.summary["fct"]["unfinished"] == 0
+    # A different seed hashes flows onto other paths.
+    other = ecnlab.run({**cfg, "run": {**cfg["run"], "seed": 6}}, progress=False)
+    up2 = [
+        r["sent_bytes"]
+        for r in other["ports"].to_pylist()
+        if r["queue"] == -1 and r["node"].startswith("leaf") and r["peer"].startswith("spine")
+    ]
+    assert list(up2) != list(up)
+
+
+def one_way(links: list[tuple[float, float]], size: int) -> float:
+    """Propagation plus store-and-forward serialisation over (rate, delay) links."""
+    return sum(d + size * 8 / r for r, d in links)
+
+
+def test_one_packet_flows_finish_near_ideal_at_low_load() -> None:
+    # Cache (Roy et al.): 35% of all flows are one 1460 B segment. At load 0.1 a
+    # one-packet flow should take about the ideal: SYN and SYN-ACK (40 B)
+    # one way each, then the data packet (1500 B) one way (issue: within
+    # 20% on average; no flow may beat the ideal).
+    res = run_checked(leaf_spine_cfg(0.1, 3000, "cache"))
+    host = (10e9, 20.2e-6)
+    fabric = (10e9, 0.2e-6)
+    ratios = []
+    for f in res["flows"].to_pylist():
+        if f["size"] > 1460:
+            continue
+        same_leaf = f["src"] // 12 == f["dst"] // 12
+        path = [host, host] if same_leaf else [host, fabric, fabric, host]
+        ideal = 2 * one_way(path, 40) + one_way(path, 1500)
+        ratios.append(f["fct"] / ideal)
+    ratios = np.array(ratios)
+    assert len(ratios) > 1000
+    assert ratios.min() >= 0.999, ratios.min()
+    assert ratios.mean() <= 1.2, ratios.mean()
+    assert res.summary["fct"]["one_packet_mean"] > 0
