@@ -39,9 +39,11 @@ test-python: build
 	$(PY) -m pytest -q tests
 
 # Engine speed on the reference scenarios (not a test: prints numbers).
+BENCH ?= bench/two_flows_10g.toml bench/incast_1g.toml bench/mqecn_leafspine.toml
 bench:
 	cargo build --release -p ecnlab --bin ecnlab-bench
-	./target/release/ecnlab-bench
+	@./target/release/ecnlab-bench --header-only
+	@for f in $(BENCH); do ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
 
 lint: $(STAMP)
 	cargo fmt --all -- --check

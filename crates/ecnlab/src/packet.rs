@@ -21,7 +21,10 @@ pub enum Ecn {
     Ce,
 }
 
+/// One cache line: a packet is touched once per hop, and at scale that
+/// touch is usually a cache miss.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub struct Packet {
     pub kind: Kind,
     pub ecn: Ecn,
@@ -47,8 +50,6 @@ pub struct Packet {
     pub sack_hi: u64,
     /// Sender timestamp, echoed by the receiver (RFC 7323 style) for RTT.
     pub ts: Time,
-    /// When it entered the current queue.
-    pub enq_time: Time,
 }
 
 impl Packet {
@@ -69,7 +70,6 @@ impl Packet {
             sack_lo: 0,
             sack_hi: 0,
             ts: 0,
-            enq_time: 0,
         }
     }
 }

@@ -222,8 +222,11 @@ impl Builder {
                     switch_qdisc(cfg, &fabric_sw, rate)
                 };
                 let switch = if from < hosts { None } else { Some(from - hosts) };
-                let ps_per_byte =
-                    if (8 * crate::units::PS_PER_S) % rate == 0 { 8 * crate::units::PS_PER_S / rate } else { 0 };
+                let ps_per_byte = if (8 * crate::units::PS_PER_S).is_multiple_of(rate) {
+                    8 * crate::units::PS_PER_S / rate
+                } else {
+                    0
+                };
                 ports.push(Port {
                     node: from,
                     peer: to,

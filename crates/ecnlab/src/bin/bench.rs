@@ -1,16 +1,32 @@
-//! `make bench`: events/s and wall time for the reference scenarios.
-//! Usage: ecnlab-bench [CONFIG.toml ...] (default: the files in bench/).
+//! `make bench`: events/s, wall time and peak memory for the reference
+//! scenarios. Usage: ecnlab-bench [CONFIG.toml ...] (default: the files in
+//! bench/). Peak memory is the process's high-water mark, so `make bench`
+//! runs each scenario in a process of its own.
 
 use std::time::Instant;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let header_only = args.iter().any(|a| a == "--header-only");
+    args.retain(|a| a != "--header-only");
     let files = if args.is_empty() {
-        vec!["bench/two_flows_10g.toml".to_string(), "bench/incast_1g.toml".to_string()]
+        vec![
+            "bench/two_flows_10g.toml".to_string(),
+            "bench/incast_1g.toml".to_string(),
+            "bench/mqecn_leafspine.toml".to_string(),
+        ]
     } else {
         args
     };
-    println!("{:<28} {:>12} {:>10} {:>14} {:>10}", "scenario", "events", "wall s", "events/s", "sim s");
+    if std::env::var_os("ECNLAB_BENCH_NO_HEADER").is_none() {
+        println!(
+            "{:<20} {:>12} {:>9} {:>12} {:>9} {:>8} {:>11}",
+            "scenario", "events", "wall s", "events/s", "sim s", "flows", "peak MiB"
+        );
+    }
+    if header_only {
+        return;
+    }
     for f in files {
         let text = match std::fs::read_to_string(&f) {
             Ok(t) => t,
@@ -31,16 +47,33 @@ fn main() {
         let wall = t0.elapsed().as_secs_f64();
         let ev = rep.summary["events"].as_u64().unwrap_or(0);
         let name = std::path::Path::new(&f).file_stem().and_then(|s| s.to_str()).unwrap_or(&f).to_string();
+        let sim = rep.summary["sim_seconds"].as_f64().unwrap_or(0.0);
+        let flows = rep.table("flows").map(|t| t.rows()).unwrap_or(0);
         println!(
-            "{:<28} {:>12} {:>10.3} {:>14.0} {:>10}",
+            "{:<20} {:>12} {:>9.2} {:>12.0} {:>9.4} {:>8} {:>11.1}",
             name,
             ev,
             wall,
             ev as f64 / wall,
-            rep.summary["sim_seconds"]
+            sim,
+            flows,
+            peak_rss_mib()
         );
         if std::env::var_os("ECNLAB_BENCH_VERBOSE").is_some() {
             println!("{}", serde_json::to_string_pretty(&rep.summary).unwrap());
         }
     }
+}
+
+/// The process's peak resident memory (Linux VmHWM), in MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
 }

@@ -103,7 +103,6 @@ impl Qdisc {
                 }
             }
         }
-        p.enq_time = now;
         let was_empty = self.queues[q].is_empty();
         self.queues[q].push(id, size);
         self.bytes += size as u64;

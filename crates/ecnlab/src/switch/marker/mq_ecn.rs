@@ -18,17 +18,16 @@ use crate::units::{tx_time, Time};
 pub struct MqEcn {
     /// The standard threshold K, bytes.
     k: u64,
-    /// Time each queue's quantum takes at line rate: quantum_i / C, in ps.
-    quantum_ps: Vec<u64>,
+    /// Per queue: (quantum_i / C in ps, when its current wait for service
+    /// began — possibly one transmission in the future, when it emptied on
+    /// its last packet).
+    queue: Vec<(u64, Time)>,
     /// Queues below this index are strict-priority and use K.
     strict: usize,
     beta: f64,
     idle_slot: Time,
     /// Smoothed round time, ps; 0 = no estimate yet (use K).
     t_round: f64,
-    /// Per queue: when its current wait for service began (may lie in the
-    /// future by one transmission, when it emptied on its last packet).
-    t_start: Vec<Time>,
     /// When the port last became empty.
     t_idle: Time,
 }
@@ -37,12 +36,11 @@ impl MqEcn {
     pub fn new(k: u64, quantum: &[u64], rate_bps: u64, strict: usize, beta: f64, idle_slot: Time) -> Self {
         MqEcn {
             k,
-            quantum_ps: quantum.iter().map(|&q| tx_time(q, rate_bps)).collect(),
+            queue: quantum.iter().map(|&q| (tx_time(q, rate_bps), 0)).collect(),
             strict,
             beta,
             idle_slot: idle_slot.max(1),
             t_round: 0.0,
-            t_start: vec![0; quantum.len()],
             t_idle: 0,
         }
     }
@@ -56,7 +54,7 @@ impl MqEcn {
         if q < self.strict || self.t_round < 1.0 {
             return self.k;
         }
-        let share = (self.quantum_ps[q] as f64 / self.t_round).min(1.0);
+        let share = (self.queue[q].0 as f64 / self.t_round).min(1.0);
         (self.k as f64 * share) as u64
     }
 
@@ -70,13 +68,13 @@ impl MqEcn {
     }
 
     pub fn activated(&mut self, q: usize, now: Time) {
-        self.t_start[q] = self.t_start[q].max(now);
+        self.queue[q].1 = self.queue[q].1.max(now);
     }
 
     pub fn turn_end(&mut self, q: usize, end: Time) {
-        let s = end.saturating_sub(self.t_start[q]);
+        let s = end.saturating_sub(self.queue[q].1);
         self.sample(s);
-        self.t_start[q] = end;
+        self.queue[q].1 = end;
     }
 
     pub fn port_busy(&mut self, now: Time) {

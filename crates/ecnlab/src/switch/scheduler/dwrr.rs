@@ -12,34 +12,36 @@ use super::super::RoundObserver;
 use crate::units::{tx_time, Time};
 use std::collections::VecDeque;
 
+/// Per-queue round-robin state, kept together so a turn touches one line.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    quantum: u64,
+    deficit: u64,
+    /// Credited its quantum for the current turn.
+    visited: bool,
+    /// Sent at least one packet in the current turn.
+    sent: bool,
+}
+
 pub struct Dwrr {
-    quantum: Vec<u64>,
-    deficit: Vec<u64>,
-    /// The head has been credited its quantum for the current turn.
-    visited: Vec<bool>,
-    /// The head sent at least one packet in the current turn.
-    sent: Vec<bool>,
+    slots: Vec<Slot>,
     active: VecDeque<u16>,
     carry_deficit: bool,
 }
 
 impl Dwrr {
     pub fn new(quantum: Vec<u64>, carry_deficit: bool) -> Self {
-        let n = quantum.len();
         Dwrr {
-            deficit: vec![0; n],
-            visited: vec![false; n],
-            sent: vec![false; n],
-            active: VecDeque::with_capacity(n),
-            quantum,
+            active: VecDeque::with_capacity(quantum.len()),
+            slots: quantum.into_iter().map(|quantum| Slot { quantum, ..Slot::default() }).collect(),
             carry_deficit,
         }
     }
 
     #[inline]
     pub fn activate(&mut self, q: usize, now: Time, obs: &mut dyn RoundObserver) {
-        self.deficit[q] = 0;
-        self.visited[q] = false;
+        self.slots[q].deficit = 0;
+        self.slots[q].visited = false;
         self.active.push_back(q as u16);
         obs.activated(q, now);
     }
@@ -47,38 +49,39 @@ impl Dwrr {
     pub fn select(&mut self, now: Time, queues: &[Fifo], rate_bps: u64, obs: &mut dyn RoundObserver) -> usize {
         loop {
             let h = *self.active.front().expect("select on an idle round-robin group") as usize;
-            if !self.visited[h] {
-                self.deficit[h] += self.quantum[h];
-                self.visited[h] = true;
-                self.sent[h] = false;
+            let slot = &mut self.slots[h];
+            if !slot.visited {
+                slot.deficit += slot.quantum;
+                slot.visited = true;
+                slot.sent = false;
             }
             let size = queues[h].head_size().expect("active queue is empty") as u64;
             // WRR lets a turn send one packet even when the quantum is below
             // a packet, or a small quantum would starve the queue forever.
-            if size <= self.deficit[h] || (!self.carry_deficit && !self.sent[h]) {
-                self.deficit[h] = self.deficit[h].saturating_sub(size);
-                self.sent[h] = true;
+            if size <= slot.deficit || (!self.carry_deficit && !slot.sent) {
+                slot.deficit = slot.deficit.saturating_sub(size);
+                slot.sent = true;
                 if queues[h].len() == 1 {
                     // Last packet: the turn ends when it has left the wire.
+                    slot.deficit = 0;
+                    slot.visited = false;
                     self.active.pop_front();
-                    self.deficit[h] = 0;
-                    self.visited[h] = false;
                     obs.turn_end(h, now + tx_time(size, rate_bps));
                 }
                 return h;
             }
             // Turn over: the head cannot pay for its next packet.
+            slot.visited = false;
+            if !self.carry_deficit {
+                slot.deficit = 0;
+            }
             self.active.pop_front();
             self.active.push_back(h as u16);
-            self.visited[h] = false;
-            if !self.carry_deficit {
-                self.deficit[h] = 0;
-            }
             obs.turn_end(h, now);
         }
     }
 
-    pub fn quantum(&self) -> &[u64] {
-        &self.quantum
+    pub fn quantum(&self, q: usize) -> u64 {
+        self.slots[q].quantum
     }
 }
