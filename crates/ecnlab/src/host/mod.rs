@@ -3,5 +3,6 @@
 //! ping probes) — the apps live in `world.rs`, where they meet the network.
 
 pub mod cc;
+pub mod ranges;
 pub mod tcp_rx;
 pub mod tcp_tx;

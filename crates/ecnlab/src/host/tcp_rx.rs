@@ -100,15 +100,7 @@ impl TcpReceiver {
                 self.rcv_nxt = self.rcv_nxt.max(r.1);
             }
         } else if seq > self.rcv_nxt {
-            let i = self.ooo.partition_point(|r| r.1 < seq);
-            let mut j = i;
-            let (mut lo, mut hi) = (seq, end);
-            while j < self.ooo.len() && self.ooo[j].0 <= hi {
-                lo = lo.min(self.ooo[j].0);
-                hi = hi.max(self.ooo[j].1);
-                j += 1;
-            }
-            self.ooo.splice(i..j, std::iter::once((lo, hi)));
+            super::ranges::insert(&mut self.ooo, seq, end);
         }
         self.pending += 1;
         // Out-of-order, duplicate, or hole-filling data is ACKed at once.

@@ -126,20 +126,7 @@ impl TcpSender {
     }
 
     fn add_sack(&mut self, lo: u64, hi: u64) {
-        let lo = lo.max(self.una);
-        if hi <= lo {
-            return;
-        }
-        // Insert then merge neighbours; the list stays tiny in practice.
-        let i = self.sacked.partition_point(|r| r.1 < lo);
-        let mut j = i;
-        let (mut nlo, mut nhi) = (lo, hi);
-        while j < self.sacked.len() && self.sacked[j].0 <= nhi {
-            nlo = nlo.min(self.sacked[j].0);
-            nhi = nhi.max(self.sacked[j].1);
-            j += 1;
-        }
-        self.sacked.splice(i..j, std::iter::once((nlo, nhi)));
+        super::ranges::insert(&mut self.sacked, lo.max(self.una), hi);
     }
 
     fn trim_sacks(&mut self) {

@@ -89,18 +89,8 @@ impl Qdisc {
                 port: self.bytes + size as u64,
                 pool: pool + size as u64,
             };
-            if self.marker.exceeds(q, occ) {
-                match p.ecn {
-                    Ecn::Ect => {
-                        p.ecn = Ecn::Ce;
-                        self.counters[q].marked += 1;
-                    }
-                    Ecn::NotEct if self.drop_not_ect => {
-                        self.counters[q].dropped_aqm += 1;
-                        return Err(DropReason::Aqm);
-                    }
-                    _ => {}
-                }
+            if self.marker.exceeds(q, occ) && !self.mark(q, &mut p.ecn) {
+                return Err(DropReason::Aqm);
             }
         }
         let was_empty = self.queues[q].is_empty();
@@ -135,20 +125,9 @@ impl Qdisc {
             if self.packets == 0 {
                 self.marker.port_idle(now);
             }
-            if self.dequeue_marking && self.marker.exceeds(q, occ) {
-                let p = arena.get_mut(id);
-                match p.ecn {
-                    Ecn::Ect => {
-                        p.ecn = Ecn::Ce;
-                        self.counters[q].marked += 1;
-                    }
-                    Ecn::NotEct if self.drop_not_ect => {
-                        self.counters[q].dropped_aqm += 1;
-                        self.dequeue_drops.push(id);
-                        continue;
-                    }
-                    _ => {}
-                }
+            if self.dequeue_marking && self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
+                self.dequeue_drops.push(id);
+                continue;
             }
             let c = &mut self.counters[q];
             c.sent_packets += 1;
@@ -156,6 +135,24 @@ impl Qdisc {
             return Some(id);
         }
         None
+    }
+
+    /// The marking condition holds for a packet of queue `q`: CE on an ECT
+    /// packet, or (with drop_not_ect) false to say "drop this Not-ECT one".
+    #[inline]
+    fn mark(&mut self, q: usize, ecn: &mut Ecn) -> bool {
+        match *ecn {
+            Ecn::Ect => {
+                *ecn = Ecn::Ce;
+                self.counters[q].marked += 1;
+                true
+            }
+            Ecn::NotEct if self.drop_not_ect => {
+                self.counters[q].dropped_aqm += 1;
+                false
+            }
+            _ => true,
+        }
     }
 
     pub fn packet_ids(&self) -> impl Iterator<Item = u32> + '_ {

@@ -3,7 +3,7 @@
 //! per window of data: α ← (1 − g)·α + g·F. On ECE it cuts
 //! cwnd ← cwnd·(1 − α/2), at most once per window, and sets CWR.
 
-use super::{AckInfo, Window, MIN_CWND};
+use super::{AckInfo, OncePerWindow, Window, MIN_CWND};
 
 pub struct Dctcp {
     pub alpha: f64,
@@ -12,14 +12,12 @@ pub struct Dctcp {
     marked_bytes: u64,
     /// α is updated when snd_una passes this (end of the observed window).
     window_end: u64,
-    /// No new cut until snd_una passes this.
-    pub reduce_end: u64,
-    cut_once: bool,
+    pub window: OncePerWindow,
 }
 
 impl Dctcp {
     pub fn new(g: f64, alpha_init: f64) -> Self {
-        Dctcp { alpha: alpha_init, g, acked_bytes: 0, marked_bytes: 0, window_end: 0, reduce_end: 0, cut_once: false }
+        Dctcp { alpha: alpha_init, g, acked_bytes: 0, marked_bytes: 0, window_end: 0, window: OncePerWindow::default() }
     }
 
     #[inline]
@@ -44,18 +42,11 @@ impl Dctcp {
     #[inline]
     pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
         self.observe(a);
-        let in_cwr = self.cut_once && a.una <= self.reduce_end;
-        if a.ece && !in_cwr {
-            w.cwnd = (w.cwnd * (1.0 - self.alpha / 2.0)).max(MIN_CWND);
+        let alpha = self.alpha;
+        self.window.on_ack(w, &a, |w| {
+            w.cwnd = (w.cwnd * (1.0 - alpha / 2.0)).max(MIN_CWND);
             w.ssthresh = w.cwnd;
-            self.reduce_end = a.snd_max;
-            self.cut_once = true;
-            return true;
-        }
-        if !in_cwr {
-            w.grow(&a);
-        }
-        false
+        })
     }
 }
 

@@ -40,6 +40,40 @@ impl Window {
     }
 }
 
+/// The rule both ECN algorithms share (RFC 3168 §6.1.2): react at most once
+/// per window of data, to ECN or to loss, and do not grow while that window
+/// drains (Linux's CWR state).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OncePerWindow {
+    /// The window of the last reduction ends when snd_una passes this.
+    reduce_end: u64,
+    reduced: bool,
+}
+
+impl OncePerWindow {
+    /// On ECE outside the last reduction's window apply `cut` and return
+    /// true (the sender then sets CWR); otherwise grow unless in that window.
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: &AckInfo, cut: impl FnOnce(&mut Window)) -> bool {
+        let draining = self.reduced && a.una <= self.reduce_end;
+        if a.ece && !draining {
+            cut(w);
+            self.started(a.snd_max);
+            return true;
+        }
+        if !draining {
+            w.grow(a);
+        }
+        false
+    }
+
+    /// A reduction (for ECN or loss) covers the data sent up to `snd_max`.
+    pub fn started(&mut self, snd_max: u64) {
+        self.reduce_end = snd_max;
+        self.reduced = true;
+    }
+}
+
 /// What the receiver echoes back for congestion experienced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EchoMode {
@@ -114,8 +148,8 @@ impl Cc {
     pub fn on_loss(&mut self, snd_max: u64) {
         match self {
             Cc::Reno(_) => {}
-            Cc::EcnStar(c) => c.reduce_end = snd_max,
-            Cc::Dctcp(c) => c.reduce_end = snd_max,
+            Cc::EcnStar(c) => c.window.started(snd_max),
+            Cc::Dctcp(c) => c.window.started(snd_max),
         }
     }
 
