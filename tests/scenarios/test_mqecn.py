@@ -137,14 +137,15 @@ def test_per_queue_min_threshold_trades_throughput_for_latency() -> None:
     assert mn < 0.9 * mq, (mn, mq)
 
 
-def test_per_pool_marking_counts_the_whole_switch() -> None:
+@pytest.mark.parametrize("dequeue", [False, True])
+def test_per_pool_marking_counts_the_whole_switch(dequeue: bool) -> None:
     # Per-pool marking (MQ-ECN §2.1) compares the switch-wide occupancy with
     # K: two congested ports together hold about K, where per-queue marking
-    # lets each hold K.
+    # lets each hold K. The same holds when the test is made at dequeue.
     def both_ports(marking: str) -> float:
         cfg = star(
             hosts=6,
-            switch={"marking": marking, "threshold": f"{K}pkt"},
+            switch={"marking": marking, "threshold": f"{K}pkt", "dequeue_marking": dequeue},
             flows=[
                 {"src": 0, "dst": 4},
                 {"src": 1, "dst": 4},

@@ -427,6 +427,10 @@ pub struct TransportCfg {
     /// Collapse cwnd to the initial window after an idle RTO (RFC 5681 §4.1).
     #[serde(default)]
     pub slow_start_restart: bool,
+    /// Send retransmissions as ECT, as Tuning ECN §6 recommends for data
+    /// centers (and ns-2 does); false follows RFC 3168 (Not-ECT).
+    #[serde(default = "yes")]
+    pub ect_retransmits: bool,
     /// Bytes of one connection's data allowed to wait in its host's NIC
     /// queue before it pauses (Linux TCP small queues, whose floor is two
     /// packets); a host never drops. Raise it to model deeper host queues.
@@ -434,6 +438,9 @@ pub struct TransportCfg {
     pub host_queue_limit: Bytes,
 }
 
+fn yes() -> bool {
+    true
+}
 fn default_host_queue() -> Bytes {
     Bytes(3_000)
 }
@@ -757,6 +764,14 @@ impl Config {
         }
         if self.hosts() < 2 {
             return Err(ConfigError("workload: needs at least 2 hosts".into()));
+        }
+        let pairs = self.hosts() as u64 * (self.hosts() as u64 - 1);
+        if w.service_mapping == ServiceMapping::ByPair && w.services as u64 > pairs {
+            return Err(bad(
+                "workload.services",
+                w.services,
+                &format!("by-pair mapping needs at most as many services as host pairs ({pairs})"),
+            ));
         }
         Ok(())
     }

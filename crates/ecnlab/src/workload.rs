@@ -213,15 +213,36 @@ pub fn poisson(
     for i in 1..cdf.len() {
         cdf[i] += cdf[i - 1];
     }
+    // With unequal host links, sources and destinations are drawn in
+    // proportion to link rate so that every link carries the same `load`.
+    let uniform = host_rates.iter().all(|&r| r == host_rates[0]);
+    let mut by_rate: Vec<f64> = host_rates.iter().map(|&r| r as f64 / capacity).collect();
+    for i in 1..by_rate.len() {
+        by_rate[i] += by_rate[i - 1];
+    }
+    let pick = |rng: &mut Rng| -> u32 {
+        let u = rng.uniform();
+        by_rate.partition_point(|&c| c <= u).min(hosts as usize - 1) as u32
+    };
     let mut t = 0.0f64;
     let mut out = Vec::with_capacity(w.flows as usize);
     for _ in 0..w.flows {
         t += -(1.0 - rng.uniform()).ln() / rate;
-        let src = (rng.uniform() * hosts as f64) as u32 % hosts;
-        let mut dst = (rng.uniform() * (hosts - 1) as f64) as u32 % (hosts - 1);
-        if dst >= src {
-            dst += 1;
-        }
+        let (src, dst) = if uniform {
+            let src = (rng.uniform() * hosts as f64) as u32 % hosts;
+            let mut dst = (rng.uniform() * (hosts - 1) as f64) as u32 % (hosts - 1);
+            if dst >= src {
+                dst += 1;
+            }
+            (src, dst)
+        } else {
+            let src = pick(&mut rng);
+            let mut dst = pick(&mut rng);
+            while dst == src {
+                dst = pick(&mut rng);
+            }
+            (src, dst)
+        };
         let service = match w.service_mapping {
             ServiceMapping::ByPair => {
                 let pair = src as u64 * (hosts as u64 - 1) + (dst - (dst > src) as u32) as u64;

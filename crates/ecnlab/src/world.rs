@@ -314,7 +314,8 @@ impl<'a> World<'a> {
         let now = self.q.now;
         let p = &mut self.net.ports[port as usize];
         let before = p.qdisc.bytes;
-        let next = p.qdisc.dequeue(now, &mut self.arena);
+        let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
+        let next = p.qdisc.dequeue(now, &mut self.arena, pool);
         if let Some(sw) = p.switch {
             self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
         }
@@ -468,8 +469,12 @@ impl<'a> World<'a> {
         }
         f.rx_high = f.rx_high.max(end);
         let before = f.rx.rcv_nxt;
+        if f.rx.pending == 0 {
+            // A held-back ACK echoes the earliest unacknowledged timestamp
+            // (RFC 7323 §4.3), so delayed ACKs do not shrink RTT samples.
+            f.last_data_ts = p.ts;
+        }
         let out = f.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, p.cwr);
-        f.last_data_ts = p.ts;
         let service = f.service as usize;
         if let Some(a) = out.early_ack {
             self.send_ack(fid, a, p.ts);
@@ -580,7 +585,7 @@ impl<'a> World<'a> {
             p.cwr = seg.cwr;
             p.rtx = seg.retransmit;
             p.ts = now;
-            if ect {
+            if ect && (self.cfg.transport.ect_retransmits || !seg.retransmit) {
                 p.ecn = Ecn::Ect;
             }
             self.host_send(p);

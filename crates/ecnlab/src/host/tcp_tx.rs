@@ -37,12 +37,21 @@ pub struct TcpSender {
     init_cwnd: f64,
     dupacks: u32,
     pub in_recovery: bool,
+    /// Fast recovery ends when snd_una reaches this; after an RTO, no fast
+    /// retransmit starts below it either (RFC 6582 §3.2 step 1).
     recover: u64,
+    /// The first retransmission of a recovery goes out whatever the pipe
+    /// (RFC 6675 §5 step 4.3).
+    rtx_first: bool,
     /// SACKed ranges above una, sorted and disjoint.
     sacked: Vec<(u64, u64)>,
     /// Next hole byte to retransmit in recovery.
     rtx_next: u64,
     cwr_pending: bool,
+    /// Largest flight (bytes) since snd_una passed `usage_end`: whether the
+    /// window was in use is judged on this (Linux max_packets_out).
+    max_flight: u64,
+    usage_end: u64,
     srtt: f64,
     rttvar: f64,
     pub rto: Time,
@@ -71,9 +80,12 @@ impl TcpSender {
             dupacks: 0,
             in_recovery: false,
             recover: 0,
+            rtx_first: false,
             sacked: Vec::new(),
             rtx_next: 0,
             cwr_pending: false,
+            max_flight: 0,
+            usage_end: 0,
             srtt: 0.0,
             rttvar: 0.0,
             rto: t.init_rto(),
@@ -162,15 +174,19 @@ impl TcpSender {
             return false;
         }
         let progressed = ack > self.una;
-        // Was the window in use (Linux tcp_is_cwnd_limited): in slow start
-        // half of it suffices, in congestion avoidance all but a segment.
-        let flight = self.nxt - self.una;
+        // Was the window in use over the last window of data (Linux
+        // tcp_is_cwnd_limited): in slow start half of it suffices, in
+        // congestion avoidance all but a segment.
         let cwnd_bytes = self.w.cwnd * self.mss as f64;
         let cwnd_limited = if self.w.cwnd < self.w.ssthresh {
-            2.0 * flight as f64 >= cwnd_bytes
+            2.0 * self.max_flight as f64 >= cwnd_bytes
         } else {
-            (flight + self.mss as u64) as f64 >= cwnd_bytes
+            (self.max_flight + self.mss as u64) as f64 >= cwnd_bytes
         };
+        if ack > self.usage_end {
+            self.usage_end = self.max_sent;
+            self.max_flight = self.nxt.saturating_sub(ack);
+        }
         if progressed {
             let acked = ack - self.una;
             self.una = ack;
@@ -196,7 +212,7 @@ impl TcpSender {
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
             let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
-            if !self.in_recovery && self.dupacks >= 3 {
+            if !self.in_recovery && self.dupacks >= 3 && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
             } else if self.in_recovery {
@@ -215,7 +231,18 @@ impl TcpSender {
         self.in_recovery = true;
         self.recover = self.max_sent;
         self.rtx_next = self.una;
+        self.rtx_first = true;
+        self.after_loss();
+    }
+
+    /// Any loss response: no ECN cut for the data already sent, and (with
+    /// ECN) CWR on the next new data so the receiver stops echoing ECE for
+    /// congestion already answered (RFC 3168 §6.1.2).
+    fn after_loss(&mut self) {
         self.cc.on_loss(self.max_sent);
+        if self.cc.echo_mode() != super::cc::EchoMode::None {
+            self.cwr_pending = true;
+        }
     }
 
     /// The retransmission timer fired: collapse to one segment and go back
@@ -237,7 +264,8 @@ impl TcpSender {
                 self.dupacks = 0;
                 self.sacked.clear();
                 self.nxt = self.una;
-                self.cc.on_loss(self.max_sent);
+                self.recover = self.max_sent;
+                self.after_loss();
                 self.rto = (self.rto * 2).min(self.max_rto);
                 self.rto_deadline = now + self.rto;
                 false
@@ -260,9 +288,10 @@ impl TcpSender {
             let pipe = self.flight()
                 - self.sacked_bytes().min(self.flight())
                 - self.holes_from(self.rtx_next).min(self.flight());
-            if pipe + mss > cwnd_bytes.max(mss) {
+            if pipe + mss > cwnd_bytes.max(mss) && !self.rtx_first {
                 return None;
             }
+            self.rtx_first = false;
             match self.next_hole() {
                 Some((lo, len)) => {
                     self.rtx_next = lo + len as u64;
@@ -289,6 +318,7 @@ impl TcpSender {
             self.cwr_pending = false;
         }
         self.last_send = now;
+        self.max_flight = self.max_flight.max(self.nxt - self.una);
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto;
         }
@@ -327,5 +357,97 @@ impl TcpSender {
     /// Everything handed over so far has been acknowledged.
     pub fn drained(&self) -> bool {
         self.una >= self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1460;
+
+    fn established(cc: &str) -> TcpSender {
+        let t: TransportCfg = serde_json::from_str(&format!("{{\"cc\": \"{cc}\", \"init_cwnd\": 20}}")).unwrap();
+        let mut s = TcpSender::new(&t);
+        s.limit = u64::MAX;
+        s.open(0);
+        s.on_synack(10, 0);
+        s
+    }
+
+    fn send_all(s: &mut TcpSender, now: Time) -> Vec<Segment> {
+        std::iter::from_fn(|| s.next_segment(now)).collect()
+    }
+
+    /// After an RTO the sender slow-starts from one segment (RFC 5681 §3.1):
+    /// one more segment per ACK, for DCTCP as for Reno.
+    #[test]
+    fn slow_start_after_timeout_for_every_cc() {
+        for cc in ["reno", "ecn-star", "dctcp"] {
+            let mut s = established(cc);
+            assert_eq!(send_all(&mut s, 20).len(), 20);
+            s.on_timeout(10_000_000_000);
+            assert_eq!(s.w.cwnd, 1.0);
+            let mut now = 10_000_000_000;
+            let mut acks = 0;
+            for _ in 0..3 {
+                now += 1000;
+                let segs = send_all(&mut s, now);
+                assert!(!segs.is_empty() && segs.iter().all(|g| g.retransmit), "{cc}");
+                for g in segs {
+                    s.on_ack(now, g.seq + g.len as u64, (0, 0), false, now - 500);
+                    acks += 1;
+                }
+            }
+            // 1 + 2 + 4 segments in three rounds: cwnd 1 → 8.
+            assert_eq!(acks, 7, "{cc}");
+            assert!((s.w.cwnd - 8.0).abs() < 1e-9, "{cc}: cwnd {}", s.w.cwnd);
+        }
+    }
+
+    /// Duplicate ACKs caused by go-back-N after an RTO must not start fast
+    /// recovery (RFC 6582 §3.2): snd_una is still below the old snd_max.
+    #[test]
+    fn no_fast_retransmit_below_recover_after_timeout() {
+        let mut s = established("reno");
+        send_all(&mut s, 20);
+        s.on_timeout(10_000_000_000);
+        send_all(&mut s, 10_000_000_000);
+        s.on_ack(10_000_001_000, 5 * MSS, (0, 0), false, 0);
+        for _ in 0..4 {
+            s.on_ack(10_000_002_000, 5 * MSS, (0, 0), false, 0);
+        }
+        assert!(!s.in_recovery);
+    }
+
+    /// Three duplicate ACKs retransmit the hole at once, whatever the pipe
+    /// (RFC 6675 §5 step 4.3), and an ECN sender flags CWR on its next new
+    /// data after the loss cut (RFC 3168 §6.1.2).
+    #[test]
+    fn fast_retransmit_is_immediate_and_sets_cwr() {
+        let mut s = established("ecn-star");
+        send_all(&mut s, 20);
+        // Segment 0 lost; segments 1..=3 arrive and are SACKed.
+        for k in 1..=3u64 {
+            s.on_ack(30, 0, (MSS, (k + 1) * MSS), false, 20);
+        }
+        assert!(s.in_recovery);
+        let seg = s.next_segment(31).expect("retransmission");
+        assert!(seg.retransmit && seg.seq == 0);
+        // Recovery ends with the cumulative ACK; the next new segment has CWR.
+        s.on_ack(40, 20 * MSS, (0, 0), false, 30);
+        assert!(!s.in_recovery);
+        let seg = s.next_segment(41).expect("new data");
+        assert!(seg.cwr && !seg.retransmit);
+    }
+
+    /// Slow start stops at ssthresh; the rest of a stretch ACK counts as
+    /// congestion avoidance (Linux tcp_slow_start).
+    #[test]
+    fn slow_start_capped_at_ssthresh() {
+        let mut w = super::super::cc::Window { cwnd: 8.0, ssthresh: 10.0 };
+        let a = AckInfo { acked: 5 * MSS, ece: false, una: 0, snd_max: 0, mss: MSS as u32, cwnd_limited: true };
+        w.grow(&a);
+        assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
     }
 }

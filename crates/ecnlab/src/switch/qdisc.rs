@@ -111,14 +111,16 @@ impl Qdisc {
     /// Take the next packet to transmit, if any. Packets dropped by dequeue
     /// marking land in `dequeue_drops`.
     #[inline]
-    pub fn dequeue(&mut self, now: Time, arena: &mut Arena) -> Option<u32> {
+    pub fn dequeue(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<u32> {
+        let mut pool = pool;
         while self.packets > 0 {
             let q = self.sched.select(now, &self.queues, self.nonempty, self.rate_bps, &mut self.marker);
             // Occupancy as the packet is about to leave, itself included.
-            let occ = Occupancy { queue: self.queues[q].bytes, port: self.bytes, pool: 0 };
+            let occ = Occupancy { queue: self.queues[q].bytes, port: self.bytes, pool };
             let (id, size) = self.queues[q].pop().expect("scheduler chose an empty queue");
             self.bytes -= size as u64;
             self.packets -= 1;
+            pool = pool.saturating_sub(size as u64);
             if self.queues[q].is_empty() {
                 self.nonempty &= !(1 << q);
             }

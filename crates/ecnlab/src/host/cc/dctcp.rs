@@ -28,7 +28,7 @@ impl Dctcp {
         }
         if self.window_end == 0 {
             self.window_end = a.snd_max;
-        } else if a.una > self.window_end {
+        } else if a.una >= self.window_end {
             if self.acked_bytes > 0 {
                 let f = self.marked_bytes as f64 / self.acked_bytes as f64;
                 self.alpha = (1.0 - self.g) * self.alpha + self.g * f;

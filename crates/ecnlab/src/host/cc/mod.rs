@@ -31,34 +31,45 @@ impl Window {
         if !a.cwnd_limited {
             return;
         }
-        let acked_segs = a.acked as f64 / a.mss as f64;
+        let mut acked_segs = a.acked as f64 / a.mss as f64;
         if self.cwnd < self.ssthresh {
-            self.cwnd += acked_segs;
-        } else {
+            // Slow start up to ssthresh; what is left over counts as
+            // congestion avoidance (Linux tcp_slow_start).
+            let room = self.ssthresh - self.cwnd;
+            let ss = acked_segs.min(room);
+            self.cwnd += ss;
+            acked_segs -= ss;
+        }
+        if acked_segs > 0.0 {
             self.cwnd += acked_segs / self.cwnd;
         }
     }
 }
 
 /// The rule both ECN algorithms share (RFC 3168 §6.1.2): react at most once
-/// per window of data, to ECN or to loss, and do not grow while that window
-/// drains (Linux's CWR state).
+/// per window of data, to ECN or to loss. After an ECN cut the window does
+/// not grow while the reduced window drains (Linux's CWR state); after a
+/// loss response ECE is ignored for the data already sent, while loss
+/// recovery itself governs the window.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OncePerWindow {
-    /// The window of the last reduction ends when snd_una passes this.
-    reduce_end: u64,
-    reduced: bool,
+    /// An ECN cut's window ends when snd_una passes this.
+    cut_end: u64,
+    cut: bool,
+    /// ECE is ignored until snd_una passes this (after a loss response).
+    quiet_end: u64,
 }
 
 impl OncePerWindow {
     /// On ECE outside the last reduction's window apply `cut` and return
-    /// true (the sender then sets CWR); otherwise grow unless in that window.
+    /// true (the sender then sets CWR); otherwise grow unless draining.
     #[inline]
     pub fn on_ack(&mut self, w: &mut Window, a: &AckInfo, cut: impl FnOnce(&mut Window)) -> bool {
-        let draining = self.reduced && a.una <= self.reduce_end;
-        if a.ece && !draining {
+        let draining = self.cut && a.una <= self.cut_end;
+        if a.ece && !draining && a.una > self.quiet_end {
             cut(w);
-            self.started(a.snd_max);
+            self.cut_end = a.snd_max;
+            self.cut = true;
             return true;
         }
         if !draining {
@@ -67,10 +78,9 @@ impl OncePerWindow {
         false
     }
 
-    /// A reduction (for ECN or loss) covers the data sent up to `snd_max`.
-    pub fn started(&mut self, snd_max: u64) {
-        self.reduce_end = snd_max;
-        self.reduced = true;
+    /// A loss response covered the data sent up to `snd_max`.
+    pub fn loss(&mut self, snd_max: u64) {
+        self.quiet_end = snd_max;
     }
 }
 
@@ -148,8 +158,8 @@ impl Cc {
     pub fn on_loss(&mut self, snd_max: u64) {
         match self {
             Cc::Reno(_) => {}
-            Cc::EcnStar(c) => c.window.started(snd_max),
-            Cc::Dctcp(c) => c.window.started(snd_max),
+            Cc::EcnStar(c) => c.window.loss(snd_max),
+            Cc::Dctcp(c) => c.window.loss(snd_max),
         }
     }
 
