@@ -53,9 +53,32 @@ def load_config(source: ConfigSource, overrides: Sequence[str] = ()) -> dict[str
         cfg = _plain_copy(source)
     elif isinstance(source, (str, Path)):
         cfg = _read_toml_file(Path(source), shown=str(source))
+        _anchor_paths(cfg, Path(source).resolve().parent)
     else:
         raise TypeError(f"config must be a path or a mapping, not {type(source).__name__}")
     return apply_overrides(cfg, overrides)
+
+
+def _is_file_name(value: object) -> bool:
+    return isinstance(value, str) and (value.endswith(".csv") or "/" in value)
+
+
+def _anchor_paths(cfg: dict[str, Any], base: Path) -> None:
+    """Make relative CDF file names in ``[workload]`` relative to the
+    experiment file's folder, so a run works from any working directory."""
+    workload = cfg.get("workload")
+    if not isinstance(workload, dict):
+        return
+
+    def anchor(value: object) -> object:
+        if _is_file_name(value) and not Path(str(value)).is_absolute():
+            return str(base / str(value))
+        return value
+
+    if "distribution" in workload:
+        workload["distribution"] = anchor(workload["distribution"])
+    if isinstance(workload.get("distributions"), list):
+        workload["distributions"] = [anchor(v) for v in workload["distributions"]]
 
 
 def parse_toml(text: str, name: str = "<string>") -> dict[str, Any]:

@@ -272,3 +272,22 @@ def test_config_hash_matches_after_file_round_trip(base_file: Path) -> None:
     cfg = load_config(base_file, ["switch.marking=mq-ecn"])
     same = load_config(cfg)
     assert config_hash(cfg) == config_hash(same)
+
+
+def test_workload_csv_paths_follow_the_experiment_file(tmp_path: Path) -> None:
+    # A user's CDF file named next to the experiment resolves there, not in
+    # the working directory; built-in names and absolute paths are kept.
+    exp = tmp_path / "exp" / "e.toml"
+    exp.parent.mkdir()
+    exp.write_text(
+        "[workload]\n"
+        'distribution = "sizes.csv"\n'
+        'distributions = ["web_search", "/abs/x.csv", "d/y.csv"]\n'
+    )
+    cfg = load_config(exp)
+    assert cfg["workload"]["distribution"] == str(exp.parent.resolve() / "sizes.csv")
+    assert cfg["workload"]["distributions"] == [
+        "web_search",
+        "/abs/x.csv",
+        str(exp.parent.resolve() / "d/y.csv"),
+    ]
