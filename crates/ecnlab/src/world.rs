@@ -323,9 +323,8 @@ impl<'a> World<'a> {
             self.drop_packet(id);
         }
         let p = &mut self.net.ports[port as usize];
-        if let Some(id) = next {
-            let pkt = self.arena.get(id);
-            let ser = p.tx_time(pkt.size as u64);
+        if let Some((id, size)) = next {
+            let ser = p.tx_time(size as u64);
             p.busy_until = now + ser;
             self.q.at(now + ser + p.delay, Event::Arrive { node: p.peer, pkt: id });
             if p.qdisc.packets > 0 {
@@ -333,9 +332,12 @@ impl<'a> World<'a> {
                 self.q.at(now + ser, Event::TxDone { port });
             }
             self.in_transit += 1;
+            // Only a host NIC looks into the packet here: a switch port has
+            // the size from its queue, and the slot may be cold by now.
+            let pkt = self.arena.get(id);
             if p.switch.is_none() && pkt.kind == Kind::Data {
                 // The NIC took a data packet: a paused sender may go on.
-                let (fid, size) = (pkt.flow, pkt.size as u64);
+                let (fid, size) = (pkt.flow, size as u64);
                 let f = &mut self.flows[fid as usize];
                 f.nic_bytes -= size;
                 if f.nic_blocked && f.nic_bytes < self.host_queue_limit {

@@ -108,10 +108,10 @@ impl Qdisc {
         Ok(())
     }
 
-    /// Take the next packet to transmit, if any. Packets dropped by dequeue
-    /// marking land in `dequeue_drops`.
+    /// Take the next packet to transmit, if any, with its size on the wire.
+    /// Packets dropped by dequeue marking land in `dequeue_drops`.
     #[inline]
-    pub fn dequeue(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<u32> {
+    pub fn dequeue(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
         let mut pool = pool;
         while self.packets > 0 {
             let q = self.sched.select(now, &self.queues, self.nonempty, self.rate_bps, &mut self.marker);
@@ -134,7 +134,7 @@ impl Qdisc {
             let c = &mut self.counters[q];
             c.sent_packets += 1;
             c.sent_bytes += size as u64;
-            return Some(id);
+            return Some((id, size));
         }
         None
     }
