@@ -82,6 +82,9 @@ impl MqEcn {
         if slots > 0 {
             // β^slots underflows to 0 after a long idle: back to plain K.
             self.t_round *= self.beta.powi(slots.min(i32::MAX as u64) as i32);
+            // Those slots are charged; if this arrival is dropped and the port
+            // stays empty, the next one must not charge them again.
+            self.t_idle += slots * self.idle_slot;
         }
     }
 
@@ -175,6 +178,13 @@ mod tests {
         m.port_idle(0);
         m.port_busy(10 * PKT + 5);
         assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(10)).abs() < 1e-9);
+        // The arrival was dropped and the port is still empty: the next one,
+        // half a slot later, finds no new whole slot to charge.
+        m.port_busy(10 * PKT + PKT / 2);
+        assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(10)).abs() < 1e-9);
+        // One more whole slot: one more factor β.
+        m.port_busy(11 * PKT + 5);
+        assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(11)).abs() < 1e-9);
         m.t_round = 0.0;
         for i in 0..50 {
             m.turn_end(0, (i + 1) * PKT);
