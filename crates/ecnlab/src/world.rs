@@ -249,11 +249,7 @@ impl<'a> World<'a> {
         }
         let mut last_report = wall;
         let ends_early = !self.open_ended && self.unfinished > 0;
-        while let Some(t) = self.q.peek_time() {
-            if t > self.end {
-                break;
-            }
-            let (_, ev) = self.q.pop().expect("peeked");
+        while let Some((_, ev)) = self.q.pop_until(self.end) {
             self.dispatch(ev);
             if ends_early && self.unfinished == 0 {
                 self.stopped = self.q.now;
