@@ -36,20 +36,19 @@ struct Entry {
     ev: Event,
 }
 
-/// Near-future events (almost all of them: packet arrivals and ends of
-/// transmission a few microseconds ahead) go to a timing wheel of 4096
-/// buckets of 16.384 ns, 67 µs in all; the rest (timers, far starts) to a
-/// binary heap. (A radix heap alone, before this, spent 30% of large runs
-/// redistributing entries; a comparison heap alone, 40%.) A pop takes the smaller of the two heads, so the order is
-/// exactly (time, insertion sequence) whichever structure holds an event.
+/// A radix heap (Ahuja et al.): keys only grow (an event is never scheduled
+/// before the one being handled), so an entry lives in the bucket of the
+/// highest bit where it differs from the last key popped. Pushing is O(1);
+/// popping scans one bucket and moves its entries down, each entry moving
+/// at most a handful of times. Far fewer unpredictable branches than a
+/// comparison heap, which dominated the large runs. (A timing wheel of 8 ns
+/// buckets in front ran 33% fewer instructions but was slower on the
+/// 144-host benchmark: its thousands of bucket vectors cost more in cache.)
 pub struct EventQueue {
-    wheel: Vec<Vec<Entry>>,
-    /// Bit b set when wheel bucket b is not empty.
-    occupied: Vec<u64>,
-    /// Absolute bucket number (time >> WHEEL_SHIFT) of the current time;
-    /// every wheel entry lies in [cursor, cursor + WHEEL_N).
-    cursor: u64,
-    far: FarHeap,
+    buckets: Vec<Vec<Entry>>,
+    /// Bit b set when bucket b is not empty (buckets 0..=128).
+    nonempty: [u64; 3],
+    last: u128,
     len: usize,
     seq: u64,
     pub now: Time,
@@ -58,22 +57,23 @@ pub struct EventQueue {
     pub peak: usize,
 }
 
-const WHEEL_SHIFT: u32 = 13;
-const WHEEL_N: u64 = 8192;
-
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue::new()
     }
 }
 
+#[inline]
+fn bucket_of(key: u128, last: u128) -> usize {
+    (128 - (key ^ last).leading_zeros()) as usize
+}
+
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            wheel: (0..WHEEL_N).map(|_| Vec::new()).collect(),
-            occupied: vec![0; (WHEEL_N / 64) as usize],
-            cursor: 0,
-            far: FarHeap::default(),
+            buckets: (0..129).map(|_| Vec::new()).collect(),
+            nonempty: [0; 3],
+            last: 0,
             len: 0,
             seq: 0,
             now: 0,
@@ -83,18 +83,18 @@ impl EventQueue {
     }
 
     #[inline]
+    fn put(&mut self, e: Entry) {
+        let b = bucket_of(e.key, self.last);
+        self.buckets[b].push(e);
+        self.nonempty[b / 64] |= 1 << (b % 64);
+    }
+
+    #[inline]
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let e = Entry { key: ((time as u128) << 64) | self.seq as u128, ev };
         self.seq += 1;
-        let b = time >> WHEEL_SHIFT;
-        if b < self.cursor + WHEEL_N {
-            let slot = (b % WHEEL_N) as usize;
-            self.wheel[slot].push(e);
-            self.occupied[slot / 64] |= 1 << (slot % 64);
-        } else {
-            self.far.push(e);
-        }
+        self.put(e);
         self.len += 1;
         self.peak = self.peak.max(self.len);
     }
@@ -104,49 +104,32 @@ impl EventQueue {
         self.at(self.now + delay, ev)
     }
 
-    /// The first occupied wheel bucket from the cursor on (cyclically).
+    /// Make bucket 0 hold the smallest entry, if there is any.
     #[inline]
-    fn first_slot(&self) -> Option<usize> {
-        let start = (self.cursor % WHEEL_N) as usize;
-        let words = self.occupied.len();
-        let (w0, b0) = (start / 64, start % 64);
-        let first = self.occupied[w0] & (!0u64 << b0);
-        if first != 0 {
-            return Some(w0 * 64 + first.trailing_zeros() as usize);
+    fn settle(&mut self) -> bool {
+        if self.nonempty[0] & 1 != 0 {
+            return true;
         }
-        for k in 1..=words {
-            let w = (w0 + k) % words;
-            let bits = if k == words { self.occupied[w] & !(!0u64 << b0) } else { self.occupied[w] };
-            if bits != 0 {
-                return Some(w * 64 + bits.trailing_zeros() as usize);
-            }
+        let b = match self.nonempty.iter().enumerate().find(|(_, w)| **w != 0) {
+            Some((i, w)) => i * 64 + w.trailing_zeros() as usize,
+            None => return false,
+        };
+        let mut items = std::mem::take(&mut self.buckets[b]);
+        self.nonempty[b / 64] &= !(1 << (b % 64));
+        self.last = items.iter().map(|e| e.key).min().expect("non-empty bucket");
+        for e in items.drain(..) {
+            self.put(e);
         }
-        None
-    }
-
-    /// Where the next event is: wheel (slot, index) with its key, if the
-    /// wheel holds one; and the far heap's key.
-    #[inline]
-    fn heads(&mut self) -> (Option<(usize, usize, u128)>, Option<u128>) {
-        let wheel = self.first_slot().map(|slot| {
-            let bucket = &self.wheel[slot];
-            let mut best = 0;
-            for i in 1..bucket.len() {
-                if bucket[i].key < bucket[best].key {
-                    best = i;
-                }
-            }
-            (slot, best, bucket[best].key)
-        });
-        (wheel, self.far.peek())
+        // Keep the emptied vector's capacity for later use.
+        self.buckets[b] = items;
+        true
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
-        match self.heads() {
-            (Some((_, _, a)), Some(b)) => Some((a.min(b) >> 64) as Time),
-            (Some((_, _, a)), None) => Some((a >> 64) as Time),
-            (None, Some(b)) => Some((b >> 64) as Time),
-            (None, None) => None,
+        if self.settle() {
+            Some((self.buckets[0][0].key >> 64) as Time)
+        } else {
+            None
         }
     }
 
@@ -156,34 +139,17 @@ impl EventQueue {
     }
 
     /// The next event if it happens at or before `limit`; it stays queued
-    /// otherwise. One look at the heads, where peek-then-pop takes two.
+    /// otherwise.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        let (wheel, far) = self.heads();
-        let next = match (wheel, far) {
-            (Some((_, _, a)), Some(b)) => a.min(b),
-            (Some((_, _, a)), None) => a,
-            (None, Some(b)) => b,
-            (None, None) => return None,
-        };
-        if (next >> 64) as Time > limit {
+        if !self.settle() || (self.buckets[0][0].key >> 64) as Time > limit {
             return None;
         }
-        let e = match (wheel, far) {
-            (Some((slot, i, a)), far) if far.is_none_or(|b| a < b) => {
-                let bucket = &mut self.wheel[slot];
-                let e = bucket.swap_remove(i);
-                if bucket.is_empty() {
-                    self.occupied[slot / 64] &= !(1 << (slot % 64));
-                }
-                e
-            }
-            (_, Some(_)) => self.far.pop().expect("peeked"),
-            (_, None) => return None,
-        };
+        // Keys are unique, so bucket 0 holds exactly one entry.
+        let e = self.buckets[0].pop().expect("settled");
+        self.nonempty[0] &= !1;
         self.len -= 1;
         self.now = (e.key >> 64) as Time;
-        self.cursor = self.now >> WHEEL_SHIFT;
         self.processed += 1;
         Some((self.now, e.ev))
     }
@@ -194,46 +160,6 @@ impl EventQueue {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-}
-
-/// Events beyond the wheel's horizon (timers, far arrivals): few, so a
-/// binary heap on the unique key serves.
-#[derive(Default)]
-struct FarHeap(std::collections::BinaryHeap<std::cmp::Reverse<FarEntry>>);
-
-#[derive(Clone, Copy)]
-struct FarEntry(Entry);
-
-impl PartialEq for FarEntry {
-    fn eq(&self, o: &Self) -> bool {
-        self.0.key == o.0.key
-    }
-}
-impl Eq for FarEntry {}
-impl PartialOrd for FarEntry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for FarEntry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.key.cmp(&o.0.key)
-    }
-}
-
-impl FarHeap {
-    #[inline]
-    fn push(&mut self, e: Entry) {
-        self.0.push(std::cmp::Reverse(FarEntry(e)));
-    }
-    #[inline]
-    fn peek(&mut self) -> Option<u128> {
-        self.0.peek().map(|r| r.0 .0.key)
-    }
-    #[inline]
-    fn pop(&mut self) -> Option<Entry> {
-        self.0.pop().map(|r| r.0 .0)
     }
 }
 
