@@ -81,36 +81,36 @@ unit_type!(Rate, u64, units::parse_rate, "rate");
 unit_type!(Bytes, u64, units::parse_bytes, "size");
 unit_type!(Amt, Amount, units::parse_amount, "amount");
 
-/// One value for every queue, or a list with one per queue.
+/// One value for all, or a list with one per item (queue, host, port).
 #[derive(Clone, Debug, PartialEq)]
-pub enum PerQueue<T> {
+pub enum OneOrList<T> {
     All(T),
     List(Vec<T>),
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerQueue<T> {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrList<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V<T>(std::marker::PhantomData<T>);
         impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = PerQueue<T>;
+            type Value = OneOrList<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a value with a unit, or a list of them")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-                T::deserialize(de::value::StrDeserializer::<E>::new(s)).map(PerQueue::All)
+                T::deserialize(de::value::StrDeserializer::<E>::new(s)).map(OneOrList::All)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                T::deserialize(de::value::I64Deserializer::<E>::new(v)).map(PerQueue::All)
+                T::deserialize(de::value::I64Deserializer::<E>::new(v)).map(OneOrList::All)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                T::deserialize(de::value::U64Deserializer::<E>::new(v)).map(PerQueue::All)
+                T::deserialize(de::value::U64Deserializer::<E>::new(v)).map(OneOrList::All)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut v = Vec::new();
                 while let Some(x) = seq.next_element()? {
                     v.push(x);
                 }
-                Ok(PerQueue::List(v))
+                Ok(OneOrList::List(v))
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
@@ -226,11 +226,11 @@ pub struct RunCfg {
     /// are at most 64, else none), "all", "none", "hosts" (switch ports that
     /// face hosts), or a list of "node:peer" names such as "leaf0:host3".
     #[serde(default = "default_sample_ports")]
-    pub sample_ports: PerQueue<String>,
+    pub sample_ports: OneOrList<String>,
 }
 
-fn default_sample_ports() -> PerQueue<String> {
-    PerQueue::All("auto".into())
+fn default_sample_ports() -> OneOrList<String> {
+    OneOrList::All("auto".into())
 }
 
 fn one() -> u64 {
@@ -276,7 +276,7 @@ pub struct TopologyCfg {
     /// Star: number of hosts.
     pub hosts: Option<u32>,
     /// Host link rate: one for all, or one per host (star).
-    pub link_rate: Option<PerQueue<Rate>>,
+    pub link_rate: Option<OneOrList<Rate>>,
     /// Switch-to-switch link rate (default: link_rate).
     pub uplink_rate: Option<Rate>,
     pub link_delay: Option<Dur>,
@@ -327,14 +327,14 @@ pub struct SwitchCfg {
     pub scheduler: SchedulerKind,
     /// Bytes a queue may send per round (WRR, DWRR): one value or one per queue.
     #[serde(default = "default_quantum")]
-    pub quantum: PerQueue<Bytes>,
+    pub quantum: OneOrList<Bytes>,
     /// Strict-priority queues above the DWRR group (sp-dwrr only).
     #[serde(default = "one_u32")]
     pub sp_queues: u32,
     #[serde(default = "default_marking")]
     pub marking: MarkingKind,
     /// The standard threshold K, or with per-queue marking a list, one per queue.
-    pub threshold: Option<PerQueue<Amt>>,
+    pub threshold: Option<OneOrList<Amt>>,
     #[serde(default)]
     pub dequeue_marking: bool,
     /// Drop a Not-ECT packet whenever an ECT one would be marked (Tuning ECN §6).
@@ -356,8 +356,8 @@ fn default_buffer() -> Amt {
 fn default_scheduler() -> SchedulerKind {
     SchedulerKind::Dwrr
 }
-fn default_quantum() -> PerQueue<Bytes> {
-    PerQueue::All(Bytes(1500))
+fn default_quantum() -> OneOrList<Bytes> {
+    OneOrList::All(Bytes(1500))
 }
 fn default_marking() -> MarkingKind {
     MarkingKind::None
@@ -546,10 +546,10 @@ pub struct IncastCfg {
 pub struct FabricCfg {
     pub buffer: Option<Amt>,
     pub scheduler: Option<SchedulerKind>,
-    pub quantum: Option<PerQueue<Bytes>>,
+    pub quantum: Option<OneOrList<Bytes>>,
     pub sp_queues: Option<u32>,
     pub marking: Option<MarkingKind>,
-    pub threshold: Option<PerQueue<Amt>>,
+    pub threshold: Option<OneOrList<Amt>>,
     pub dequeue_marking: Option<bool>,
     pub drop_not_ect: Option<bool>,
     pub mqecn_beta: Option<f64>,
@@ -577,8 +577,8 @@ impl SwitchCfg {
     pub fn quanta(&self) -> Vec<u64> {
         let n = self.queues as usize;
         match &self.quantum {
-            PerQueue::All(b) => vec![b.0; n],
-            PerQueue::List(l) => l.iter().map(|b| b.0).collect(),
+            OneOrList::All(b) => vec![b.0; n],
+            OneOrList::List(l) => l.iter().map(|b| b.0).collect(),
         }
     }
 }
@@ -794,7 +794,7 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
         return Err(bad(&format!("{sec}.queues"), s.queues, "must be 1 to 64"));
     }
     let n = s.queues as usize;
-    if let PerQueue::List(q) = &s.quantum {
+    if let OneOrList::List(q) = &s.quantum {
         if q.len() != n {
             return Err(bad(
                 &format!("{sec}.quantum"),
@@ -836,14 +836,14 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
                 marking_name(m)
             )));
         }
-        (MarkingKind::PerQueue, Some(PerQueue::List(l))) if l.len() != n => {
+        (MarkingKind::PerQueue, Some(OneOrList::List(l))) if l.len() != n => {
             return Err(bad(
                 &format!("{sec}.threshold"),
                 format!("a list of {}", l.len()),
                 &format!("needs one value per queue ({n})"),
             ));
         }
-        (m, Some(PerQueue::List(_))) if m != MarkingKind::PerQueue => {
+        (m, Some(OneOrList::List(_))) if m != MarkingKind::PerQueue => {
             return Err(bad(
                 &format!("{sec}.threshold"),
                 "a list",

@@ -2,7 +2,7 @@
 //! A preset fills every key the experiment leaves out, so any of them can
 //! be overridden one by one.
 
-use crate::config::{ConfigError, Dur, PerQueue, Preset, Rate, TopologyCfg, TopologyKind};
+use crate::config::{ConfigError, Dur, OneOrList, Preset, Rate, TopologyCfg, TopologyKind};
 
 const G: u64 = 1_000_000_000;
 const US: u64 = 1_000_000;
@@ -15,7 +15,7 @@ fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32, down: u64, up: u64)
         kind: Some(TopologyKind::LeafSpine),
         preset: None,
         hosts: None,
-        link_rate: Some(PerQueue::All(Rate(down))),
+        link_rate: Some(OneOrList::All(Rate(down))),
         uplink_rate: Some(Rate(up)),
         link_delay: Some(Dur(US / 5)),
         host_delay: Some(Dur(20 * US)),
@@ -149,13 +149,13 @@ impl TopologyCfg {
         }
         match &self.link_rate {
             None => return Err(missing("link_rate", name, "\"10Gbps\"")),
-            Some(PerQueue::List(l)) if kind != TopologyKind::Star => {
+            Some(OneOrList::List(l)) if kind != TopologyKind::Star => {
                 return Err(ConfigError(format!(
                     "topology.link_rate = a list of {}: one rate per host is for a star; a {name} takes one rate",
                     l.len()
                 )));
             }
-            Some(PerQueue::List(l)) if l.len() != self.host_count() as usize => {
+            Some(OneOrList::List(l)) if l.len() != self.host_count() as usize => {
                 return Err(ConfigError(format!(
                     "topology.link_rate = a list of {}: needs one rate per host ({})",
                     l.len(),
@@ -173,8 +173,8 @@ impl TopologyCfg {
     /// Host link rate of host `h`.
     pub fn host_rate(&self, h: u32) -> u64 {
         match self.link_rate.as_ref().expect("validated") {
-            PerQueue::All(r) => r.0,
-            PerQueue::List(l) => l[h as usize].0,
+            OneOrList::All(r) => r.0,
+            OneOrList::List(l) => l[h as usize].0,
         }
     }
 

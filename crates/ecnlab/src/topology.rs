@@ -5,9 +5,9 @@
 //! host, the set of equal-cost next-hop ports; a seeded hash of the flow
 //! picks one, so a flow keeps its path and never reorders.
 
-use crate::config::{Config, MarkingKind, PerQueue, SchedulerKind, SwitchCfg, TopologyKind};
+use crate::config::{Config, MarkingKind, OneOrList, SchedulerKind, SwitchCfg, TopologyKind};
 use crate::switch::buffer::Buffer;
-use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue as PerQueueMarker};
+use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Amount, Time};
@@ -307,17 +307,17 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
             Scheduler::SpDwrr(SpDwrr { sp: s.sp_queues as usize, dwrr: Dwrr::new(quanta.clone(), true) })
         }
     };
-    let k = |t: &PerQueue<crate::config::Amt>| match t {
-        PerQueue::All(a) => a.0.bytes(pkt),
-        PerQueue::List(_) => 0,
+    let k = |t: &OneOrList<crate::config::Amt>| match t {
+        OneOrList::All(a) => a.0.bytes(pkt),
+        OneOrList::List(_) => 0,
     };
     let marker = match (s.marking, &s.threshold) {
         (MarkingKind::None, _) | (_, None) => Marker::None,
-        (MarkingKind::PerQueue, Some(PerQueue::List(l))) => {
-            Marker::PerQueue(PerQueueMarker { k: l.iter().map(|a| a.0.bytes(pkt)).collect() })
+        (MarkingKind::PerQueue, Some(OneOrList::List(l))) => {
+            Marker::PerQueue(PerQueue { k: l.iter().map(|a| a.0.bytes(pkt)).collect() })
         }
-        (MarkingKind::PerQueue, Some(t)) => Marker::PerQueue(PerQueueMarker::standard(k(t), n)),
-        (MarkingKind::PerQueueMin, Some(t)) => Marker::PerQueue(PerQueueMarker::minimum(k(t), &quanta)),
+        (MarkingKind::PerQueue, Some(t)) => Marker::PerQueue(PerQueue::standard(k(t), n)),
+        (MarkingKind::PerQueueMin, Some(t)) => Marker::PerQueue(PerQueue::minimum(k(t), &quanta)),
         (MarkingKind::PerPort, Some(t)) => Marker::PerPort(PerPort { k: k(t) }),
         (MarkingKind::PerPool, Some(t)) => Marker::PerPool(PerPool { k: k(t) }),
         (MarkingKind::MqEcn, Some(t)) => {

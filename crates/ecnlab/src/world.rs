@@ -1,7 +1,7 @@
 //! A built experiment and its event loop: hosts' TCP and applications meet
 //! switch ports here. Every handler is a small function of (state, event).
 
-use crate::config::{Config, ConfigError, FlowSize, PerQueue};
+use crate::config::{Config, ConfigError, FlowSize, OneOrList};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
@@ -878,11 +878,11 @@ impl<'a> World<'a> {
 }
 
 /// The ports whose queues are sampled (`run.sample_ports`).
-fn sampled_ports(net: &Network, sel: &PerQueue<String>) -> Result<Vec<u32>, ConfigError> {
+fn sampled_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, ConfigError> {
     let switch_ports = || (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].switch.is_some());
     Ok(match sel {
-        PerQueue::All(s) if s == "all" => switch_ports().collect(),
-        PerQueue::All(s) if s == "auto" => {
+        OneOrList::All(s) if s == "all" => switch_ports().collect(),
+        OneOrList::All(s) if s == "auto" => {
             let v: Vec<u32> = switch_ports().collect();
             if v.len() <= 64 {
                 v
@@ -890,14 +890,14 @@ fn sampled_ports(net: &Network, sel: &PerQueue<String>) -> Result<Vec<u32>, Conf
                 Vec::new()
             }
         }
-        PerQueue::All(s) if s == "none" => Vec::new(),
-        PerQueue::All(s) if s == "hosts" => switch_ports().filter(|&p| net.is_host(net.ports[p as usize].peer)).collect(),
-        PerQueue::All(s) => {
+        OneOrList::All(s) if s == "none" => Vec::new(),
+        OneOrList::All(s) if s == "hosts" => switch_ports().filter(|&p| net.is_host(net.ports[p as usize].peer)).collect(),
+        OneOrList::All(s) => {
             return Err(ConfigError(format!(
                 "run.sample_ports = {s:?}: expected \"auto\", \"all\", \"none\", \"hosts\" or a list of port names like \"switch:host2\""
             )))
         }
-        PerQueue::List(names) => {
+        OneOrList::List(names) => {
             let mut v = Vec::with_capacity(names.len());
             for (i, name) in names.iter().enumerate() {
                 match switch_ports().find(|&p| net.port_name(p) == *name) {
