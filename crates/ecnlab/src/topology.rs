@@ -51,7 +51,7 @@ pub struct Network {
     pub switches: Vec<SwitchState>,
     pub hosts: u32,
     /// Equal-cost egress ports of switch s towards host d are
-    /// `route_ports[route_off[s·H + d] .. route_off[s·H + d + 1]]`.
+    /// `route_ports[route_off[d·S + s] .. route_off[d·S + s + 1]]`.
     route_off: Vec<u32>,
     route_ports: Vec<u32>,
 }
@@ -129,7 +129,7 @@ impl Network {
     /// towards host `dst`.
     #[inline]
     pub fn routes(&self, sw: u32, dst: u32) -> &[u32] {
-        let i = (sw * self.hosts + dst) as usize;
+        let i = dst as usize * self.switches.len() + sw as usize;
         &self.route_ports[self.route_off[i] as usize..self.route_off[i + 1] as usize]
     }
 
@@ -245,16 +245,18 @@ impl Builder {
                 }
             }
         }
-        // Shortest paths by hop count: BFS from every destination host, then
-        // each switch's ports whose peer is one hop closer form the ECMP set.
+        // Shortest paths by hop count: a BFS from each destination host, after
+        // which each switch's ports whose peer is one hop closer form its ECMP
+        // set towards that host. One distance vector serves every BFS.
         let switches = n as u32 - hosts;
         let mut route_off = Vec::with_capacity((switches * hosts) as usize + 1);
         let mut route_ports = Vec::new();
-        let mut dist = vec![vec![u32::MAX; n]; hosts as usize];
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
         for d in 0..hosts {
-            let dd = &mut dist[d as usize];
-            let mut queue = VecDeque::from([d]);
-            dd[d as usize] = 0;
+            dist.fill(u32::MAX);
+            dist[d as usize] = 0;
+            queue.push_back(d);
             while let Some(u) = queue.pop_front() {
                 // Hosts do not forward: only the destination itself expands.
                 if u < hosts && u != d {
@@ -262,21 +264,17 @@ impl Builder {
                 }
                 for &p in &out[u as usize] {
                     let v = ports[p as usize].peer;
-                    if dd[v as usize] == u32::MAX {
-                        dd[v as usize] = dd[u as usize] + 1;
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
                         queue.push_back(v);
                     }
                 }
             }
-        }
-        for s in 0..switches {
-            let node = hosts + s;
-            for d in 0..hosts {
+            for node in hosts..n as u32 {
                 route_off.push(route_ports.len() as u32);
-                let here = dist[d as usize][node as usize];
+                let here = dist[node as usize];
                 for &p in &out[node as usize] {
-                    let peer = ports[p as usize].peer;
-                    if here != u32::MAX && dist[d as usize][peer as usize] + 1 == here {
+                    if here != u32::MAX && dist[ports[p as usize].peer as usize] + 1 == here {
                         route_ports.push(p);
                     }
                 }
