@@ -85,7 +85,10 @@ pub struct World<'a> {
     warmup: Time,
     hdr: u32,
     ecmp_seed: u64,
-    ect: bool,
+    /// ECN codepoint of new data and of retransmissions (per the cc and
+    /// `transport.ect_retransmits`).
+    ect_new: Ecn,
+    ect_rtx: Ecn,
     delack_timeout: Time,
     host_queue_limit: u64,
     sample_ports: Vec<u32>,
@@ -111,6 +114,7 @@ impl<'a> World<'a> {
     pub fn new(cfg: &'a Config) -> Result<World<'a>, ConfigError> {
         let net = Network::build(cfg);
         let t = &cfg.transport;
+        let echo = crate::host::cc::Cc::new(t).echo_mode();
         let mut flows = Vec::new();
         let new_flow = |src: u32, dst: u32, service: u32, kind, size, start, stop| Flow {
             src,
@@ -123,7 +127,7 @@ impl<'a> World<'a> {
             opened: None,
             finish: None,
             tx: TcpSender::new(t),
-            rx: TcpReceiver::new(crate::host::cc::Cc::new(t).echo_mode(), t.delayed_ack),
+            rx: TcpReceiver::new(echo, t.delayed_ack),
             rto_event: 0,
             delack_event: 0,
             last_data_ts: 0,
@@ -205,7 +209,8 @@ impl<'a> World<'a> {
             warmup: cfg.run.warmup.0,
             hdr: t.header,
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
-            ect: crate::host::cc::Cc::new(t).echo_mode() != EchoMode::None,
+            ect_new: if echo != EchoMode::None { Ecn::Ect } else { Ecn::NotEct },
+            ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
             sample_ports,
@@ -568,7 +573,7 @@ impl<'a> World<'a> {
 
     fn try_send(&mut self, fid: u32) {
         let now = self.q.now;
-        let (hdr, ect) = (self.hdr, self.ect);
+        let (hdr, ect_new, ect_rtx) = (self.hdr, self.ect_new, self.ect_rtx);
         loop {
             let f = &mut self.flows[fid as usize];
             if f.nic_bytes >= self.host_queue_limit {
@@ -583,9 +588,7 @@ impl<'a> World<'a> {
             p.cwr = seg.cwr;
             p.rtx = seg.retransmit;
             p.ts = now;
-            if ect && (self.cfg.transport.ect_retransmits || !seg.retransmit) {
-                p.ecn = Ecn::Ect;
-            }
+            p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
             self.host_send(p);
         }
         self.sync_rto(fid);
