@@ -125,14 +125,6 @@ impl EventQueue {
         true
     }
 
-    pub fn peek_time(&mut self) -> Option<Time> {
-        if self.settle() {
-            Some((self.buckets[0][0].key >> 64) as Time)
-        } else {
-            None
-        }
-    }
-
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         self.pop_until(Time::MAX)

@@ -92,10 +92,6 @@ impl EmpiricalCdf {
         }
         m
     }
-
-    pub fn points(&self) -> &[(f64, f64)] {
-        &self.points
-    }
 }
 
 /// Where a service's flow sizes come from.

@@ -36,7 +36,4 @@ impl Fifo {
     pub fn is_empty(&self) -> bool {
         self.pkts.is_empty()
     }
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.pkts.iter().map(|p| p.0)
-    }
 }

@@ -156,8 +156,4 @@ impl Qdisc {
             _ => true,
         }
     }
-
-    pub fn packet_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.queues.iter().flat_map(|q| q.iter())
-    }
 }

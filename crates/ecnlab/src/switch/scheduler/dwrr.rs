@@ -80,8 +80,4 @@ impl Dwrr {
             obs.turn_end(h, now);
         }
     }
-
-    pub fn quantum(&self, q: usize) -> u64 {
-        self.slots[q].quantum
-    }
 }
