@@ -77,6 +77,20 @@ def check_conservation(s: dict[str, Any]) -> None:
     assert s["packets_in_flight"] == s["arena_live"], s
 
 
+def port_totals(res: ecnlab.Result) -> dict[tuple[str, str], dict[str, Any]]:
+    """Whole-port counter rows of the ports table, keyed by (node, peer)."""
+    return {(r["node"], r["peer"]): r for r in res["ports"].to_pylist() if r["queue"] == -1}
+
+
+def uplink_bytes(res: ecnlab.Result) -> list[int]:
+    """Bytes sent on every leaf-to-spine port, in port order."""
+    return [
+        r["sent_bytes"]
+        for (n, p), r in port_totals(res).items()
+        if n.startswith("leaf") and p.startswith("spine")
+    ]
+
+
 def port_queue(
     res: ecnlab.Result, node: str, peer: str, warmup: float, queue: int | None = None
 ) -> np.ndarray:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ecnlab
-from scenario_kit import PAYLOAD_FRACTION, goodput, port_queue, run_checked, star
+from scenario_kit import PAYLOAD_FRACTION, goodput, port_queue, port_totals, run_checked, star
 
 LINE = 10.0 * PAYLOAD_FRACTION  # 9.733 Gbps of payload on a 10G link
 K = 65
@@ -106,15 +106,9 @@ def test_reno_fills_buffer_then_red_style_drop_bounds_queue() -> None:
     red = run_checked(
         star(switch={**base, "drop_not_ect": True}, transport={"cc": "reno"}, flows=long_flows(2))
     )
-    ports = tail["ports"].to_pylist()
-    bott = next(
-        r for r in ports if r["node"] == "switch" and r["peer"] == "host2" and r["queue"] == -1
-    )
+    bott = port_totals(tail)[("switch", "host2")]
     assert bott["max_bytes"] >= 195 * 1500 and bott["dropped_overflow"] > 0 and bott["marked"] == 0
-    ports = red["ports"].to_pylist()
-    bott = next(
-        r for r in ports if r["node"] == "switch" and r["peer"] == "host2" and r["queue"] == -1
-    )
+    bott = port_totals(red)[("switch", "host2")]
     assert (
         bott["max_bytes"] <= (K + 1) * 1500
         and bott["dropped_aqm"] > 0

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 import ecnlab
-from scenario_kit import run_checked
+from scenario_kit import port_totals, run_checked
 
 
 def base(topology: dict, flows: list[dict] | None = None, **extra: object) -> dict:
@@ -22,7 +22,7 @@ def base(topology: dict, flows: list[dict] | None = None, **extra: object) -> di
 
 
 def port_names(res: ecnlab.Result) -> set[tuple[str, str]]:
-    return {(r["node"], r["peer"]) for r in res["ports"].to_pylist() if r["queue"] == -1}
+    return set(port_totals(res))
 
 
 @pytest.mark.parametrize(
@@ -97,8 +97,11 @@ def test_fabric_ports_take_their_own_settings() -> None:
     )
     cfg["run"]["duration"] = "5ms"
     res = run_checked(cfg)
-    rows = [r for r in res["ports"].to_pylist() if r["queue"] == -1]
-    fab = [r for r in rows if r["node"].startswith("leaf") and r["peer"].startswith("spine")]
+    fab = [
+        r
+        for (n, p), r in port_totals(res).items()
+        if n.startswith("leaf") and p.startswith("spine")
+    ]
     assert max(r["max_bytes"] for r in fab) <= 3000
     assert sum(r["marked"] for r in fab) == 0
 

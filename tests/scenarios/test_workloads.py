@@ -9,7 +9,7 @@ import pytest
 
 import ecnlab
 from ecnlab import _engine
-from scenario_kit import run_checked
+from scenario_kit import run_checked, uplink_bytes
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "crates" / "ecnlab" / "workloads"
 
@@ -130,26 +130,14 @@ def test_ecmp_spreads_uplink_bytes_and_never_reorders(tmp_path: Path) -> None:
         "workload": {"kind": "poisson", "load": 0.3, "flows": 8000, "distribution": str(cdf)},
     }
     res = run_checked(cfg)
-    ports = [r for r in res["ports"].to_pylist() if r["queue"] == -1]
-    up = np.array(
-        [
-            r["sent_bytes"]
-            for r in ports
-            if r["node"].startswith("leaf") and r["peer"].startswith("spine")
-        ]
-    )
+    up = np.array(uplink_bytes(res))
     assert len(up) == 16
     assert np.all(np.abs(up / up.mean() - 1) < 0.2), up / up.mean()
     assert sum(res["flows"]["reordered"].to_pylist()) == 0
     assert res.summary["fct"]["unfinished"] == 0
     # A different seed hashes flows onto other paths.
     other = ecnlab.run({**cfg, "run": {**cfg["run"], "seed": 6}}, progress=False)
-    up2 = [
-        r["sent_bytes"]
-        for r in other["ports"].to_pylist()
-        if r["queue"] == -1 and r["node"].startswith("leaf") and r["peer"].startswith("spine")
-    ]
-    assert list(up2) != list(up)
+    assert uplink_bytes(other) != list(up)
 
 
 def one_way(links: list[tuple[float, float]], size: int) -> float:
