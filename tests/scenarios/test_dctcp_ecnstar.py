@@ -115,3 +115,34 @@ def test_reno_fills_buffer_then_red_style_drop_bounds_queue() -> None:
         and bott["dropped_overflow"] == 0
     )
     assert goodput(red)[0] >= 0.9 * LINE
+
+
+@pytest.mark.parametrize("ect_retransmits", [False, True])
+def test_not_ect_retransmissions_are_dropped_by_red_style_marking(ect_retransmits: bool) -> None:
+    # Tuning ECN §6: a switch that drops Not-ECT packets whenever it would
+    # mark drops RFC 3168's Not-ECT retransmissions too, often the packet a
+    # flow needs most; sending retransmissions as ECT (the paper's advice,
+    # transport.ect_retransmits) leaves only marks. 16 long ECN* flows
+    # overflow a 40-packet, K = 20 port on 1 Gbps, so there are losses and
+    # retransmissions that meet a queue above K.
+    cfg = star(
+        hosts=17,
+        rate="1Gbps",
+        delay="10us",
+        duration="0.3s",
+        switch={
+            "buffer": "40pkt",
+            "marking": "per-queue",
+            "threshold": "20pkt",
+            "drop_not_ect": True,
+        },
+        transport={"cc": "ecn-star", "min_rto": "10ms", "ect_retransmits": ect_retransmits},
+        flows=[{"src": i + 1, "dst": 0} for i in range(16)],
+    )
+    res = run_checked(cfg)
+    bott = port_totals(res)[("switch", "host0")]
+    assert res.summary["retransmits"] > 0 and bott["dropped_overflow"] > 0
+    if ect_retransmits:
+        assert bott["dropped_aqm"] == 0, bott
+    else:
+        assert bott["dropped_aqm"] > 0, bott
