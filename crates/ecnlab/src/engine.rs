@@ -1,6 +1,16 @@
-//! The event queue: a binary min-heap on (time, insertion sequence), so
-//! simultaneous events run in the order they were scheduled and a run is a
-//! pure function of its config and seed.
+//! The event queue: a radix heap (Ahuja et al.) on event time. Time never
+//! goes back (no event is scheduled before the one being handled), so an
+//! entry lives in the bucket of the highest bit where its time differs from
+//! the last time popped; pushing is O(1), and popping empties the lowest
+//! bucket into lower ones, each entry moving a handful of times over its
+//! life. Far fewer unpredictable branches than a comparison heap.
+//!
+//! Simultaneous events run in the order they were scheduled, with no
+//! sequence number: equal times always share a bucket (the bucket depends
+//! only on the time and the last time popped), buckets keep insertion order
+//! when they are appended to or emptied into lower ones, and bucket 0 (time
+//! equal to the last popped) is drained from the front. So a run is a pure
+//! function of its config and seed.
 
 use crate::units::Time;
 
@@ -9,8 +19,8 @@ use crate::units::Time;
 pub enum Event {
     /// A port finished serialising its current packet.
     TxDone { port: u32 },
-    /// A packet reaches a node (switch or host) at the far end of a link.
-    Arrive { node: u32, pkt: u32 },
+    /// A packet that left `port` reaches `node` at the far end of its link.
+    Arrive { port: u32, node: u32, pkt: u32 },
     /// A connection opens (sends its SYN).
     FlowStart { flow: u32 },
     /// A long-lived flow stops taking new data.
@@ -27,30 +37,23 @@ pub enum Event {
     Sample,
 }
 
-/// (time, insertion sequence) packed into one integer: one comparison
-/// orders events by time, then by the order they were scheduled, and no
-/// two events share a key.
 #[derive(Clone, Copy)]
 struct Entry {
-    key: u128,
+    time: Time,
     ev: Event,
 }
 
-/// A radix heap (Ahuja et al.): keys only grow (an event is never scheduled
-/// before the one being handled), so an entry lives in the bucket of the
-/// highest bit where it differs from the last key popped. Pushing is O(1);
-/// popping scans one bucket and moves its entries down, each entry moving
-/// at most a handful of times. Far fewer unpredictable branches than a
-/// comparison heap, which dominated the large runs. (A timing wheel of 8 ns
-/// buckets in front ran 33% fewer instructions but was slower on the
-/// 144-host benchmark: its thousands of bucket vectors cost more in cache.)
 pub struct EventQueue {
+    /// Bucket 0 holds entries at time `last`; bucket b ≥ 1 those whose time
+    /// first differs from `last` at bit b − 1.
     buckets: Vec<Vec<Entry>>,
-    /// Bit b set when bucket b is not empty (buckets 0..=128).
-    nonempty: [u64; 3],
-    last: u128,
+    /// Next entry of bucket 0 to pop (it is drained from the front).
+    head: usize,
+    /// Bit b − 1 set when bucket b ≥ 1 is not empty (bucket 0 is
+    /// `buckets[0][head..]`).
+    nonempty: u64,
+    last: Time,
     len: usize,
-    seq: u64,
     pub now: Time,
     pub processed: u64,
     /// Most events ever pending at once.
@@ -64,18 +67,18 @@ impl Default for EventQueue {
 }
 
 #[inline]
-fn bucket_of(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
+fn bucket_of(time: Time, last: Time) -> usize {
+    (64 - (time ^ last).leading_zeros()) as usize
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..129).map(|_| Vec::new()).collect(),
-            nonempty: [0; 3],
+            buckets: (0..65).map(|_| Vec::new()).collect(),
+            head: 0,
+            nonempty: 0,
             last: 0,
             len: 0,
-            seq: 0,
             now: 0,
             processed: 0,
             peak: 0,
@@ -84,17 +87,17 @@ impl EventQueue {
 
     #[inline]
     fn put(&mut self, e: Entry) {
-        let b = bucket_of(e.key, self.last);
+        let b = bucket_of(e.time, self.last);
         self.buckets[b].push(e);
-        self.nonempty[b / 64] |= 1 << (b % 64);
+        if b != 0 {
+            self.nonempty |= 1 << (b - 1);
+        }
     }
 
     #[inline]
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past");
-        let e = Entry { key: ((time as u128) << 64) | self.seq as u128, ev };
-        self.seq += 1;
-        self.put(e);
+        self.put(Entry { time, ev });
         self.len += 1;
         self.peak = self.peak.max(self.len);
     }
@@ -104,19 +107,34 @@ impl EventQueue {
         self.at(self.now + delay, ev)
     }
 
-    /// Make bucket 0 hold the smallest entry, if there is any.
+    /// Packet `pkt` sent on `port` lands at `node` at `time`.
+    #[inline]
+    pub fn arrive(&mut self, port: u32, time: Time, node: u32, pkt: u32) {
+        self.at(time, Event::Arrive { port, node, pkt })
+    }
+
+    /// `port` finishes its current transmission at `time`.
+    #[inline]
+    pub fn tx_done(&mut self, port: u32, time: Time) {
+        self.at(time, Event::TxDone { port })
+    }
+
+    /// Make bucket 0 hold the earliest entries, if there are any.
     #[inline]
     fn settle(&mut self) -> bool {
-        if self.nonempty[0] & 1 != 0 {
+        if self.head < self.buckets[0].len() {
             return true;
         }
-        let b = match self.nonempty.iter().enumerate().find(|(_, w)| **w != 0) {
-            Some((i, w)) => i * 64 + w.trailing_zeros() as usize,
-            None => return false,
-        };
+        self.buckets[0].clear();
+        self.head = 0;
+        if self.nonempty == 0 {
+            return false;
+        }
+        let b = self.nonempty.trailing_zeros() as usize + 1;
         let mut items = std::mem::take(&mut self.buckets[b]);
-        self.nonempty[b / 64] &= !(1 << (b % 64));
-        self.last = items.iter().map(|e| e.key).min().expect("non-empty bucket");
+        self.nonempty &= !(1 << (b - 1));
+        self.last = items.iter().map(|e| e.time).min().expect("non-empty bucket");
+        // In order, so ties keep their insertion order.
         for e in items.drain(..) {
             self.put(e);
         }
@@ -134,14 +152,13 @@ impl EventQueue {
     /// otherwise.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if !self.settle() || (self.buckets[0][0].key >> 64) as Time > limit {
+        if !self.settle() || self.last > limit {
             return None;
         }
-        // Keys are unique, so bucket 0 holds exactly one entry.
-        let e = self.buckets[0].pop().expect("settled");
-        self.nonempty[0] &= !1;
+        let e = self.buckets[0][self.head];
+        self.head += 1;
         self.len -= 1;
-        self.now = (e.key >> 64) as Time;
+        self.now = e.time;
         self.processed += 1;
         Some((self.now, e.ev))
     }
@@ -178,31 +195,72 @@ mod tests {
         assert_eq!(q.processed, 1000);
     }
 
-    /// Interleaved pushes and pops with delays from picoseconds to
-    /// milliseconds (across the wheel's 67 µs horizon and into the far heap)
-    /// come out exactly in (time, insertion) order, like a sorted list.
+    /// Timers, link arrivals and TxDones on several ports, pushed and popped
+    /// interleaved with delays from picoseconds to seconds, come out exactly
+    /// in (time, insertion) order, like one sorted list.
     #[test]
-    fn wheel_and_far_heap_keep_exact_order() {
+    fn links_timers_and_tx_done_keep_exact_order() {
+        const PORTS: u32 = 37;
         let mut rng = crate::rng::Rng::new(7);
         let mut q = EventQueue::new();
+        let mut last_arrival = vec![0 as Time; PORTS as usize];
+        let mut tx_pending = vec![false; PORTS as usize];
         let mut reference: Vec<(Time, u32)> = Vec::new();
         let mut popped: Vec<(Time, u32)> = Vec::new();
         let mut id = 0u32;
-        for _ in 0..20_000 {
+        let record = |ev: Event| match ev {
+            Event::Ping { probe } => probe,
+            Event::Arrive { pkt, .. } => pkt,
+            Event::TxDone { port } => 1_000_000 + port,
+            other => panic!("unexpected {other:?}"),
+        };
+        let mut txdone_id = vec![0u32; PORTS as usize];
+        for _ in 0..30_000 {
             for _ in 0..(rng.next_u64() % 3) {
                 let scale = [1_000u64, 50_000, 1_000_000, 200_000_000, 5_000_000_000][(rng.next_u64() % 5) as usize];
-                let t = q.now + rng.next_u64() % scale;
-                q.at(t, Event::Ping { probe: id });
-                reference.push((t, id));
+                let port = (rng.next_u64() % PORTS as u64) as u32;
+                match rng.next_u64() % 3 {
+                    0 => {
+                        let t = q.now + rng.next_u64() % scale;
+                        q.at(t, Event::Ping { probe: id });
+                        reference.push((t, id));
+                    }
+                    1 => {
+                        let t = (q.now + rng.next_u64() % scale).max(last_arrival[port as usize] + 1);
+                        last_arrival[port as usize] = t;
+                        q.arrive(port, t, 0, id);
+                        reference.push((t, id));
+                    }
+                    _ if !tx_pending[port as usize] => {
+                        let t = q.now + rng.next_u64() % scale;
+                        tx_pending[port as usize] = true;
+                        txdone_id[port as usize] = id;
+                        q.tx_done(port, t);
+                        reference.push((t, id));
+                    }
+                    _ => continue,
+                }
                 id += 1;
             }
-            if let Some((t, Event::Ping { probe })) = q.pop() {
-                popped.push((t, probe));
+            if let Some((t, ev)) = q.pop() {
+                let got = match ev {
+                    Event::TxDone { port } => {
+                        tx_pending[port as usize] = false;
+                        txdone_id[port as usize]
+                    }
+                    e => record(e),
+                };
+                popped.push((t, got));
             }
         }
-        while let Some((t, Event::Ping { probe })) = q.pop() {
-            popped.push((t, probe));
+        while let Some((t, ev)) = q.pop() {
+            let got = match ev {
+                Event::TxDone { port } => txdone_id[port as usize],
+                e => record(e),
+            };
+            popped.push((t, got));
         }
+        assert!(q.is_empty());
         reference.sort(); // ids grow with insertion, so this is (time, insertion) order
         assert_eq!(popped, reference);
     }

@@ -278,7 +278,7 @@ impl<'a> World<'a> {
                 self.net.ports[port as usize].txdone_pending = false;
                 self.start_tx(port);
             }
-            Event::Arrive { node, pkt } => {
+            Event::Arrive { node, pkt, .. } => {
                 self.in_transit -= 1;
                 match self.net.nodes[node as usize].kind {
                     NodeKind::Switch { index } => self.switch_arrive(index, pkt),
@@ -327,10 +327,10 @@ impl<'a> World<'a> {
         if let Some((id, size)) = next {
             let ser = p.tx_time(size as u64);
             p.busy_until = now + ser;
-            self.q.at(now + ser + p.delay, Event::Arrive { node: p.peer, pkt: id });
+            self.q.arrive(port, now + ser + p.delay, p.peer, id);
             if p.qdisc.packets > 0 {
                 p.txdone_pending = true;
-                self.q.at(now + ser, Event::TxDone { port });
+                self.q.tx_done(port, now + ser);
             }
             self.in_transit += 1;
             // Only a host NIC looks into the packet here: a switch port has
@@ -365,7 +365,7 @@ impl<'a> World<'a> {
                         self.start_tx(port);
                     } else {
                         p.txdone_pending = true;
-                        self.q.at(p.busy_until, Event::TxDone { port });
+                        self.q.tx_done(port, p.busy_until);
                     }
                 }
             }
