@@ -42,7 +42,7 @@ def star(
     return cfg
 
 
-def _files(d: Path) -> dict[str, bytes]:
+def output_files(d: Path) -> dict[str, bytes]:
     out = {}
     for p in sorted(d.iterdir()):
         data = p.read_bytes()
@@ -60,7 +60,7 @@ def run_checked(cfg: dict[str, Any]) -> ecnlab.Result:
     with tempfile.TemporaryDirectory() as tmp:
         a = ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "a", progress=False)
         ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "b", progress=False)
-        fa, fb = _files(Path(tmp) / "a"), _files(Path(tmp) / "b")
+        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
         assert fa.keys() == fb.keys()
         for name in fa:
             assert fa[name] == fb[name], f"{name} differs between two runs of the same config"

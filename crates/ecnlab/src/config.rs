@@ -227,6 +227,13 @@ pub struct RunCfg {
     /// face hosts), or a list of "node:peer" names such as "leaf0:host3".
     #[serde(default = "default_sample_ports")]
     pub sample_ports: OneOrList<String>,
+    /// Switch ports handle a departure when something next looks at the
+    /// port instead of with a TxDone event of its own (a quarter fewer
+    /// events). false schedules every TxDone, for cross-checking: the two
+    /// differ only in the order of packets that reach one port at the
+    /// same picosecond over different links.
+    #[serde(default = "yes")]
+    pub lazy_departures: bool,
 }
 
 fn default_sample_ports() -> OneOrList<String> {

@@ -26,6 +26,13 @@ pub struct Port {
     pub busy_until: Time,
     /// A TxDone event is scheduled at `busy_until`.
     pub txdone_pending: bool,
+    /// Departures are handled lazily, without TxDone events: when the
+    /// port is next offered a packet, or when the packet on its wire lands,
+    /// whichever comes first (see `World::catch_up`).
+    pub lazy: bool,
+    /// When the TxDone of a lazy port's pending departure would have been
+    /// scheduled (see `World::catch_up_for`).
+    pub txdone_sched: Time,
     /// Owned by a switch (counts toward its shared pool), else a host NIC.
     pub switch: Option<u32>,
 }
@@ -236,6 +243,8 @@ impl Builder {
                     qdisc,
                     busy_until: 0,
                     txdone_pending: false,
+                    lazy: false,
+                    txdone_sched: 0,
                     switch,
                 });
                 out[from as usize].push(id);

@@ -10,6 +10,7 @@ use crate::packet::{Arena, Ecn, Kind, Packet};
 use crate::report::{Column, Report, Table};
 use crate::rng::hash64;
 use crate::stats::Stats;
+use crate::switch::marker::Marker;
 use crate::topology::{Network, NodeKind};
 use crate::units::{secs, Time};
 use serde_json::{json, Map, Value};
@@ -112,7 +113,17 @@ pub struct World<'a> {
 
 impl<'a> World<'a> {
     pub fn new(cfg: &'a Config) -> Result<World<'a>, ConfigError> {
-        let net = Network::build(cfg);
+        let mut net = Network::build(cfg);
+        // A switch port's departures only change its own queue and the
+        // packets it sends, so they can wait until something looks: its next
+        // arrival, or the landing of the packet on its wire (which is never
+        // earlier than the departure). Not so for host NICs, whose
+        // departures wake the sender, nor with per-pool marking, where a
+        // departure changes what every port of the switch sees.
+        let pool_marking = net.ports.iter().any(|p| matches!(p.qdisc.marker, Marker::PerPool(_)));
+        for p in net.ports.iter_mut() {
+            p.lazy = cfg.run.lazy_departures && p.switch.is_some() && !pool_marking;
+        }
         let t = &cfg.transport;
         let echo = crate::host::cc::Cc::new(t).echo_mode();
         let mut flows = Vec::new();
@@ -267,6 +278,8 @@ impl<'a> World<'a> {
                 }
             }
         }
+        // Departures due by the end, so the ports' counters are final.
+        self.catch_up_all(self.stopped);
         self.wall_seconds = wall.elapsed().as_secs_f64();
         Ok(())
     }
@@ -278,10 +291,12 @@ impl<'a> World<'a> {
                 self.net.ports[port as usize].txdone_pending = false;
                 self.start_tx(port);
             }
-            Event::Arrive { node, pkt, .. } => {
+            Event::Arrive { port, pkt } => {
                 self.in_transit -= 1;
+                let node = self.net.ports[port as usize].peer;
+                self.catch_up(port, self.q.now);
                 match self.net.nodes[node as usize].kind {
-                    NodeKind::Switch { index } => self.switch_arrive(index, pkt),
+                    NodeKind::Switch { index } => self.switch_arrive(index, port, pkt),
                     NodeKind::Host { .. } => self.host_arrive(node, pkt),
                 }
             }
@@ -312,7 +327,51 @@ impl<'a> World<'a> {
     /// event per hop.
     #[inline]
     fn start_tx(&mut self, port: u32) {
-        let now = self.q.now;
+        self.start_tx_at(port, self.q.now)
+    }
+
+    /// Run a lazy port's departures due by `now`, each at its own time
+    /// (`busy_until`), so its state is as if TxDone events had run.
+    #[inline]
+    fn catch_up(&mut self, port: u32, now: Time) {
+        loop {
+            let p = &self.net.ports[port as usize];
+            if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
+                return;
+            }
+            self.start_tx_at(port, p.busy_until);
+        }
+    }
+
+    /// `catch_up` before offering the port a packet whose arrival event was
+    /// scheduled at `sched`. A departure due at this very instant goes
+    /// first only if its TxDone would have been scheduled first: simultaneous
+    /// events run in the order they were scheduled, lazy or not. (With equal
+    /// packet times, the usual tie, a data packet's arrival was scheduled a
+    /// link delay before the TxDone and goes first, as in ns-2.)
+    #[inline]
+    fn catch_up_for(&mut self, port: u32, now: Time, sched: Time) {
+        loop {
+            let p = &self.net.ports[port as usize];
+            if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
+                return;
+            }
+            if p.busy_until == now && p.txdone_sched >= sched {
+                return; // Runs after this arrival, at the next catch-up.
+            }
+            self.start_tx_at(port, p.busy_until);
+        }
+    }
+
+    /// Bring every lazy port up to `now` (before reading their state).
+    fn catch_up_all(&mut self, now: Time) {
+        for port in 0..self.net.ports.len() as u32 {
+            self.catch_up(port, now);
+        }
+    }
+
+    #[inline]
+    fn start_tx_at(&mut self, port: u32, now: Time) {
         let p = &mut self.net.ports[port as usize];
         let before = p.qdisc.bytes;
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
@@ -327,10 +386,14 @@ impl<'a> World<'a> {
         if let Some((id, size)) = next {
             let ser = p.tx_time(size as u64);
             p.busy_until = now + ser;
-            self.q.arrive(port, now + ser + p.delay, p.peer, id);
+            self.q.arrive(port, now + ser + p.delay, id);
             if p.qdisc.packets > 0 {
-                p.txdone_pending = true;
-                self.q.tx_done(port, now + ser);
+                if p.lazy {
+                    p.txdone_sched = now;
+                } else {
+                    p.txdone_pending = true;
+                    self.q.tx_done(port, now + ser);
+                }
             }
             self.in_transit += 1;
             // Only a host NIC looks into the packet here: a switch port has
@@ -349,9 +412,11 @@ impl<'a> World<'a> {
         }
     }
 
+    /// Offer packet `id` to `port`; its arrival was scheduled at `sched`.
     #[inline]
-    fn enqueue(&mut self, port: u32, id: u32) {
+    fn enqueue(&mut self, port: u32, id: u32, sched: Time) {
         let now = self.q.now;
+        self.catch_up_for(port, now, sched);
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
@@ -361,8 +426,13 @@ impl<'a> World<'a> {
                     self.net.switches[s as usize].pool_bytes += size;
                 }
                 if !p.txdone_pending {
-                    if now >= p.busy_until {
+                    if p.lazy && p.qdisc.packets > 1 {
+                        // Busy, or a departure due now that runs after
+                        // this arrival (see `catch_up_for`).
+                    } else if now >= p.busy_until {
                         self.start_tx(port);
+                    } else if p.lazy {
+                        p.txdone_sched = now;
                     } else {
                         p.txdone_pending = true;
                         self.q.tx_done(port, p.busy_until);
@@ -383,8 +453,12 @@ impl<'a> World<'a> {
     }
 
     #[inline]
-    fn switch_arrive(&mut self, sw: u32, id: u32) {
+    /// Packet `id` reaches switch `sw` over the link of port `from`.
+    fn switch_arrive(&mut self, sw: u32, from: u32, id: u32) {
         let p = self.arena.get(id);
+        // Its arrival event was scheduled when it began to leave `from`.
+        let up = &self.net.ports[from as usize];
+        let sched = self.q.now - up.delay - up.tx_time(p.size as u64);
         let routes = self.net.routes(sw, p.dst);
         let port = if routes.len() == 1 {
             routes[0]
@@ -395,7 +469,7 @@ impl<'a> World<'a> {
             // Multiply-shift maps the hash onto the set without a division.
             routes[((hash64(self.ecmp_seed, key) as u128 * routes.len() as u128) >> 64) as usize]
         };
-        self.enqueue(port, id);
+        self.enqueue(port, id, sched);
     }
 
     fn host_send(&mut self, p: Packet) {
@@ -405,7 +479,7 @@ impl<'a> World<'a> {
         };
         let id = self.arena.alloc(p);
         self.sent += 1;
-        self.enqueue(nic, id);
+        self.enqueue(nic, id, self.q.now);
     }
 
     // ---------------- hosts ----------------
@@ -654,6 +728,9 @@ impl<'a> World<'a> {
 
     fn sample(&mut self) {
         let now = self.q.now;
+        for i in 0..self.sample_ports.len() {
+            self.catch_up(self.sample_ports[i], now + 1);
+        }
         let t = secs(now);
         for &pi in &self.sample_ports {
             let p = &self.net.ports[pi as usize];

@@ -58,9 +58,15 @@ impl MqEcn {
         (self.k as f64 * share) as u64
     }
 
+    /// occupancy > ⌊K_i⌋, which for a whole number of bytes is
+    /// occupancy > K_i: compared in floating point, without the rounding.
     #[inline]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
-        occ.queue > self.threshold(q)
+        if q < self.strict || self.t_round < 1.0 {
+            return occ.queue > self.k;
+        }
+        let share = (self.queue[q].0 as f64 / self.t_round).min(1.0);
+        occ.queue as f64 > self.k as f64 * share
     }
 
     fn sample(&mut self, s: Time) {

@@ -10,7 +10,6 @@
 use super::super::fifo::Fifo;
 use super::super::RoundObserver;
 use crate::units::{tx_time, Time};
-use std::collections::VecDeque;
 
 /// Per-queue round-robin state, kept together so a turn touches one line.
 #[derive(Clone, Copy, Debug, Default)]
@@ -23,32 +22,59 @@ struct Slot {
     sent: bool,
 }
 
+/// The active list: a ring of queue indices. A queue is in it at most
+/// once and a port has at most 64 queues, so it never overflows.
+#[derive(Clone, Copy)]
+struct Ring {
+    q: [u8; 64],
+    head: u8,
+    len: u8,
+}
+
+impl Ring {
+    #[inline]
+    fn push_back(&mut self, q: usize) {
+        debug_assert!(self.len < 64);
+        self.q[((self.head + self.len) & 63) as usize] = q as u8;
+        self.len += 1;
+    }
+    #[inline]
+    fn front(&self) -> Option<usize> {
+        (self.len > 0).then_some(self.q[self.head as usize] as usize)
+    }
+    #[inline]
+    fn pop_front(&mut self) {
+        self.head = (self.head + 1) & 63;
+        self.len -= 1;
+    }
+}
+
 pub struct Dwrr {
     slots: Vec<Slot>,
-    active: VecDeque<u16>,
+    active: Ring,
     carry_deficit: bool,
 }
 
 impl Dwrr {
     pub fn new(quantum: Vec<u64>, carry_deficit: bool) -> Self {
         Dwrr {
-            active: VecDeque::with_capacity(quantum.len()),
+            active: Ring { q: [0; 64], head: 0, len: 0 },
             slots: quantum.into_iter().map(|quantum| Slot { quantum, ..Slot::default() }).collect(),
             carry_deficit,
         }
     }
 
     #[inline]
-    pub fn activate(&mut self, q: usize, now: Time, obs: &mut dyn RoundObserver) {
+    pub fn activate<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
         self.slots[q].deficit = 0;
         self.slots[q].visited = false;
-        self.active.push_back(q as u16);
+        self.active.push_back(q);
         obs.activated(q, now);
     }
 
-    pub fn select(&mut self, now: Time, queues: &[Fifo], rate_bps: u64, obs: &mut dyn RoundObserver) -> usize {
+    pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Fifo], rate_bps: u64, obs: &mut O) -> usize {
         loop {
-            let h = *self.active.front().expect("select on an idle round-robin group") as usize;
+            let h = self.active.front().expect("select on an idle round-robin group");
             let slot = &mut self.slots[h];
             if !slot.visited {
                 slot.deficit += slot.quantum;
@@ -76,7 +102,7 @@ impl Dwrr {
                 slot.deficit = 0;
             }
             self.active.pop_front();
-            self.active.push_back(h as u16);
+            self.active.push_back(h);
             obs.turn_end(h, now);
         }
     }

@@ -26,7 +26,7 @@ pub enum Scheduler {
 impl Scheduler {
     /// Queue `q` went from empty to backlogged.
     #[inline]
-    pub fn activate(&mut self, q: usize, now: Time, obs: &mut dyn RoundObserver) {
+    pub fn activate<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
         match self {
             Scheduler::Sp(_) => {}
             Scheduler::RoundRobin(d) => d.activate(q, now, obs),
@@ -37,13 +37,13 @@ impl Scheduler {
     /// `nonempty` has bit i set when queue i holds packets; `tx_ps(bytes)`
     /// is the port's serialisation time.
     #[inline]
-    pub fn select(
+    pub fn select<O: RoundObserver>(
         &mut self,
         now: Time,
         queues: &[Fifo],
         nonempty: u64,
         rate_bps: u64,
-        obs: &mut dyn RoundObserver,
+        obs: &mut O,
     ) -> usize {
         match self {
             Scheduler::Sp(s) => s.select(nonempty),

@@ -13,20 +13,20 @@ pub struct SpDwrr {
 
 impl SpDwrr {
     #[inline]
-    pub fn activate(&mut self, q: usize, now: Time, obs: &mut dyn RoundObserver) {
+    pub fn activate<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
         if q >= self.sp {
             self.dwrr.activate(q, now, obs);
         }
     }
 
     #[inline]
-    pub fn select(
+    pub fn select<O: RoundObserver>(
         &mut self,
         now: Time,
         queues: &[Fifo],
         nonempty: u64,
         rate_bps: u64,
-        obs: &mut dyn RoundObserver,
+        obs: &mut O,
     ) -> usize {
         let first = nonempty.trailing_zeros() as usize;
         if first < self.sp {
