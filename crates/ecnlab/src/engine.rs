@@ -1,18 +1,27 @@
-//! The event queue: a radix heap (Ahuja et al.) on event time. Time never
-//! goes back (no event is scheduled before the one being handled), so an
-//! entry lives in the bucket of the highest bit where its time differs from
-//! the last time popped; pushing is O(1), and popping empties the lowest
-//! bucket into lower ones, each entry moving a handful of times over its
-//! life. Far fewer unpredictable branches than a comparison heap.
+//! The event queue: a timing wheel with a heap for far events.
 //!
-//! Simultaneous events run in the order they were scheduled, with no
-//! sequence number: equal times always share a bucket (the bucket depends
-//! only on the time and the last time popped), buckets keep insertion order
-//! when they are appended to or emptied into lower ones, and bucket 0 (time
-//! equal to the last popped) is drained from the front. So a run is a pure
-//! function of its config and seed.
+//! Events are spaced tens of nanoseconds apart and scheduled microseconds
+//! ahead (a transmission, a link delay), so a wheel of 4,096 slots of
+//! 16.4 ns (67 µs ahead) holds nearly every event in a slot of its own or
+//! a few: pushing links a node onto its slot's list, popping finds the next
+//! occupied slot in a bitmap and takes the earliest node of its short list.
+//! Nodes live in one slab and slots are two arrays of list ends, so the
+//! whole wheel is a few tens of kilobytes. Events beyond the wheel (timers
+//! of milliseconds, far flow starts) wait in a binary heap; the next event
+//! is the earlier of the two. (A radix heap did the same job with each
+//! entry moving six times between buckets, a quarter of all instructions.)
+//!
+//! Simultaneous events run in the order they were scheduled: a slot's list
+//! is in insertion order and the earliest of equal times is taken first;
+//! the heap orders by (time, insertion); and an event in the heap was
+//! always scheduled before any wheel event at the same time (it went to
+//! the heap because its time lay beyond the wheel, which only moves
+//! forward), so on a tie the heap goes first. A run is a pure function of
+//! its config and seed.
 
 use crate::units::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Everything that can happen. Small plain values, never closures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,15 +44,6 @@ pub enum Event {
     IncastRound { group: u32 },
     /// Take a queue-length sample of every sampled port.
     Sample,
-}
-
-/// 16 bytes: entries move between buckets several times each, so their
-/// size is the queue's memory traffic.
-#[derive(Clone, Copy)]
-struct Entry {
-    time: Time,
-    /// The event packed by `Event::encode`.
-    code: u64,
 }
 
 impl Event {
@@ -85,16 +85,34 @@ impl Event {
     }
 }
 
+/// Slot width: 2^14 ps = 16.4 ns.
+const SLOT_BITS: u32 = 14;
+/// 2^12 slots: 67 µs ahead.
+const SLOTS: usize = 1 << 12;
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Node {
+    time: Time,
+    /// The event packed by `Event::encode`.
+    code: u64,
+    /// Next node of the slot's list (or of the free list).
+    next: u32,
+}
+
 pub struct EventQueue {
-    /// Bucket 0 holds entries at time `last`; bucket b ≥ 1 those whose time
-    /// first differs from `last` at bit b − 1.
-    buckets: Vec<Vec<Entry>>,
-    /// Next entry of bucket 0 to pop (it is drained from the front).
-    head: usize,
-    /// Bit b − 1 set when bucket b ≥ 1 is not empty (bucket 0 is
-    /// `buckets[0][head..]`).
-    nonempty: u64,
-    last: Time,
+    nodes: Vec<Node>,
+    /// Head of the list of unused nodes.
+    free: u32,
+    /// First and last node of each slot's list.
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    /// Bit s set when slot s holds a node.
+    occupied: Vec<u64>,
+    in_wheel: usize,
+    /// Events beyond the wheel: (time, insertion number, code).
+    far: BinaryHeap<Reverse<(Time, u64, u64)>>,
+    far_seq: u64,
     len: usize,
     pub now: Time,
     pub processed: u64,
@@ -108,18 +126,17 @@ impl Default for EventQueue {
     }
 }
 
-#[inline]
-fn bucket_of(time: Time, last: Time) -> usize {
-    (64 - (time ^ last).leading_zeros()) as usize
-}
-
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..65).map(|_| Vec::new()).collect(),
-            head: 0,
-            nonempty: 0,
-            last: 0,
+            nodes: Vec::new(),
+            free: NIL,
+            head: vec![NIL; SLOTS],
+            tail: vec![NIL; SLOTS],
+            occupied: vec![0; SLOTS / 64],
+            in_wheel: 0,
+            far: BinaryHeap::new(),
+            far_seq: 0,
             len: 0,
             now: 0,
             processed: 0,
@@ -128,20 +145,36 @@ impl EventQueue {
     }
 
     #[inline]
-    fn put(&mut self, e: Entry) {
-        let b = bucket_of(e.time, self.last);
-        self.buckets[b].push(e);
-        if b != 0 {
-            self.nonempty |= 1 << (b - 1);
-        }
-    }
-
-    #[inline]
     pub fn at(&mut self, time: Time, ev: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past");
-        self.put(Entry { time, code: ev.encode() });
+        let code = ev.encode();
         self.len += 1;
         self.peak = self.peak.max(self.len);
+        if (time >> SLOT_BITS) - (self.now >> SLOT_BITS) >= SLOTS as u64 {
+            self.far.push(Reverse((time, self.far_seq, code)));
+            self.far_seq += 1;
+            return;
+        }
+        let node = Node { time, code, next: NIL };
+        let n = if self.free != NIL {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = node;
+            n
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        let s = (time >> SLOT_BITS) as usize & (SLOTS - 1);
+        match self.tail[s] {
+            NIL => {
+                self.head[s] = n;
+                self.occupied[s / 64] |= 1 << (s % 64);
+            }
+            t => self.nodes[t as usize].next = n,
+        }
+        self.tail[s] = n;
+        self.in_wheel += 1;
     }
 
     #[inline]
@@ -161,28 +194,25 @@ impl EventQueue {
         self.at(time, Event::TxDone { port })
     }
 
-    /// Make bucket 0 hold the earliest entries, if there are any.
+    /// The first occupied slot at or after the current one. Every node
+    /// lies less than one turn of the wheel ahead, so the first found going
+    /// round from now holds the earliest times.
     #[inline]
-    fn settle(&mut self) -> bool {
-        if self.head < self.buckets[0].len() {
-            return true;
+    fn next_slot(&self) -> usize {
+        let start = (self.now >> SLOT_BITS) as usize & (SLOTS - 1);
+        let (w0, b0) = (start / 64, start % 64);
+        let first = self.occupied[w0] & (!0u64 << b0);
+        if first != 0 {
+            return w0 * 64 + first.trailing_zeros() as usize;
         }
-        self.buckets[0].clear();
-        self.head = 0;
-        if self.nonempty == 0 {
-            return false;
+        let words = SLOTS / 64;
+        for i in 1..=words {
+            let w = (w0 + i) % words;
+            if self.occupied[w] != 0 {
+                return w * 64 + self.occupied[w].trailing_zeros() as usize;
+            }
         }
-        let b = self.nonempty.trailing_zeros() as usize + 1;
-        let mut items = std::mem::take(&mut self.buckets[b]);
-        self.nonempty &= !(1 << (b - 1));
-        self.last = items.iter().map(|e| e.time).min().expect("non-empty bucket");
-        // In order, so ties keep their insertion order.
-        for e in items.drain(..) {
-            self.put(e);
-        }
-        // Keep the emptied vector's capacity for later use.
-        self.buckets[b] = items;
-        true
+        unreachable!("the wheel holds a node but no slot is marked")
     }
 
     #[inline]
@@ -194,15 +224,61 @@ impl EventQueue {
     /// otherwise.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if !self.settle() || self.last > limit {
+        // The wheel's earliest: the first node of least time in the first
+        // occupied slot (with its predecessor, for unlinking).
+        let mut best: Option<(usize, u32, u32, Time)> = None;
+        if self.in_wheel > 0 {
+            let s = self.next_slot();
+            let (mut prev, mut n) = (NIL, self.head[s]);
+            let mut b = (s, NIL, n, self.nodes[n as usize].time);
+            while n != NIL {
+                let node = &self.nodes[n as usize];
+                if node.time < b.3 {
+                    b = (s, prev, n, node.time);
+                }
+                prev = n;
+                n = node.next;
+            }
+            best = Some(b);
+        }
+        if let Some(Reverse((t, _, _))) = self.far.peek() {
+            // On a tie the far event was scheduled first (see above).
+            if best.is_none_or(|b| *t <= b.3) {
+                if *t > limit {
+                    return None;
+                }
+                let Reverse((t, _, code)) = self.far.pop().expect("peeked");
+                return Some(self.popped(t, code));
+            }
+        }
+        let (s, prev, n, t) = best?;
+        if t > limit {
             return None;
         }
-        let e = self.buckets[0][self.head];
-        self.head += 1;
+        let node = self.nodes[n as usize];
+        if prev == NIL {
+            self.head[s] = node.next;
+        } else {
+            self.nodes[prev as usize].next = node.next;
+        }
+        if self.tail[s] == n {
+            self.tail[s] = prev;
+        }
+        if self.head[s] == NIL {
+            self.occupied[s / 64] &= !(1 << (s % 64));
+        }
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
+        self.in_wheel -= 1;
+        Some(self.popped(t, node.code))
+    }
+
+    #[inline]
+    fn popped(&mut self, t: Time, code: u64) -> (Time, Event) {
         self.len -= 1;
-        self.now = e.time;
+        self.now = t;
         self.processed += 1;
-        Some((self.now, Event::decode(e.code)))
+        (t, Event::decode(code))
     }
 
     pub fn len(&self) -> usize {
