@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod host;
 pub mod packet;
+pub mod prefetch;
 pub mod presets;
 pub mod report;
 pub mod rng;

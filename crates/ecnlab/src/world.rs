@@ -7,6 +7,7 @@ use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
 use crate::packet::{Arena, Ecn, Kind, Packet};
+use crate::prefetch::prefetch;
 use crate::report::{Column, Report, Table};
 use crate::rng::hash64;
 use crate::stats::Stats;
@@ -72,6 +73,9 @@ struct Incast {
 /// Why a run stopped before its end.
 #[derive(Debug)]
 pub struct Interrupted;
+
+/// `from` of a packet a host hands to its own NIC.
+const NO_PORT: u32 = u32::MAX;
 
 pub struct World<'a> {
     cfg: &'a Config,
@@ -266,6 +270,12 @@ impl<'a> World<'a> {
         let mut last_report = wall;
         let ends_early = !self.open_ended && self.unfinished > 0;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
+            if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
+                // Its packet and the port it left are the next event's
+                // first (and usually missing) reads.
+                prefetch(self.arena.get(pkt));
+                prefetch(&self.net.ports[port as usize]);
+            }
             self.dispatch(ev);
             if ends_early && self.unfinished == 0 {
                 self.stopped = self.q.now;
@@ -343,21 +353,30 @@ impl<'a> World<'a> {
         }
     }
 
-    /// `catch_up` before offering the port a packet whose arrival event was
-    /// scheduled at `sched`. A departure due at this very instant goes
-    /// first only if its TxDone would have been scheduled first: simultaneous
-    /// events run in the order they were scheduled, lazy or not. (With equal
-    /// packet times, the usual tie, a data packet's arrival was scheduled a
-    /// link delay before the TxDone and goes first, as in ns-2.)
+    /// `catch_up` before offering the port packet `id`, which came over
+    /// the link of port `from` (NO_PORT: from its host). A departure due at
+    /// this very instant goes first only if its TxDone would have been
+    /// scheduled before the packet's arrival event: simultaneous events run
+    /// in the order they were scheduled, lazy or not. (With equal packet
+    /// times, the usual tie, a data packet's arrival was scheduled a link
+    /// delay before the TxDone and goes first, as in ns-2.)
     #[inline]
-    fn catch_up_for(&mut self, port: u32, now: Time, sched: Time) {
+    fn catch_up_for(&mut self, port: u32, now: Time, id: u32, from: u32) {
         loop {
             let p = &self.net.ports[port as usize];
             if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
                 return;
             }
-            if p.busy_until == now && p.txdone_sched >= sched {
-                return; // Runs after this arrival, at the next catch-up.
+            if p.busy_until == now {
+                // The arrival event was scheduled when the packet began to
+                // leave `from`.
+                let sched = match self.net.ports.get(from as usize) {
+                    Some(up) => now - up.delay - up.tx_time(self.arena.get(id).size as u64),
+                    None => now,
+                };
+                if p.txdone_sched >= sched {
+                    return; // Runs after this arrival, at the next catch-up.
+                }
             }
             self.start_tx_at(port, p.busy_until);
         }
@@ -412,11 +431,12 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Offer packet `id` to `port`; its arrival was scheduled at `sched`.
+    /// Offer packet `id`, which came over the link of port `from` (or
+    /// NO_PORT), to `port`.
     #[inline]
-    fn enqueue(&mut self, port: u32, id: u32, sched: Time) {
+    fn enqueue(&mut self, port: u32, id: u32, from: u32) {
         let now = self.q.now;
-        self.catch_up_for(port, now, sched);
+        self.catch_up_for(port, now, id, from);
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
@@ -456,9 +476,6 @@ impl<'a> World<'a> {
     /// Packet `id` reaches switch `sw` over the link of port `from`.
     fn switch_arrive(&mut self, sw: u32, from: u32, id: u32) {
         let p = self.arena.get(id);
-        // Its arrival event was scheduled when it began to leave `from`.
-        let up = &self.net.ports[from as usize];
-        let sched = self.q.now - up.delay - up.tx_time(p.size as u64);
         let routes = self.net.routes(sw, p.dst);
         let port = if routes.len() == 1 {
             routes[0]
@@ -469,7 +486,7 @@ impl<'a> World<'a> {
             // Multiply-shift maps the hash onto the set without a division.
             routes[((hash64(self.ecmp_seed, key) as u128 * routes.len() as u128) >> 64) as usize]
         };
-        self.enqueue(port, id, sched);
+        self.enqueue(port, id, from);
     }
 
     fn host_send(&mut self, p: Packet) {
@@ -479,7 +496,7 @@ impl<'a> World<'a> {
         };
         let id = self.arena.alloc(p);
         self.sent += 1;
-        self.enqueue(nic, id, self.q.now);
+        self.enqueue(nic, id, NO_PORT);
     }
 
     // ---------------- hosts ----------------
