@@ -10,16 +10,14 @@ use crate::switch::buffer::Buffer;
 use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
-use crate::units::{tx_time, Amount, Time};
+use crate::units::{tx_time, Amount, LineRate, Time};
 use std::collections::VecDeque;
 
 pub struct Port {
     pub node: u32,
     pub peer: u32,
     pub rate_bps: u64,
-    /// Picoseconds per byte when the rate divides 8e12 exactly (all the
-    /// usual rates), else 0 and `tx_time` divides.
-    ps_per_byte: u64,
+    line: LineRate,
     pub delay: Time,
     pub qdisc: Qdisc,
     /// The current transmission ends here; the port is free from then on.
@@ -66,11 +64,7 @@ pub struct Network {
 impl Port {
     #[inline]
     pub fn tx_time(&self, bytes: u64) -> Time {
-        if self.ps_per_byte != 0 {
-            bytes * self.ps_per_byte
-        } else {
-            tx_time(bytes, self.rate_bps)
-        }
+        self.line.tx_time(bytes)
     }
 }
 
@@ -229,16 +223,12 @@ impl Builder {
                     switch_qdisc(cfg, &fabric_sw, rate)
                 };
                 let switch = if from < hosts { None } else { Some(from - hosts) };
-                let ps_per_byte = if (8 * crate::units::PS_PER_S).is_multiple_of(rate) {
-                    8 * crate::units::PS_PER_S / rate
-                } else {
-                    0
-                };
+                let line = LineRate::new(rate);
                 ports.push(Port {
                     node: from,
                     peer: to,
                     rate_bps: rate,
-                    ps_per_byte,
+                    line,
                     delay,
                     qdisc,
                     busy_until: 0,

@@ -5,7 +5,7 @@ use super::fifo::Fifo;
 use super::marker::{Marker, Occupancy};
 use super::scheduler::Scheduler;
 use crate::packet::{Arena, Ecn};
-use crate::units::Time;
+use crate::units::{LineRate, Time};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QueueCounters {
@@ -33,8 +33,8 @@ pub struct Qdisc {
     pub buffer: Buffer,
     pub dequeue_marking: bool,
     pub drop_not_ect: bool,
-    /// Line rate of the port, for round ends and MQ-ECN.
-    pub rate_bps: u64,
+    /// Line rate of the port, for round ends.
+    pub rate: LineRate,
     pub bytes: u64,
     pub packets: u64,
     pub max_bytes: u64,
@@ -54,7 +54,7 @@ impl Qdisc {
             buffer,
             dequeue_marking: false,
             drop_not_ect: false,
-            rate_bps,
+            rate: LineRate::new(rate_bps),
             bytes: 0,
             packets: 0,
             max_bytes: 0,
@@ -114,7 +114,7 @@ impl Qdisc {
     pub fn dequeue(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
         let mut pool = pool;
         while self.packets > 0 {
-            let q = self.sched.select(now, &self.queues, self.nonempty, self.rate_bps, &mut self.marker);
+            let q = self.sched.select(now, &self.queues, self.nonempty, self.rate, &mut self.marker);
             // Occupancy as the packet is about to leave, itself included.
             let occ = Occupancy { queue: self.queues[q].bytes, port: self.bytes, pool };
             let (id, size) = self.queues[q].pop().expect("scheduler chose an empty queue");

@@ -84,8 +84,10 @@ impl MqEcn {
     }
 
     pub fn port_busy(&mut self, now: Time) {
-        let slots = now.saturating_sub(self.t_idle) / self.idle_slot;
-        if slots > 0 {
+        let idle = now.saturating_sub(self.t_idle);
+        // Most arrivals at an empty port come within a slot: no division.
+        if idle >= self.idle_slot {
+            let slots = idle / self.idle_slot;
             // β^slots underflows to 0 after a long idle: back to plain K.
             self.t_round *= self.beta.powi(slots.min(i32::MAX as u64) as i32);
             // Those slots are charged; if this arrival is dropped and the port
@@ -131,7 +133,7 @@ mod tests {
         }
         let mut now = 0;
         for _ in 0..steps {
-            let q = d.select(now, &qs, RATE, &mut Obs(&mut m));
+            let q = d.select(now, &qs, crate::units::LineRate::new(RATE), &mut Obs(&mut m));
             qs[q].pop();
             now += PKT;
         }

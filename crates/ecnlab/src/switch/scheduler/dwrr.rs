@@ -9,7 +9,7 @@
 
 use super::super::fifo::Fifo;
 use super::super::RoundObserver;
-use crate::units::{tx_time, Time};
+use crate::units::{LineRate, Time};
 
 /// Per-queue round-robin state, kept together so a turn touches one line.
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,7 +72,7 @@ impl Dwrr {
         obs.activated(q, now);
     }
 
-    pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Fifo], rate_bps: u64, obs: &mut O) -> usize {
+    pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Fifo], rate: LineRate, obs: &mut O) -> usize {
         loop {
             let h = self.active.front().expect("select on an idle round-robin group");
             let slot = &mut self.slots[h];
@@ -92,7 +92,7 @@ impl Dwrr {
                     slot.deficit = 0;
                     slot.visited = false;
                     self.active.pop_front();
-                    obs.turn_end(h, now + tx_time(size, rate_bps));
+                    obs.turn_end(h, now + rate.tx_time(size));
                 }
                 return h;
             }

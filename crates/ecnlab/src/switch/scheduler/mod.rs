@@ -14,7 +14,7 @@ pub use wrr::wrr;
 
 use super::fifo::Fifo;
 use super::RoundObserver;
-use crate::units::Time;
+use crate::units::{LineRate, Time};
 
 pub enum Scheduler {
     Sp(Sp),
@@ -34,21 +34,21 @@ impl Scheduler {
         }
     }
 
-    /// `nonempty` has bit i set when queue i holds packets; `tx_ps(bytes)`
-    /// is the port's serialisation time.
+    /// `nonempty` has bit i set when queue i holds packets; `rate` is the
+    /// port's line rate (a turn ends when its last packet has left).
     #[inline]
     pub fn select<O: RoundObserver>(
         &mut self,
         now: Time,
         queues: &[Fifo],
         nonempty: u64,
-        rate_bps: u64,
+        rate: LineRate,
         obs: &mut O,
     ) -> usize {
         match self {
             Scheduler::Sp(s) => s.select(nonempty),
-            Scheduler::RoundRobin(d) => d.select(now, queues, rate_bps, obs),
-            Scheduler::SpDwrr(s) => s.select(now, queues, nonempty, rate_bps, obs),
+            Scheduler::RoundRobin(d) => d.select(now, queues, rate, obs),
+            Scheduler::SpDwrr(s) => s.select(now, queues, nonempty, rate, obs),
         }
     }
 }

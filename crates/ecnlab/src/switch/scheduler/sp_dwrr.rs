@@ -4,7 +4,7 @@
 use super::super::fifo::Fifo;
 use super::super::RoundObserver;
 use super::Dwrr;
-use crate::units::Time;
+use crate::units::{LineRate, Time};
 
 pub struct SpDwrr {
     pub sp: usize,
@@ -25,14 +25,14 @@ impl SpDwrr {
         now: Time,
         queues: &[Fifo],
         nonempty: u64,
-        rate_bps: u64,
+        rate: LineRate,
         obs: &mut O,
     ) -> usize {
         let first = nonempty.trailing_zeros() as usize;
         if first < self.sp {
             first
         } else {
-            self.dwrr.select(now, queues, rate_bps, obs)
+            self.dwrr.select(now, queues, rate, obs)
         }
     }
 }
