@@ -11,8 +11,10 @@ import copy
 import tempfile
 from pathlib import Path
 
+import pytest
+
 import ecnlab
-from scenario_kit import output_files, check_conservation, run_checked, star
+from scenario_kit import check_conservation, output_files, run_checked, star
 
 
 def both(cfg: dict) -> tuple[ecnlab.Result, ecnlab.Result, dict, dict]:
@@ -91,3 +93,10 @@ def test_leaf_spine_workload_statistics_agree() -> None:
     # Three of a data packet's four hops are switch ports (measured: 25%
     # fewer events).
     assert a.summary["events"] < 0.8 * b.summary["events"]
+
+
+def test_lazy_departures_takes_a_boolean() -> None:
+    cfg = star(flows=[{"src": 0, "dst": 2}])
+    cfg["run"]["lazy_departures"] = "yes"
+    with pytest.raises(ecnlab.ConfigError, match=r"run\.lazy_departures: .*boolean"):
+        ecnlab.validate(cfg)

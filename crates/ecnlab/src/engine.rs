@@ -151,9 +151,7 @@ impl EventQueue {
         self.len += 1;
         self.peak = self.peak.max(self.len);
         if (time >> SLOT_BITS) - (self.now >> SLOT_BITS) >= SLOTS as u64 {
-            self.far.push(Reverse((time, self.far_seq, code)));
-            self.far_seq += 1;
-            return;
+            return self.push_far(time, code);
         }
         let node = Node { time, code, next: NIL };
         let n = if self.free != NIL {
@@ -175,6 +173,15 @@ impl EventQueue {
         }
         self.tail[s] = n;
         self.in_wheel += 1;
+    }
+
+    /// Kept out of line: rare, and the heap's code would crowd the
+    /// per-packet path that inlines `at`.
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, time: Time, code: u64) {
+        self.far.push(Reverse((time, self.far_seq, code)));
+        self.far_seq += 1;
     }
 
     #[inline]
