@@ -121,6 +121,10 @@ def test_fabric_ports_take_their_own_settings() -> None:
         ),
         ({"preset": "mqecn", "hosts": 4}, "topology.hosts: not a key of a leaf-spine"),
         (
+            {"preset": "mqecn", "leaves": 2048, "hosts_per_leaf": 1024},
+            "leaves × hosts_per_leaf = 2097152 hosts; at most 1048576",
+        ),
+        (
             {"kind": "fat-tree", "k": 5, "link_rate": "10Gbps", "link_delay": "1us"},
             "topology.k = 5: must be an even number",
         ),

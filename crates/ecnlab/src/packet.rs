@@ -21,8 +21,9 @@ pub enum Ecn {
     Ce,
 }
 
-/// One cache line: a packet is touched once per hop, and at scale that
-/// touch is usually a cache miss.
+/// One cache line, touched when the packet is made, marked or delivered;
+/// switch hops read its `Hdr` instead (at scale, each touch of a packet
+/// is a cache miss).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub struct Packet {
@@ -74,26 +75,66 @@ impl Packet {
     }
 }
 
-/// Slab of packets with a free list.
+/// What forwarding reads of a packet, kept apart from it: 12 bytes, so
+/// the headers of every packet in flight fit in a core's cache where the
+/// packets themselves (64 bytes each) do not. A switch hop reads only
+/// this; the packet is touched when it is made, marked, dropped or
+/// delivered.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hdr {
+    /// Destination node (low 24 bits) and service class (high 8).
+    dst_service: u32,
+    /// Bytes on the wire, headers included.
+    pub size: u32,
+    /// The flow's ECMP hash.
+    pub ecmp: u32,
+}
+
+/// Node ids must fit the 24 bits a header keeps for them.
+pub const MAX_NODES: usize = 1 << 24;
+
+impl Hdr {
+    #[inline]
+    pub fn dst(&self) -> u32 {
+        self.dst_service & 0xFF_FFFF
+    }
+    #[inline]
+    pub fn service(&self) -> u8 {
+        (self.dst_service >> 24) as u8
+    }
+}
+
+/// Slab of packets with a free list, and their headers alongside.
 #[derive(Default)]
 pub struct Arena {
     slots: Vec<Packet>,
+    hdrs: Vec<Hdr>,
     free: Vec<u32>,
 }
 
 impl Arena {
+    /// Store `p`, whose flow hashes to `ecmp`.
     #[inline]
-    pub fn alloc(&mut self, p: Packet) -> u32 {
+    pub fn alloc(&mut self, p: Packet, ecmp: u32) -> u32 {
+        debug_assert!((p.dst as usize) < MAX_NODES);
+        let h = Hdr { dst_service: p.dst | (p.service as u32) << 24, size: p.size, ecmp };
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = p;
+                self.hdrs[i as usize] = h;
                 i
             }
             None => {
                 self.slots.push(p);
+                self.hdrs.push(h);
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    #[inline]
+    pub fn hdr(&self, i: u32) -> &Hdr {
+        &self.hdrs[i as usize]
     }
 
     #[inline]

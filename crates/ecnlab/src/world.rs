@@ -271,8 +271,9 @@ impl<'a> World<'a> {
         let ends_early = !self.open_ended && self.unfinished > 0;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
             if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
-                // Its packet and the port it left are the next event's
-                // first (and usually missing) reads.
+                // Its header (packet, at a host) and the port it left are
+                // the next event's first, and usually missing, reads.
+                prefetch(self.arena.hdr(pkt));
                 prefetch(self.arena.get(pkt));
                 prefetch(&self.net.ports[port as usize]);
             }
@@ -371,7 +372,7 @@ impl<'a> World<'a> {
                 // The arrival event was scheduled when the packet began to
                 // leave `from`.
                 let sched = match self.net.ports.get(from as usize) {
-                    Some(up) => now - up.delay - up.tx_time(self.arena.get(id).size as u64),
+                    Some(up) => now - up.delay - up.tx_time(self.arena.hdr(id).size as u64),
                     None => now,
                 };
                 if p.txdone_sched >= sched {
@@ -439,7 +440,7 @@ impl<'a> World<'a> {
         self.catch_up_for(port, now, id, from);
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
-        let size = self.arena.get(id).size as u64;
+        let size = self.arena.hdr(id).size as u64;
         match p.qdisc.enqueue(now, id, &mut self.arena, pool) {
             Ok(()) => {
                 if let Some(s) = p.switch {
@@ -475,16 +476,14 @@ impl<'a> World<'a> {
     #[inline]
     /// Packet `id` reaches switch `sw` over the link of port `from`.
     fn switch_arrive(&mut self, sw: u32, from: u32, id: u32) {
-        let p = self.arena.get(id);
-        let routes = self.net.routes(sw, p.dst);
+        let h = *self.arena.hdr(id);
+        let routes = self.net.routes(sw, h.dst());
         let port = if routes.len() == 1 {
             routes[0]
         } else {
-            // Per-flow ECMP: a flow's packets (both directions hash alike
-            // per direction) always take the same path.
-            let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
-            // Multiply-shift maps the hash onto the set without a division.
-            routes[((hash64(self.ecmp_seed, key) as u128 * routes.len() as u128) >> 64) as usize]
+            // Multiply-shift maps the flow's hash onto the set without a
+            // division.
+            routes[((h.ecmp as u64 * routes.len() as u64) >> 32) as usize]
         };
         self.enqueue(port, id, from);
     }
@@ -494,7 +493,10 @@ impl<'a> World<'a> {
             NodeKind::Host { nic } => nic,
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
-        let id = self.arena.alloc(p);
+        // Per-flow ECMP: every packet of a flow in one direction carries the
+        // same hash, so it always takes the same path.
+        let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
+        let id = self.arena.alloc(p, (hash64(self.ecmp_seed, key) >> 32) as u32);
         self.sent += 1;
         self.enqueue(nic, id, NO_PORT);
     }

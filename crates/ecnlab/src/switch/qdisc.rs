@@ -74,8 +74,8 @@ impl Qdisc {
     /// before this packet. On Err the caller frees the packet.
     #[inline]
     pub fn enqueue(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Result<(), DropReason> {
-        let p = arena.get_mut(id);
-        let (size, q) = (p.size, self.classify(p.service));
+        let h = *arena.hdr(id);
+        let (size, q) = (h.size, self.classify(h.service()));
         if self.bytes == 0 {
             self.marker.port_busy(now);
         }
@@ -89,7 +89,7 @@ impl Qdisc {
                 port: self.bytes + size as u64,
                 pool: pool + size as u64,
             };
-            if self.marker.exceeds(q, occ) && !self.mark(q, &mut p.ecn) {
+            if self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
                 return Err(DropReason::Aqm);
             }
         }
