@@ -473,8 +473,8 @@ impl<'a> World<'a> {
         self.arena.free(id);
     }
 
-    #[inline]
     /// Packet `id` reaches switch `sw` over the link of port `from`.
+    #[inline]
     fn switch_arrive(&mut self, sw: u32, from: u32, id: u32) {
         let h = *self.arena.hdr(id);
         let routes = self.net.routes(sw, h.dst());
@@ -747,8 +747,10 @@ impl<'a> World<'a> {
 
     fn sample(&mut self) {
         let now = self.q.now;
+        // Departures before this instant; one due now had its TxDone
+        // scheduled after this sample's, so it runs after the sample.
         for i in 0..self.sample_ports.len() {
-            self.catch_up(self.sample_ports[i], now + 1);
+            self.catch_up(self.sample_ports[i], now.saturating_sub(1));
         }
         let t = secs(now);
         for &pi in &self.sample_ports {
