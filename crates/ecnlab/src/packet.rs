@@ -79,7 +79,8 @@ impl Packet {
 /// the headers of every packet in flight fit in a core's cache where the
 /// packets themselves (64 bytes each) do not. A switch hop reads only
 /// this; the packet is touched when it is made, marked, dropped or
-/// delivered.
+/// delivered. Filled in by `Arena::alloc`: these fields never change in
+/// flight (marking changes only `Packet::ecn`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Hdr {
     /// Destination node (low 24 bits) and service class (high 8).
