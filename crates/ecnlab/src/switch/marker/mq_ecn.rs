@@ -50,23 +50,24 @@ impl MqEcn {
         self.t_round
     }
 
-    pub fn threshold(&self, q: usize) -> u64 {
+    /// K_i in bytes before rounding (Eq. 5).
+    #[inline]
+    fn k_i(&self, q: usize) -> f64 {
         if q < self.strict || self.t_round < 1.0 {
-            return self.k;
+            return self.k as f64;
         }
-        let share = (self.queue[q].0 as f64 / self.t_round).min(1.0);
-        (self.k as f64 * share) as u64
+        self.k as f64 * (self.queue[q].0 as f64 / self.t_round).min(1.0)
+    }
+
+    pub fn threshold(&self, q: usize) -> u64 {
+        self.k_i(q) as u64
     }
 
     /// occupancy > ⌊K_i⌋, which for a whole number of bytes is
     /// occupancy > K_i: compared in floating point, without the rounding.
     #[inline]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
-        if q < self.strict || self.t_round < 1.0 {
-            return occ.queue > self.k;
-        }
-        let share = (self.queue[q].0 as f64 / self.t_round).min(1.0);
-        occ.queue as f64 > self.k as f64 * share
+        occ.queue as f64 > self.k_i(q)
     }
 
     fn sample(&mut self, s: Time) {
