@@ -10,14 +10,12 @@ use crate::switch::buffer::Buffer;
 use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
-use crate::units::{tx_time, Amount, LineRate, Time};
+use crate::units::{tx_time, Amount, Time};
 use std::collections::VecDeque;
 
 pub struct Port {
     pub node: u32,
     pub peer: u32,
-    pub rate_bps: u64,
-    line: LineRate,
     pub delay: Time,
     pub qdisc: Qdisc,
     /// The current transmission ends here; the port is free from then on.
@@ -62,9 +60,10 @@ pub struct Network {
 }
 
 impl Port {
+    /// Serialisation time on this port's link (the rate is the qdisc's).
     #[inline]
     pub fn tx_time(&self, bytes: u64) -> Time {
-        self.line.tx_time(bytes)
+        self.qdisc.rate.tx_time(bytes)
     }
 }
 
@@ -146,7 +145,7 @@ impl Network {
                 NodeKind::Switch { index } => self.routes(index, dst)[0],
             };
             let p = &self.ports[port as usize];
-            t += tx_time(bytes, p.rate_bps) + p.delay;
+            t += p.tx_time(bytes) + p.delay;
             node = p.peer;
             hops += 1;
         }
@@ -223,12 +222,9 @@ impl Builder {
                     switch_qdisc(cfg, &fabric_sw, rate)
                 };
                 let switch = if from < hosts { None } else { Some(from - hosts) };
-                let line = LineRate::new(rate);
                 ports.push(Port {
                     node: from,
                     peer: to,
-                    rate_bps: rate,
-                    line,
                     delay,
                     qdisc,
                     busy_until: 0,
