@@ -27,7 +27,7 @@ pub struct Port {
     /// whichever comes first (see `World::catch_up`).
     pub lazy: bool,
     /// When the TxDone of a lazy port's pending departure would have been
-    /// scheduled (see `World::catch_up_for`).
+    /// scheduled (see `World::catch_up`).
     pub txdone_sched: Time,
     /// Owned by a switch (counts toward its shared pool), else a host NIC.
     pub switch: Option<u32>,

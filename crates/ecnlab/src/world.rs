@@ -305,7 +305,7 @@ impl<'a> World<'a> {
             Event::Arrive { port, pkt } => {
                 self.in_transit -= 1;
                 let node = self.net.ports[port as usize].peer;
-                self.catch_up(port, self.q.now);
+                self.catch_up(port, self.q.now, None);
                 match self.net.nodes[node as usize].kind {
                     NodeKind::Switch { index } => self.switch_arrive(index, port, pkt),
                     NodeKind::Host { .. } => self.host_arrive(node, pkt),
@@ -343,32 +343,22 @@ impl<'a> World<'a> {
 
     /// Run a lazy port's departures due by `now`, each at its own time
     /// (`busy_until`), so its state is as if TxDone events had run.
+    ///
+    /// `offered` is the packet about to be offered to the port, with the
+    /// port whose link it came over (NO_PORT: from its host). A departure
+    /// due at this very instant then goes first only if its TxDone would
+    /// have been scheduled before the packet's arrival event: simultaneous
+    /// events run in the order they were scheduled, lazy or not. (With
+    /// equal packet times, the usual tie, a data packet's arrival was
+    /// scheduled a link delay before the TxDone and goes first, as in ns-2.)
     #[inline]
-    fn catch_up(&mut self, port: u32, now: Time) {
+    fn catch_up(&mut self, port: u32, now: Time, offered: Option<(u32, u32)>) {
         loop {
             let p = &self.net.ports[port as usize];
             if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
                 return;
             }
-            self.start_tx_at(port, p.busy_until);
-        }
-    }
-
-    /// `catch_up` before offering the port packet `id`, which came over
-    /// the link of port `from` (NO_PORT: from its host). A departure due at
-    /// this very instant goes first only if its TxDone would have been
-    /// scheduled before the packet's arrival event: simultaneous events run
-    /// in the order they were scheduled, lazy or not. (With equal packet
-    /// times, the usual tie, a data packet's arrival was scheduled a link
-    /// delay before the TxDone and goes first, as in ns-2.)
-    #[inline]
-    fn catch_up_for(&mut self, port: u32, now: Time, id: u32, from: u32) {
-        loop {
-            let p = &self.net.ports[port as usize];
-            if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
-                return;
-            }
-            if p.busy_until == now {
+            if let (true, Some((id, from))) = (p.busy_until == now, offered) {
                 // The arrival event was scheduled when the packet began to
                 // leave `from`.
                 let sched = match self.net.ports.get(from as usize) {
@@ -386,7 +376,7 @@ impl<'a> World<'a> {
     /// Bring every lazy port up to `now` (before reading their state).
     fn catch_up_all(&mut self, now: Time) {
         for port in 0..self.net.ports.len() as u32 {
-            self.catch_up(port, now);
+            self.catch_up(port, now, None);
         }
     }
 
@@ -437,7 +427,7 @@ impl<'a> World<'a> {
     #[inline]
     fn enqueue(&mut self, port: u32, id: u32, from: u32) {
         let now = self.q.now;
-        self.catch_up_for(port, now, id, from);
+        self.catch_up(port, now, Some((id, from)));
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.hdr(id).size as u64;
@@ -449,7 +439,7 @@ impl<'a> World<'a> {
                 if !p.txdone_pending {
                     if p.lazy && p.qdisc.packets > 1 {
                         // Busy, or a departure due now that runs after
-                        // this arrival (see `catch_up_for`).
+                        // this arrival (see `catch_up`).
                     } else if now >= p.busy_until {
                         self.start_tx(port);
                     } else if p.lazy {
@@ -750,7 +740,7 @@ impl<'a> World<'a> {
         // Departures before this instant; one due now had its TxDone
         // scheduled after this sample's, so it runs after the sample.
         for i in 0..self.sample_ports.len() {
-            self.catch_up(self.sample_ports[i], now.saturating_sub(1));
+            self.catch_up(self.sample_ports[i], now.saturating_sub(1), None);
         }
         let t = secs(now);
         for &pi in &self.sample_ports {
