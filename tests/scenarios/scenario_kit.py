@@ -42,6 +42,31 @@ def star(
     return cfg
 
 
+def mqecn_point(marking: str, load: float, flows: int, seed: int = 1) -> dict[str, Any]:
+    """A point of MQ-ECN §5.2's large-scale runs: the mqecn preset, 8 DWRR
+    queues, 300 KB per port, DCTCP with K = 65 packets, IW 16, RTOmin 5 ms,
+    web search on all 8 services with host pairs spread evenly over them."""
+    return {
+        "run": {"seed": seed, "duration": "2s", "sample_ports": "none"},
+        "topology": {"preset": "mqecn"},
+        "switch": {
+            "buffer": "300KB",
+            "queues": 8,
+            "scheduler": "dwrr",
+            "marking": marking,
+            "threshold": "65pkt",
+        },
+        "transport": {"cc": "dctcp", "init_cwnd": 16, "min_rto": "5ms"},
+        "workload": {
+            "kind": "poisson",
+            "load": load,
+            "flows": flows,
+            "services": 8,
+            "distribution": "web_search",
+        },
+    }
+
+
 def output_files(d: Path) -> dict[str, bytes]:
     out = {}
     for p in sorted(d.iterdir()):

@@ -3,32 +3,12 @@
 from __future__ import annotations
 
 import ecnlab
-from scenario_kit import check_conservation, run_checked
+from scenario_kit import check_conservation, mqecn_point, run_checked
 
 
 def point(marking: str, flows: int = 3000, checked: bool = False) -> dict:
-    # MQ-ECN preset, 8 DWRR queues, 300 KB per port, DCTCP K = 65 packets,
-    # IW 16, RTOmin 5 ms; web search on all 8 services, host pairs spread
-    # evenly over them; load 0.8.
-    cfg = {
-        "run": {"seed": 1, "duration": "2s", "sample_ports": "none"},
-        "topology": {"preset": "mqecn"},
-        "switch": {
-            "buffer": "300KB",
-            "queues": 8,
-            "scheduler": "dwrr",
-            "marking": marking,
-            "threshold": "65pkt",
-        },
-        "transport": {"cc": "dctcp", "init_cwnd": 16, "min_rto": "5ms"},
-        "workload": {
-            "kind": "poisson",
-            "load": 0.8,
-            "flows": flows,
-            "services": 8,
-            "distribution": "web_search",
-        },
-    }
+    # MQ-ECN §5.2 set-up (see mqecn_point) at load 0.8.
+    cfg = mqecn_point(marking, load=0.8, flows=flows)
     res = run_checked(cfg) if checked else ecnlab.run(cfg, progress=False)
     check_conservation(res.summary)
     fct = res.summary["fct"]

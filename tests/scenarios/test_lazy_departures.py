@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import ecnlab
-from scenario_kit import check_conservation, output_files, run_checked, star
+from scenario_kit import check_conservation, mqecn_point, output_files, run_checked, star
 
 
 def both(cfg: dict) -> tuple[ecnlab.Result, ecnlab.Result, dict, dict]:
@@ -59,25 +59,7 @@ def test_leaf_spine_workload_statistics_agree() -> None:
     # MQ-ECN §5.2 set-up at load 0.6, 1500 web-search flows. Simultaneous
     # arrivals over different links do occur here, so the runs diverge in
     # detail; their FCT statistics must agree as two seeds would.
-    cfg = {
-        "run": {"seed": 3, "duration": "2s", "sample_ports": "none"},
-        "topology": {"preset": "mqecn"},
-        "switch": {
-            "buffer": "300KB",
-            "queues": 8,
-            "scheduler": "dwrr",
-            "marking": "mq-ecn",
-            "threshold": "65pkt",
-        },
-        "transport": {"cc": "dctcp", "init_cwnd": 16, "min_rto": "5ms"},
-        "workload": {
-            "kind": "poisson",
-            "load": 0.6,
-            "flows": 1500,
-            "services": 8,
-            "distribution": "web_search",
-        },
-    }
+    cfg = mqecn_point("mq-ecn", load=0.6, flows=1500, seed=3)
     a, b, _, _ = both(cfg)
     fa, fb = a.summary["fct"], b.summary["fct"]
     assert fa["unfinished"] == fb["unfinished"] == 0
