@@ -366,13 +366,14 @@ mod tests {
         let mut reference: Vec<(Time, u32)> = Vec::new();
         let mut popped: Vec<(Time, u32)> = Vec::new();
         let mut id = 0u32;
-        let record = |ev: Event| match ev {
+        // The id each event was scheduled with (one TxDone per port pends).
+        let mut txdone_id = vec![0u32; PORTS as usize];
+        let id_of = |ev: Event, txdone_id: &[u32]| match ev {
             Event::Ping { probe } => probe,
             Event::Arrive { pkt, .. } => pkt,
-            Event::TxDone { port } => 1_000_000 + port,
+            Event::TxDone { port } => txdone_id[port as usize],
             other => panic!("unexpected {other:?}"),
         };
-        let mut txdone_id = vec![0u32; PORTS as usize];
         for _ in 0..30_000 {
             for _ in 0..(rng.next_u64() % 3) {
                 let scale = [1_000u64, 50_000, 1_000_000, 200_000_000, 5_000_000_000][(rng.next_u64() % 5) as usize];
@@ -401,22 +402,14 @@ mod tests {
                 id += 1;
             }
             if let Some((t, ev)) = q.pop() {
-                let got = match ev {
-                    Event::TxDone { port } => {
-                        tx_pending[port as usize] = false;
-                        txdone_id[port as usize]
-                    }
-                    e => record(e),
-                };
-                popped.push((t, got));
+                if let Event::TxDone { port } = ev {
+                    tx_pending[port as usize] = false;
+                }
+                popped.push((t, id_of(ev, &txdone_id)));
             }
         }
         while let Some((t, ev)) = q.pop() {
-            let got = match ev {
-                Event::TxDone { port } => txdone_id[port as usize],
-                e => record(e),
-            };
-            popped.push((t, got));
+            popped.push((t, id_of(ev, &txdone_id)));
         }
         assert!(q.is_empty());
         reference.sort(); // ids grow with insertion, so this is (time, insertion) order
