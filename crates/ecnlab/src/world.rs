@@ -749,8 +749,8 @@ impl<'a> World<'a> {
                 self.stats.q_time.push(t);
                 self.stats.q_port.push(pi);
                 self.stats.q_queue.push(qi as u32);
-                self.stats.q_bytes.push(q.bytes);
-                self.stats.q_packets.push(q.len() as u32);
+                self.stats.q_bytes.push(q.fifo.bytes);
+                self.stats.q_packets.push(q.fifo.len() as u32);
             }
         }
         let next = now + self.cfg.run.sample_interval.0;
@@ -886,10 +886,10 @@ impl<'a> World<'a> {
         let (mut enq, mut marked, mut dov, mut daqm, mut maxb, mut sp, mut sb) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (i, p) in self.net.ports.iter().enumerate() {
-            let c = &p.qdisc.counters;
+            let c: Vec<_> = (0..p.qdisc.queues.len()).map(|q| p.qdisc.counters(q)).collect();
             let mut rows: Vec<(i64, crate::switch::QueueCounters)> = vec![(-1, {
                 let mut t = crate::switch::QueueCounters::default();
-                for q in c {
+                for q in &c {
                     t.enqueued += q.enqueued;
                     t.marked += q.marked;
                     t.dropped_overflow += q.dropped_overflow;
@@ -900,7 +900,7 @@ impl<'a> World<'a> {
                 t.max_bytes = p.qdisc.max_bytes;
                 t
             })];
-            rows.extend(c.iter().enumerate().map(|(q, c)| (q as i64, *c)));
+            rows.extend(c.into_iter().enumerate().map(|(q, c)| (q as i64, c)));
             for (q, c) in rows {
                 port.push(i as u32);
                 node.push(self.net.nodes[p.node as usize].name.clone());
@@ -939,7 +939,7 @@ impl<'a> World<'a> {
         for svc in self.active_services() {
             by_service.insert(svc.to_string(), json!(self.goodput_after_warmup[svc] as f64 * 8.0 / span / 1e9));
         }
-        let marks: u64 = self.net.ports.iter().flat_map(|p| p.qdisc.counters.iter()).map(|c| c.marked).sum();
+        let marks: u64 = self.net.ports.iter().flat_map(|p| p.qdisc.queues.iter()).map(|q| q.marked).sum();
         let incast = if self.stats.inc_gbps.is_empty() {
             Value::Null
         } else {

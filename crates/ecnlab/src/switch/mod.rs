@@ -7,6 +7,7 @@ pub mod buffer;
 pub mod fifo;
 pub mod marker;
 pub mod qdisc;
+pub mod queue;
 pub mod scheduler;
 
 pub use qdisc::{Qdisc, QueueCounters};

@@ -1,12 +1,13 @@
 //! The composed queue discipline of one egress port.
 
 use super::buffer::Buffer;
-use super::fifo::Fifo;
 use super::marker::{Marker, Occupancy};
+use super::queue::Queue;
 use super::scheduler::Scheduler;
 use crate::packet::{Arena, Ecn};
 use crate::units::{LineRate, Time};
 
+/// What a queue did, for reports.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QueueCounters {
     pub enqueued: u64,
@@ -26,8 +27,15 @@ pub enum DropReason {
     Aqm,
 }
 
+/// Packets a queue refused, counted apart from the per-packet counters.
+#[derive(Clone, Copy, Debug, Default)]
+struct Drops {
+    overflow: u64,
+    aqm: u64,
+}
+
 pub struct Qdisc {
-    pub queues: Vec<Fifo>,
+    pub queues: Vec<Queue>,
     pub sched: Scheduler,
     pub marker: Marker,
     pub buffer: Buffer,
@@ -40,7 +48,7 @@ pub struct Qdisc {
     pub max_bytes: u64,
     /// Bit i set while queue i is backlogged.
     nonempty: u64,
-    pub counters: Vec<QueueCounters>,
+    drops: Vec<Drops>,
     /// Packets dropped at dequeue, for the caller to account and free.
     pub dequeue_drops: Vec<u32>,
 }
@@ -48,7 +56,7 @@ pub struct Qdisc {
 impl Qdisc {
     pub fn new(nq: usize, sched: Scheduler, marker: Marker, buffer: Buffer, rate_bps: u64) -> Self {
         Qdisc {
-            queues: (0..nq).map(|_| Fifo::with_capacity(64)).collect(),
+            queues: (0..nq).map(|_| Queue::default()).collect(),
             sched,
             marker,
             buffer,
@@ -59,7 +67,7 @@ impl Qdisc {
             packets: 0,
             max_bytes: 0,
             nonempty: 0,
-            counters: vec![QueueCounters::default(); nq],
+            drops: vec![Drops::default(); nq],
             dequeue_drops: Vec::new(),
         }
     }
@@ -80,12 +88,12 @@ impl Qdisc {
             self.marker.port_busy(now);
         }
         if !self.buffer.admits(self.bytes, self.packets, size) {
-            self.counters[q].dropped_overflow += 1;
+            self.drops[q].overflow += 1;
             return Err(DropReason::Overflow);
         }
         if !self.dequeue_marking {
             let occ = Occupancy {
-                queue: self.queues[q].bytes + size as u64,
+                queue: self.queues[q].fifo.bytes + size as u64,
                 port: self.bytes + size as u64,
                 pool: pool + size as u64,
             };
@@ -93,14 +101,13 @@ impl Qdisc {
                 return Err(DropReason::Aqm);
             }
         }
-        let was_empty = self.queues[q].is_empty();
-        self.queues[q].push(id, size);
+        let queue = &mut self.queues[q];
+        let was_empty = queue.fifo.is_empty();
+        queue.fifo.push(id, size);
+        queue.max_bytes = queue.max_bytes.max(queue.fifo.bytes);
         self.bytes += size as u64;
         self.packets += 1;
         self.max_bytes = self.max_bytes.max(self.bytes);
-        let c = &mut self.counters[q];
-        c.enqueued += 1;
-        c.max_bytes = c.max_bytes.max(self.queues[q].bytes);
         if was_empty {
             self.nonempty |= 1 << q;
             self.sched.activate(q, now, &mut self.marker);
@@ -116,12 +123,12 @@ impl Qdisc {
         while self.packets > 0 {
             let q = self.sched.select(now, &self.queues, self.nonempty, self.rate, &mut self.marker);
             // Occupancy as the packet is about to leave, itself included.
-            let occ = Occupancy { queue: self.queues[q].bytes, port: self.bytes, pool };
-            let (id, size) = self.queues[q].pop().expect("scheduler chose an empty queue");
+            let occ = Occupancy { queue: self.queues[q].fifo.bytes, port: self.bytes, pool };
+            let (id, size) = self.queues[q].fifo.pop().expect("scheduler chose an empty queue");
             self.bytes -= size as u64;
             self.packets -= 1;
             pool = pool.saturating_sub(size as u64);
-            if self.queues[q].is_empty() {
+            if self.queues[q].fifo.is_empty() {
                 self.nonempty &= !(1 << q);
             }
             if self.packets == 0 {
@@ -131,12 +138,29 @@ impl Qdisc {
                 self.dequeue_drops.push(id);
                 continue;
             }
-            let c = &mut self.counters[q];
-            c.sent_packets += 1;
-            c.sent_bytes += size as u64;
+            let queue = &mut self.queues[q];
+            queue.sent_packets += 1;
+            queue.sent_bytes += size as u64;
             return Some((id, size));
         }
         None
+    }
+
+    /// Queue `q`'s counters. Every packet taken in was sent, is still
+    /// queued, or (only with dequeue marking) was dropped by the AQM on the
+    /// way out, so the number enqueued follows from the others.
+    pub fn counters(&self, q: usize) -> QueueCounters {
+        let (queue, drops) = (&self.queues[q], self.drops[q]);
+        let dropped_leaving = if self.dequeue_marking { drops.aqm } else { 0 };
+        QueueCounters {
+            enqueued: queue.sent_packets + queue.fifo.len() as u64 + dropped_leaving,
+            marked: queue.marked,
+            dropped_overflow: drops.overflow,
+            dropped_aqm: drops.aqm,
+            max_bytes: queue.max_bytes,
+            sent_packets: queue.sent_packets,
+            sent_bytes: queue.sent_bytes,
+        }
     }
 
     /// The marking condition holds for a packet of queue `q`: CE on an ECT
@@ -146,14 +170,79 @@ impl Qdisc {
         match *ecn {
             Ecn::Ect => {
                 *ecn = Ecn::Ce;
-                self.counters[q].marked += 1;
+                self.queues[q].marked += 1;
                 true
             }
             Ecn::NotEct if self.drop_not_ect => {
-                self.counters[q].dropped_aqm += 1;
+                self.drops[q].aqm += 1;
                 false
             }
             _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Kind, Packet};
+    use crate::switch::marker::PerQueue;
+    use crate::switch::scheduler::Sp;
+    use crate::units::Amount;
+
+    /// Queue counters add up, whichever side marks: per queue, every packet
+    /// offered was refused (buffer full, or the AQM at enqueue) or taken in,
+    /// and every packet taken in was sent or dropped on the way out
+    /// (dequeue marking with drop_not_ect). Each count is checked against
+    /// what the test itself saw.
+    #[test]
+    fn counters_account_for_every_packet() {
+        for dequeue_marking in [false, true] {
+            // 2 queues, K = 3 packets of 1000 B, room for 8 packets.
+            let marker = Marker::PerQueue(PerQueue::standard(3000, 2));
+            let mut qd =
+                Qdisc::new(2, Scheduler::Sp(Sp), marker, Buffer { limit: Amount::Bytes(8000) }, 10_000_000_000);
+            qd.dequeue_marking = dequeue_marking;
+            qd.drop_not_ect = true;
+            let mut arena = Arena::default();
+            let (mut offered, mut refused) = ([0u64; 2], [0u64; 2]);
+            let (mut sent, mut sent_marked) = ([0u64; 2], [0u64; 2]);
+            for i in 0..40u32 {
+                let q = (i % 3 == 0) as u8;
+                let mut p = Packet::new(Kind::Data, 0, 1, 0, q, 1000);
+                p.ecn = if i % 4 == 0 { Ecn::NotEct } else { Ecn::Ect };
+                let id = arena.alloc(p, 0);
+                offered[q as usize] += 1;
+                if qd.enqueue(0, id, &mut arena, 0).is_err() {
+                    refused[q as usize] += 1;
+                }
+                if i % 3 == 2 {
+                    if let Some((id, _)) = qd.dequeue(0, &mut arena, 0) {
+                        let q = arena.hdr(id).service() as usize;
+                        sent[q] += 1;
+                        sent_marked[q] += (arena.get(id).ecn == Ecn::Ce) as u64;
+                    }
+                }
+            }
+            // Drain: every packet taken in leaves, or is dropped leaving.
+            while let Some((id, _)) = qd.dequeue(0, &mut arena, 0) {
+                let q = arena.hdr(id).service() as usize;
+                sent[q] += 1;
+                sent_marked[q] += (arena.get(id).ecn == Ecn::Ce) as u64;
+            }
+            let out_drops = qd.dequeue_drops.len() as u64;
+            for q in 0..2 {
+                let c = qd.counters(q);
+                assert_eq!(c.enqueued, offered[q] - refused[q], "queue {q}, dequeue marking {dequeue_marking}");
+                assert_eq!(refused[q], c.dropped_overflow + if dequeue_marking { 0 } else { c.dropped_aqm });
+                assert_eq!(c.sent_packets, sent[q]);
+                assert_eq!(c.marked, sent_marked[q]);
+            }
+            // Both schemes marked and dropped something, or the test
+            // checks nothing.
+            let total = |f: fn(&QueueCounters) -> u64| (0..2).map(|q| f(&qd.counters(q))).sum::<u64>();
+            assert!(total(|c| c.marked) > 0 && total(|c| c.dropped_aqm) > 0 && total(|c| c.dropped_overflow) > 0);
+            assert_eq!(out_drops, if dequeue_marking { total(|c| c.dropped_aqm) } else { 0 });
         }
     }
 }

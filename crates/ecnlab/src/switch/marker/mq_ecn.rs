@@ -125,17 +125,17 @@ mod tests {
     fn backlogged(k: u64, quanta: [u64; 2], steps: usize) -> MqEcn {
         let mut m = MqEcn::new(k, &quanta, RATE, 0, 0.75, PKT);
         let mut d = crate::switch::scheduler::Dwrr::new(quanta.to_vec(), true);
-        let mut qs = [crate::switch::fifo::Fifo::default(), crate::switch::fifo::Fifo::default()];
+        let mut qs = [crate::switch::queue::Queue::default(), crate::switch::queue::Queue::default()];
         for (q, fifo) in qs.iter_mut().enumerate() {
             for i in 0..steps as u32 {
-                fifo.push(i, 1500);
+                fifo.fifo.push(i, 1500);
             }
             d.activate(q, 0, &mut Obs(&mut m));
         }
         let mut now = 0;
         for _ in 0..steps {
             let q = d.select(now, &qs, crate::units::LineRate::new(RATE), &mut Obs(&mut m));
-            qs[q].pop();
+            qs[q].fifo.pop();
             now += PKT;
         }
         m

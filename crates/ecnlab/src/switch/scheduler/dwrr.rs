@@ -7,7 +7,7 @@
 //! With `carry_deficit = false` the unused deficit is dropped at the end of
 //! every turn, which is WRR with byte quanta (MQ-ECN §4.2).
 
-use super::super::fifo::Fifo;
+use super::super::queue::Queue;
 use super::super::RoundObserver;
 use crate::units::{LineRate, Time};
 
@@ -72,7 +72,7 @@ impl Dwrr {
         obs.activated(q, now);
     }
 
-    pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Fifo], rate: LineRate, obs: &mut O) -> usize {
+    pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Queue], rate: LineRate, obs: &mut O) -> usize {
         loop {
             let h = self.active.front().expect("select on an idle round-robin group");
             let slot = &mut self.slots[h];
@@ -81,13 +81,13 @@ impl Dwrr {
                 slot.visited = true;
                 slot.sent = false;
             }
-            let size = queues[h].head_size().expect("active queue is empty") as u64;
+            let size = queues[h].fifo.head_size().expect("active queue is empty") as u64;
             // WRR lets a turn send one packet even when the quantum is below
             // a packet, or a small quantum would starve the queue forever.
             if size <= slot.deficit || (!self.carry_deficit && !slot.sent) {
                 slot.deficit = slot.deficit.saturating_sub(size);
                 slot.sent = true;
-                if queues[h].len() == 1 {
+                if queues[h].fifo.len() == 1 {
                     // Last packet: the turn ends when it has left the wire.
                     slot.deficit = 0;
                     slot.visited = false;

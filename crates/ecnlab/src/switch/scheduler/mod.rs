@@ -12,7 +12,7 @@ pub use sp::Sp;
 pub use sp_dwrr::SpDwrr;
 pub use wrr::wrr;
 
-use super::fifo::Fifo;
+use super::queue::Queue;
 use super::RoundObserver;
 use crate::units::{LineRate, Time};
 
@@ -40,7 +40,7 @@ impl Scheduler {
     pub fn select<O: RoundObserver>(
         &mut self,
         now: Time,
-        queues: &[Fifo],
+        queues: &[Queue],
         nonempty: u64,
         rate: LineRate,
         obs: &mut O,

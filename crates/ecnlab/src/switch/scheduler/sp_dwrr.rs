@@ -1,7 +1,7 @@
 //! A few strict-priority queues (0..sp) above a DWRR group (sp..n), the
 //! layout of MQ-ECN §3.4: control traffic first, services share the rest.
 
-use super::super::fifo::Fifo;
+use super::super::queue::Queue;
 use super::super::RoundObserver;
 use super::Dwrr;
 use crate::units::{LineRate, Time};
@@ -23,7 +23,7 @@ impl SpDwrr {
     pub fn select<O: RoundObserver>(
         &mut self,
         now: Time,
-        queues: &[Fifo],
+        queues: &[Queue],
         nonempty: u64,
         rate: LineRate,
         obs: &mut O,
