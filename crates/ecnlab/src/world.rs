@@ -389,7 +389,7 @@ impl<'a> World<'a> {
         if let Some(sw) = p.switch {
             self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
         }
-        while let Some(id) = self.net.ports[port as usize].qdisc.dequeue_drops.pop() {
+        while let Some(id) = self.net.ports[port as usize].qdisc.take_dequeue_drop() {
             self.drop_packet(id);
         }
         let p = &mut self.net.ports[port as usize];

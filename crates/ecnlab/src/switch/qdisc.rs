@@ -34,8 +34,16 @@ struct Drops {
     aqm: u64,
 }
 
+/// What drops touch, behind one pointer so the port's hot state stays
+/// within four cache lines.
+struct Cold {
+    drops: Vec<Drops>,
+    /// Packets dropped at dequeue, for the caller to account and free.
+    dequeue_drops: Vec<u32>,
+}
+
 pub struct Qdisc {
-    pub queues: Vec<Queue>,
+    pub queues: Box<[Queue]>,
     pub sched: Scheduler,
     pub marker: Marker,
     pub buffer: Buffer,
@@ -48,9 +56,7 @@ pub struct Qdisc {
     pub max_bytes: u64,
     /// Bit i set while queue i is backlogged.
     nonempty: u64,
-    drops: Vec<Drops>,
-    /// Packets dropped at dequeue, for the caller to account and free.
-    pub dequeue_drops: Vec<u32>,
+    cold: Box<Cold>,
 }
 
 impl Qdisc {
@@ -67,8 +73,7 @@ impl Qdisc {
             packets: 0,
             max_bytes: 0,
             nonempty: 0,
-            drops: vec![Drops::default(); nq],
-            dequeue_drops: Vec::new(),
+            cold: Box::new(Cold { drops: vec![Drops::default(); nq], dequeue_drops: Vec::new() }),
         }
     }
 
@@ -88,7 +93,7 @@ impl Qdisc {
             self.marker.port_busy(now);
         }
         if !self.buffer.admits(self.bytes, self.packets, size) {
-            self.drops[q].overflow += 1;
+            self.cold.drops[q].overflow += 1;
             return Err(DropReason::Overflow);
         }
         if !self.dequeue_marking {
@@ -116,7 +121,7 @@ impl Qdisc {
     }
 
     /// Take the next packet to transmit, if any, with its size on the wire.
-    /// Packets dropped by dequeue marking land in `dequeue_drops`.
+    /// Packets dropped by dequeue marking wait for `take_dequeue_drop`.
     #[inline]
     pub fn dequeue(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
         let mut pool = pool;
@@ -135,7 +140,7 @@ impl Qdisc {
                 self.marker.port_idle(now);
             }
             if self.dequeue_marking && self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
-                self.dequeue_drops.push(id);
+                self.cold.dequeue_drops.push(id);
                 continue;
             }
             let queue = &mut self.queues[q];
@@ -146,11 +151,21 @@ impl Qdisc {
         None
     }
 
+    /// A packet dropped at dequeue (by dequeue marking), for the caller to
+    /// account and free.
+    #[inline]
+    pub fn take_dequeue_drop(&mut self) -> Option<u32> {
+        if !self.dequeue_marking {
+            return None;
+        }
+        self.cold.dequeue_drops.pop()
+    }
+
     /// Queue `q`'s counters. Every packet taken in was sent, is still
     /// queued, or (only with dequeue marking) was dropped by the AQM on the
     /// way out, so the number enqueued follows from the others.
     pub fn counters(&self, q: usize) -> QueueCounters {
-        let (queue, drops) = (&self.queues[q], self.drops[q]);
+        let (queue, drops) = (&self.queues[q], self.cold.drops[q]);
         let dropped_leaving = if self.dequeue_marking { drops.aqm } else { 0 };
         QueueCounters {
             enqueued: queue.sent_packets + queue.fifo.len() as u64 + dropped_leaving,
@@ -174,7 +189,7 @@ impl Qdisc {
                 true
             }
             Ecn::NotEct if self.drop_not_ect => {
-                self.drops[q].aqm += 1;
+                self.cold.drops[q].aqm += 1;
                 false
             }
             _ => true,
@@ -230,7 +245,7 @@ mod tests {
                 sent[q] += 1;
                 sent_marked[q] += (arena.get(id).ecn == Ecn::Ce) as u64;
             }
-            let out_drops = qd.dequeue_drops.len() as u64;
+            let out_drops = std::iter::from_fn(|| qd.take_dequeue_drop()).count() as u64;
             for q in 0..2 {
                 let c = qd.counters(q);
                 assert_eq!(c.enqueued, offered[q] - refused[q], "queue {q}, dequeue marking {dequeue_marking}");

@@ -21,7 +21,7 @@ pub struct MqEcn {
     /// Per queue: (quantum_i / C in ps, when its current wait for service
     /// began — possibly one transmission in the future, when it emptied on
     /// its last packet).
-    queue: Vec<(u64, Time)>,
+    queue: Box<[(u64, Time)]>,
     /// Queues below this index are strict-priority and use K.
     strict: usize,
     beta: f64,

@@ -20,61 +20,65 @@ struct Slot {
     visited: bool,
     /// Sent at least one packet in the current turn.
     sent: bool,
+    /// The queue after this one in the active list.
+    next: u8,
 }
 
-/// The active list: a ring of queue indices. A queue is in it at most
-/// once and a port has at most 64 queues, so it never overflows.
-#[derive(Clone, Copy)]
-struct Ring {
-    q: [u8; 64],
+/// The active list, linked through the slots: a queue is in it at most
+/// once, so three bytes here replace a ring of 64 in the port's struct.
+#[derive(Clone, Copy, Default)]
+struct Active {
     head: u8,
+    tail: u8,
     len: u8,
-}
-
-impl Ring {
-    #[inline]
-    fn push_back(&mut self, q: usize) {
-        debug_assert!(self.len < 64);
-        self.q[((self.head + self.len) & 63) as usize] = q as u8;
-        self.len += 1;
-    }
-    #[inline]
-    fn front(&self) -> Option<usize> {
-        (self.len > 0).then_some(self.q[self.head as usize] as usize)
-    }
-    #[inline]
-    fn pop_front(&mut self) {
-        self.head = (self.head + 1) & 63;
-        self.len -= 1;
-    }
 }
 
 pub struct Dwrr {
     slots: Vec<Slot>,
-    active: Ring,
+    active: Active,
     carry_deficit: bool,
 }
 
 impl Dwrr {
     pub fn new(quantum: Vec<u64>, carry_deficit: bool) -> Self {
+        debug_assert!(quantum.len() <= 64);
         Dwrr {
-            active: Ring { q: [0; 64], head: 0, len: 0 },
+            active: Active::default(),
             slots: quantum.into_iter().map(|quantum| Slot { quantum, ..Slot::default() }).collect(),
             carry_deficit,
         }
     }
 
     #[inline]
+    fn push_back(&mut self, q: usize) {
+        let a = &mut self.active;
+        if a.len == 0 {
+            a.head = q as u8;
+        } else {
+            self.slots[a.tail as usize].next = q as u8;
+        }
+        a.tail = q as u8;
+        a.len += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) {
+        self.active.head = self.slots[self.active.head as usize].next;
+        self.active.len -= 1;
+    }
+
+    #[inline]
     pub fn activate<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
         self.slots[q].deficit = 0;
         self.slots[q].visited = false;
-        self.active.push_back(q);
+        self.push_back(q);
         obs.activated(q, now);
     }
 
     pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Queue], rate: LineRate, obs: &mut O) -> usize {
         loop {
-            let h = self.active.front().expect("select on an idle round-robin group");
+            assert!(self.active.len > 0, "select on an idle round-robin group");
+            let h = self.active.head as usize;
             let slot = &mut self.slots[h];
             if !slot.visited {
                 slot.deficit += slot.quantum;
@@ -91,7 +95,7 @@ impl Dwrr {
                     // Last packet: the turn ends when it has left the wire.
                     slot.deficit = 0;
                     slot.visited = false;
-                    self.active.pop_front();
+                    self.pop_front();
                     obs.turn_end(h, now + rate.tx_time(size));
                 }
                 return h;
@@ -101,8 +105,8 @@ impl Dwrr {
             if !self.carry_deficit {
                 slot.deficit = 0;
             }
-            self.active.pop_front();
-            self.active.push_back(h);
+            self.pop_front();
+            self.push_back(h);
             obs.turn_end(h, now);
         }
     }
