@@ -9,7 +9,7 @@ import pytest
 
 import ecnlab
 from ecnlab import _engine
-from scenario_kit import run_checked, uplink_bytes
+from scenario_kit import mqecn_point, run_checked, uplink_bytes
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "crates" / "ecnlab" / "workloads"
 
@@ -69,19 +69,13 @@ def test_unknown_distribution_is_a_config_error(tmp_path: Path) -> None:
 
 
 def leaf_spine_cfg(load: float, flows: int, distribution: str, **topo: object) -> dict:
-    return {
-        "run": {"seed": 3, "duration": "5s", "sample_ports": "none"},
-        "topology": {"preset": "mqecn", **topo},
-        "switch": {"buffer": "300KB", "queues": 8, "marking": "mq-ecn", "threshold": "65pkt"},
-        "transport": {"cc": "dctcp", "init_cwnd": 16, "min_rto": "5ms"},
-        "workload": {
-            "kind": "poisson",
-            "load": load,
-            "flows": flows,
-            "services": 8,
-            "distribution": distribution,
-        },
-    }
+    """The MQ-ECN §5.2 set-up (MQ-ECN marking) with the given flow sizes,
+    seed 3, and a 5 s cap; `topo` overrides preset keys."""
+    cfg = mqecn_point("mq-ecn", load, flows, seed=3)
+    cfg["run"]["duration"] = "5s"
+    cfg["topology"].update(topo)
+    cfg["workload"]["distribution"] = distribution
+    return cfg
 
 
 @pytest.mark.parametrize("load", [0.3, 0.7])
