@@ -260,14 +260,7 @@ impl EventQueue {
     /// sort is stable, so ties keep it.
     fn serve_next_slot(&mut self) {
         loop {
-            let from = if self.cur_slot >> FAN_BITS == self.fine_bucket {
-                (self.cur_slot as usize & (FAN - 1)) + 1
-            } else {
-                0
-            };
-            let later = if from == FAN { 0 } else { self.fine_occupied & (!0u64 << from) };
-            if later != 0 {
-                let s = later.trailing_zeros() as usize;
+            if let Some(s) = self.next_fine_slot() {
                 self.fine_occupied &= !(1 << s);
                 self.cur_slot = self.fine_bucket << FAN_BITS | s as u64;
                 std::mem::swap(&mut self.cur, &mut self.fine[s]);
@@ -297,25 +290,25 @@ impl EventQueue {
         }
     }
 
-    /// The event `k` places after the next one among those of the slot
-    /// being served (far events are not looked at), for prefetching what
-    /// it will touch.
+    /// The first occupied slot of bucket `fine_bucket` after `cur_slot`.
     #[inline]
-    pub fn ahead(&self, k: usize) -> Option<Event> {
-        if let Some(e) = self.cur.get(self.cur_pos + k) {
-            return Some(Event::decode(e.1));
-        }
-        // Past the served slots: the first entry of the next occupied slot
-        // of this bucket, the likeliest next.
-        let from = (self.cur_slot as usize & (FAN - 1)) + 1;
-        if self.cur_slot >> FAN_BITS != self.fine_bucket || from == FAN {
-            return None;
-        }
-        let later = self.fine_occupied & (!0u64 << from);
-        if later == 0 {
-            return None;
-        }
-        self.fine[later.trailing_zeros() as usize].first().map(|e| Event::decode(e.1))
+    fn next_fine_slot(&self) -> Option<usize> {
+        let from =
+            if self.cur_slot >> FAN_BITS == self.fine_bucket { (self.cur_slot as usize & (FAN - 1)) + 1 } else { 0 };
+        let later = if from == FAN { 0 } else { self.fine_occupied & (!0u64 << from) };
+        (later != 0).then(|| later.trailing_zeros() as usize)
+    }
+
+    /// Most likely the next event, for prefetching what it will touch: the
+    /// next of the slot being served, else the first entry of the next
+    /// occupied slot of this bucket (far events are not looked at).
+    #[inline]
+    pub fn likely_next(&self) -> Option<Event> {
+        let e = match self.cur.get(self.cur_pos) {
+            Some(e) => e,
+            None => self.fine[self.next_fine_slot()?].first()?,
+        };
+        Some(Event::decode(e.1))
     }
 
     #[inline]

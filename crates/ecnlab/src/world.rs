@@ -270,7 +270,7 @@ impl<'a> World<'a> {
         let mut last_report = wall;
         let ends_early = !self.open_ended && self.unfinished > 0;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
-            if let Some(Event::Arrive { port, pkt }) = self.q.ahead(0) {
+            if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
                 // Its header (packet, at a host) and the port it left are
                 // the next event's first, and usually missing, reads.
                 prefetch(self.arena.hdr(pkt));
