@@ -15,3 +15,15 @@ pub fn prefetch<T>(r: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
 }
+
+/// `prefetch` every cache line of `*r` (for structs of a few lines).
+#[inline(always)]
+pub fn prefetch_all<T>(r: &T) {
+    let base = r as *const T as *const u8;
+    let mut off = 0;
+    while off < std::mem::size_of::<T>() {
+        // SAFETY: `off` stays inside `*r`.
+        prefetch(unsafe { &*base.add(off) });
+        off += 64;
+    }
+}

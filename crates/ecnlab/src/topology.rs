@@ -11,7 +11,7 @@ use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Amount, Time};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Aligned to a cache line: a hop reads most of it, and 256 bytes so
 /// placed are four lines where unaligned they would straddle five.
@@ -56,9 +56,11 @@ pub struct Network {
     pub ports: Vec<Port>,
     pub switches: Vec<SwitchState>,
     pub hosts: u32,
-    /// Equal-cost egress ports of switch s towards host d are
-    /// `route_ports[route_off[d·S + s] .. route_off[d·S + s + 1]]`.
-    route_off: Vec<u32>,
+    /// Equal-cost egress ports of switch s towards host d: `routes[s·H + d]`
+    /// is an (offset, length) span of `route_ports`. Equal sets are stored
+    /// once (in a leaf-spine every remote host shares one uplink set), so the
+    /// table a hop reads stays small enough to live in cache.
+    routes: Vec<(u32, u32)>,
     route_ports: Vec<u32>,
 }
 
@@ -132,8 +134,8 @@ impl Network {
     /// towards host `dst`.
     #[inline]
     pub fn routes(&self, sw: u32, dst: u32) -> &[u32] {
-        let i = dst as usize * self.switches.len() + sw as usize;
-        &self.route_ports[self.route_off[i] as usize..self.route_off[i + 1] as usize]
+        let (off, len) = self.routes[sw as usize * self.hosts as usize + dst as usize];
+        &self.route_ports[off as usize..(off + len) as usize]
     }
 
     /// One-way delay of an otherwise empty path for a packet of `bytes`:
@@ -247,8 +249,10 @@ impl Builder {
         // which each switch's ports whose peer is one hop closer form its ECMP
         // set towards that host. One distance vector serves every BFS.
         let switches = n as u32 - hosts;
-        let mut route_off = Vec::with_capacity((switches * hosts) as usize + 1);
+        let mut routes = vec![(0, 0); (switches * hosts) as usize];
         let mut route_ports = Vec::new();
+        let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut set = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         for d in 0..hosts {
@@ -269,22 +273,31 @@ impl Builder {
                 }
             }
             for node in hosts..n as u32 {
-                route_off.push(route_ports.len() as u32);
+                set.clear();
                 let here = dist[node as usize];
                 for &p in &out[node as usize] {
                     if here != u32::MAX && dist[ports[p as usize].peer as usize] + 1 == here {
-                        route_ports.push(p);
+                        set.push(p);
                     }
                 }
+                let off = match interned.get(&set) {
+                    Some(&off) => off,
+                    None => {
+                        let off = route_ports.len() as u32;
+                        route_ports.extend_from_slice(&set);
+                        interned.insert(set.clone(), off);
+                        off
+                    }
+                };
+                routes[((node - hosts) * hosts + d) as usize] = (off, set.len() as u32);
             }
         }
-        route_off.push(route_ports.len() as u32);
         Network {
             nodes,
             ports,
             switches: (0..switches).map(|_| SwitchState { pool_bytes: 0 }).collect(),
             hosts,
-            route_off,
+            routes,
             route_ports,
         }
     }
@@ -331,4 +344,63 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
 /// A host NIC: one FIFO with room for everything its TCP sends.
 fn nic_qdisc(rate_bps: u64) -> Qdisc {
     Qdisc::new(1, Scheduler::Sp(Sp), Marker::None, Buffer { limit: Amount::Bytes(u64::MAX / 4) }, rate_bps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf_spine() -> Network {
+        let cfg =
+            Config::from_toml("[run]\nduration = \"1ms\"\n[topology]\nkind = \"leaf-spine\"\npreset = \"mqecn\"\n")
+                .unwrap();
+        Network::build(&cfg)
+    }
+
+    /// MQ-ECN §5.2 leaf-spine: 12 leaves × 12 hosts, 12 spines. A leaf
+    /// reaches its own hosts by their link and every other host by any of
+    /// its 12 uplinks; a spine reaches a host by its link to the host's leaf
+    /// (the ECMP sets of shortest paths, written out from the structure).
+    #[test]
+    fn leaf_spine_routes_are_the_shortest_path_sets() {
+        let net = leaf_spine();
+        let (hosts, leaves) = (144u32, 12u32);
+        let node_of = |name: &str| net.nodes.iter().position(|n| n.name == name).unwrap() as u32;
+        let switch_index = |node: u32| match net.nodes[node as usize].kind {
+            NodeKind::Switch { index } => index,
+            NodeKind::Host { .. } => unreachable!(),
+        };
+        let ports_to = |node: u32, pred: &dyn Fn(&str) -> bool| -> Vec<u32> {
+            let mut v: Vec<u32> = (0..net.ports.len() as u32)
+                .filter(|&p| net.ports[p as usize].node == node)
+                .filter(|&p| pred(&net.nodes[net.ports[p as usize].peer as usize].name))
+                .collect();
+            v.sort();
+            v
+        };
+        for d in 0..hosts {
+            let home = d / 12;
+            for l in 0..leaves {
+                let leaf = node_of(&format!("leaf{l}"));
+                let want = if l == home {
+                    ports_to(leaf, &|peer| peer == format!("host{d}"))
+                } else {
+                    ports_to(leaf, &|peer| peer.starts_with("spine"))
+                };
+                let mut got = net.routes(switch_index(leaf), d).to_vec();
+                got.sort();
+                assert_eq!(got, want, "leaf{l} -> host{d}");
+                assert_eq!(want.len(), if l == home { 1 } else { 12 });
+            }
+            for s in 0..12 {
+                let spine = node_of(&format!("spine{s}"));
+                let want = ports_to(spine, &|peer| peer == format!("leaf{home}"));
+                assert_eq!(net.routes(switch_index(spine), d), want.as_slice(), "spine{s} -> host{d}");
+            }
+        }
+        // Each distinct set is stored once: per leaf its 12 host ports and
+        // one uplink set of 12, per spine its 12 leaf ports — 432 entries,
+        // where one copy per (switch, host) would take 20,880.
+        assert_eq!(net.route_ports.len(), 12 * (12 + 12) + 12 * 12);
+    }
 }

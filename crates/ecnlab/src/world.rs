@@ -7,7 +7,7 @@ use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
 use crate::packet::{Arena, Ecn, Kind, Packet};
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_all};
 use crate::report::{Column, Report, Table};
 use crate::rng::hash64;
 use crate::stats::Stats;
@@ -271,11 +271,12 @@ impl<'a> World<'a> {
         let ends_early = !self.open_ended && self.unfinished > 0;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
             if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
-                // Its header (packet, at a host) and the port it left are
-                // the next event's first, and usually missing, reads.
+                // Its header (packet, at a host) and the port it left (all
+                // four lines: its catch-up reads the last two) are the next
+                // event's first, and usually missing, reads.
                 prefetch(self.arena.hdr(pkt));
                 prefetch(self.arena.get(pkt));
-                prefetch(&self.net.ports[port as usize]);
+                prefetch_all(&self.net.ports[port as usize]);
             }
             self.dispatch(ev);
             if ends_early && self.unfinished == 0 {
@@ -305,10 +306,23 @@ impl<'a> World<'a> {
             Event::Arrive { port, pkt } => {
                 self.in_transit -= 1;
                 let node = self.net.ports[port as usize].peer;
-                self.catch_up(port, self.q.now, None);
                 match self.net.nodes[node as usize].kind {
-                    NodeKind::Switch { index } => self.switch_arrive(index, port, pkt),
-                    NodeKind::Host { .. } => self.host_arrive(node, pkt),
+                    NodeKind::Switch { index } => {
+                        // Route first and start loading the egress port, so
+                        // its misses overlap the upstream port's catch-up.
+                        let egress = self.route(index, pkt);
+                        prefetch_all(&self.net.ports[egress as usize]);
+                        self.catch_up(port, self.q.now, None);
+                        // By now the egress port's lines are likely in, so
+                        // the address of its queue's line costs no stall.
+                        let service = self.arena.hdr(pkt).service();
+                        self.net.ports[egress as usize].qdisc.prefetch_for(service);
+                        self.enqueue(egress, pkt, port);
+                    }
+                    NodeKind::Host { .. } => {
+                        self.catch_up(port, self.q.now, None);
+                        self.host_arrive(node, pkt)
+                    }
                 }
             }
             Event::FlowStart { flow } => self.flow_start(flow),
@@ -463,19 +477,18 @@ impl<'a> World<'a> {
         self.arena.free(id);
     }
 
-    /// Packet `id` reaches switch `sw` over the link of port `from`.
+    /// The port of switch `sw` that packet `id` leaves by.
     #[inline]
-    fn switch_arrive(&mut self, sw: u32, from: u32, id: u32) {
-        let h = *self.arena.hdr(id);
+    fn route(&self, sw: u32, id: u32) -> u32 {
+        let h = self.arena.hdr(id);
         let routes = self.net.routes(sw, h.dst());
-        let port = if routes.len() == 1 {
+        if routes.len() == 1 {
             routes[0]
         } else {
             // Multiply-shift maps the flow's hash onto the set without a
             // division.
             routes[((h.ecmp as u64 * routes.len() as u64) >> 32) as usize]
-        };
-        self.enqueue(port, id, from);
+        }
     }
 
     fn host_send(&mut self, p: Packet) {

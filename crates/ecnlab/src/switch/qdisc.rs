@@ -83,6 +83,13 @@ impl Qdisc {
         (service as usize).min(self.queues.len() - 1)
     }
 
+    /// Start loading what an enqueue of a `service` packet will touch.
+    #[inline]
+    pub fn prefetch_for(&self, service: u8) {
+        let q = self.classify(service);
+        crate::prefetch::prefetch(&self.queues[q]);
+    }
+
     /// Offer packet `id`; `pool` is the switch's shared-pool occupancy
     /// before this packet. On Err the caller frees the packet.
     #[inline]
