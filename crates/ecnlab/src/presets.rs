@@ -132,7 +132,7 @@ impl TopologyCfg {
                 if self.host_count() < 2 {
                     return Err(ConfigError("topology: a leaf-spine needs at least 2 hosts".into()));
                 }
-                // Node ids must fit a packet header's 24 bits (packet::MAX_NODES).
+                // The route table holds switches × hosts entries.
                 if self.host_count() > 1 << 20 {
                     return Err(ConfigError(format!(
                         "topology: leaves × hosts_per_leaf = {} hosts; at most 1048576",

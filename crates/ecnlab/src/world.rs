@@ -271,10 +271,9 @@ impl<'a> World<'a> {
         let ends_early = !self.open_ended && self.unfinished > 0;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
             if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
-                // Its header (packet, at a host) and the port it left (all
-                // four lines: its catch-up reads the last two) are the next
-                // event's first, and usually missing, reads.
-                prefetch(self.arena.hdr(pkt));
+                // Its packet and the port it left (all four lines: its
+                // catch-up reads the last two) are the next event's first,
+                // and usually missing, reads.
                 prefetch(self.arena.get(pkt));
                 prefetch_all(&self.net.ports[port as usize]);
             }
@@ -315,7 +314,7 @@ impl<'a> World<'a> {
                         self.catch_up(port, self.q.now, None);
                         // By now the egress port's lines are likely in, so
                         // the address of its queue's line costs no stall.
-                        let service = self.arena.hdr(pkt).service();
+                        let service = self.arena.get(pkt).service;
                         self.net.ports[egress as usize].qdisc.prefetch_for(service);
                         self.enqueue(egress, pkt, port);
                     }
@@ -376,7 +375,7 @@ impl<'a> World<'a> {
                 // The arrival event was scheduled when the packet began to
                 // leave `from`.
                 let sched = match self.net.ports.get(from as usize) {
-                    Some(up) => now - up.delay - up.tx_time(self.arena.hdr(id).size as u64),
+                    Some(up) => now - up.delay - up.tx_time(self.arena.get(id).size as u64),
                     None => now,
                 };
                 if p.txdone_sched >= sched {
@@ -444,7 +443,7 @@ impl<'a> World<'a> {
         self.catch_up(port, now, Some((id, from)));
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
-        let size = self.arena.hdr(id).size as u64;
+        let size = self.arena.get(id).size as u64;
         match p.qdisc.enqueue(now, id, &mut self.arena, pool) {
             Ok(()) => {
                 if let Some(s) = p.switch {
@@ -480,8 +479,8 @@ impl<'a> World<'a> {
     /// The port of switch `sw` that packet `id` leaves by.
     #[inline]
     fn route(&self, sw: u32, id: u32) -> u32 {
-        let h = self.arena.hdr(id);
-        let routes = self.net.routes(sw, h.dst());
+        let h = self.arena.get(id);
+        let routes = self.net.routes(sw, h.dst);
         if routes.len() == 1 {
             routes[0]
         } else {

@@ -94,8 +94,8 @@ impl Qdisc {
     /// before this packet. On Err the caller frees the packet.
     #[inline]
     pub fn enqueue(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Result<(), DropReason> {
-        let h = *arena.hdr(id);
-        let (size, q) = (h.size, self.classify(h.service()));
+        let h = arena.get(id);
+        let (size, q) = (h.size, self.classify(h.service));
         if self.bytes == 0 {
             self.marker.port_busy(now);
         }
@@ -240,7 +240,7 @@ mod tests {
                 }
                 if i % 3 == 2 {
                     if let Some((id, _)) = qd.dequeue(0, &mut arena, 0) {
-                        let q = arena.hdr(id).service() as usize;
+                        let q = arena.get(id).service as usize;
                         sent[q] += 1;
                         sent_marked[q] += (arena.get(id).ecn == Ecn::Ce) as u64;
                     }
@@ -248,7 +248,7 @@ mod tests {
             }
             // Drain: every packet taken in leaves, or is dropped leaving.
             while let Some((id, _)) = qd.dequeue(0, &mut arena, 0) {
-                let q = arena.hdr(id).service() as usize;
+                let q = arena.get(id).service as usize;
                 sent[q] += 1;
                 sent_marked[q] += (arena.get(id).ecn == Ecn::Ce) as u64;
             }
