@@ -833,7 +833,7 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
             return Err(bad(
                 &format!("{sec}.dequeue_marking"),
                 true,
-                "needs a marking scheme ({sec}.marking is \"none\")",
+                &format!("needs a marking scheme ({sec}.marking is \"none\")"),
             ));
         }
         (MarkingKind::None, _) => {}
@@ -1062,6 +1062,8 @@ link_delay = "25us"
         assert!(e.contains("needs a round-robin scheduler"), "{e}");
         let e = err("[switch]\nqueues = 2\nquantum = [\"1500B\"]\n");
         assert!(e.starts_with("switch.quantum = a list of 1"), "{e}");
+        let e = err("[switch]\ndequeue_marking = true\n");
+        assert_eq!(e, "switch.dequeue_marking = true: needs a marking scheme (switch.marking is \"none\")");
         let e = err("[transport]\nmin_rto = 5\n");
         assert!(e.starts_with("transport.min_rto: 5: a duration needs a unit"), "{e}");
     }

@@ -36,6 +36,10 @@ pub struct Port {
     pub switch: Option<u32>,
 }
 
+// Four lines exactly: a field that grows it to five costs every hop (a
+// DWRR field did: about 5% slower on a 5,000-flow MQ-ECN run).
+const _: () = assert!(std::mem::size_of::<Port>() == 256);
+
 pub enum NodeKind {
     Host { nic: u32 },
     Switch { index: u32 },

@@ -405,32 +405,39 @@ impl<'a> World<'a> {
         while let Some(id) = self.net.ports[port as usize].qdisc.take_dequeue_drop() {
             self.drop_packet(id);
         }
-        let p = &mut self.net.ports[port as usize];
         if let Some((id, size)) = next {
-            let ser = p.tx_time(size as u64);
-            p.busy_until = now + ser;
-            self.q.arrive(port, now + ser + p.delay, id);
-            if p.qdisc.packets > 0 {
-                if p.lazy {
-                    p.txdone_sched = now;
-                } else {
-                    p.txdone_pending = true;
-                    self.q.tx_done(port, now + ser);
-                }
+            self.transmit(port, now, id, size);
+        }
+    }
+
+    /// Put packet `id` (`size` bytes on the wire), just taken from `port`,
+    /// on the port's link at `now`.
+    #[inline]
+    fn transmit(&mut self, port: u32, now: Time, id: u32, size: u32) {
+        let p = &mut self.net.ports[port as usize];
+        let ser = p.tx_time(size as u64);
+        p.busy_until = now + ser;
+        self.q.arrive(port, now + ser + p.delay, id);
+        if p.qdisc.packets > 0 {
+            if p.lazy {
+                p.txdone_sched = now;
+            } else {
+                p.txdone_pending = true;
+                self.q.tx_done(port, now + ser);
             }
-            self.in_transit += 1;
-            // Only a host NIC looks into the packet here: a switch port has
-            // the size from its queue, and the slot may be cold by now.
-            let pkt = self.arena.get(id);
-            if p.switch.is_none() && pkt.kind == Kind::Data {
-                // The NIC took a data packet: a paused sender may go on.
-                let (fid, size) = (pkt.flow, size as u64);
-                let f = &mut self.flows[fid as usize];
-                f.nic_bytes -= size;
-                if f.nic_blocked && f.nic_bytes < self.host_queue_limit {
-                    f.nic_blocked = false;
-                    self.try_send(fid);
-                }
+        }
+        self.in_transit += 1;
+        // Only a host NIC looks into the packet here: a switch port has
+        // the size from its queue, and the slot may be cold by now.
+        let pkt = self.arena.get(id);
+        if p.switch.is_none() && pkt.kind == Kind::Data {
+            // The NIC took a data packet: a paused sender may go on.
+            let (fid, size) = (pkt.flow, size as u64);
+            let f = &mut self.flows[fid as usize];
+            f.nic_bytes -= size;
+            if f.nic_blocked && f.nic_bytes < self.host_queue_limit {
+                f.nic_blocked = false;
+                self.try_send(fid);
             }
         }
     }
@@ -444,6 +451,18 @@ impl<'a> World<'a> {
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
+        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending {
+            // An idle, empty port sends the packet at once. The qdisc then
+            // skips its FIFO and round-robin list, which would hold the
+            // packet for no time (see `Qdisc::pass_through`).
+            if let Some(r) = p.qdisc.pass_through(now, id, &mut self.arena, pool) {
+                match r {
+                    Ok(()) => self.transmit(port, now, id, size as u32),
+                    Err(_) => self.drop_packet(id),
+                }
+                return;
+            }
+        }
         match p.qdisc.enqueue(now, id, &mut self.arena, pool) {
             Ok(()) => {
                 if let Some(s) = p.switch {

@@ -127,6 +127,43 @@ impl Qdisc {
         Ok(())
     }
 
+    /// Offer packet `id` to an empty port that is free to send it at once:
+    /// the state an `enqueue` and an immediate `dequeue` would leave, without
+    /// the FIFO, its ring or the round-robin list (each a cache line the
+    /// packet would touch for nothing). None, having changed nothing, where
+    /// the shortcut does not apply: with dequeue marking, or when the
+    /// scheduler would not send the packet in the queue's first turn.
+    #[inline]
+    pub fn pass_through(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Option<Result<(), DropReason>> {
+        debug_assert_eq!(self.packets, 0);
+        let p = arena.get(id);
+        let (size, q) = (p.size, self.classify(p.service));
+        if self.dequeue_marking || !self.sched.sends_first_turn(q, size as u64) {
+            return None;
+        }
+        // As `enqueue` on an empty port ...
+        self.marker.port_busy(now);
+        if !self.buffer.admits(0, 0, size) {
+            self.cold.drops[q].overflow += 1;
+            return Some(Err(DropReason::Overflow));
+        }
+        let occ = Occupancy { queue: size as u64, port: size as u64, pool: pool + size as u64 };
+        if self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
+            return Some(Err(DropReason::Aqm));
+        }
+        let queue = &mut self.queues[q];
+        queue.max_bytes = queue.max_bytes.max(size as u64);
+        self.max_bytes = self.max_bytes.max(size as u64);
+        // ... then `dequeue` of the only packet: its queue is activated and
+        // its turn ends when the packet has left; the port is empty again.
+        self.sched.serve_first_turn(q, size as u64, now, self.rate, &mut self.marker);
+        self.marker.port_idle(now);
+        let queue = &mut self.queues[q];
+        queue.sent_packets += 1;
+        queue.sent_bytes += size as u64;
+        Some(Ok(()))
+    }
+
     /// Take the next packet to transmit, if any, with its size on the wire.
     /// Packets dropped by dequeue marking wait for `take_dequeue_drop`.
     #[inline]
@@ -265,6 +302,115 @@ mod tests {
             let total = |f: fn(&QueueCounters) -> u64| (0..2).map(|q| f(&qd.counters(q))).sum::<u64>();
             assert!(total(|c| c.marked) > 0 && total(|c| c.dropped_aqm) > 0 && total(|c| c.dropped_overflow) > 0);
             assert_eq!(out_drops, if dequeue_marking { total(|c| c.dropped_aqm) } else { 0 });
+        }
+    }
+
+    /// A port on a 10 Gbps link, as `World` drives it: departures run when
+    /// due, and an arrival at an empty, idle port is sent at once, by
+    /// `pass_through` when `shortcut` is set. Returns (packet, CE) for each
+    /// packet sent, and counts shortcuts and fallbacks in `paths`.
+    struct Port {
+        qd: Qdisc,
+        arena: Arena,
+        busy_until: Time,
+        shortcut: bool,
+        paths: (u32, u32),
+    }
+
+    impl Port {
+        fn send(&mut self, now: Time, id: u32, size: u32, out: &mut Vec<(u32, bool)>) {
+            self.busy_until = now + self.qd.rate.tx_time(size as u64);
+            out.push((id, self.arena.get(id).ecn == Ecn::Ce));
+        }
+
+        fn arrive(&mut self, now: Time, p: Packet) -> Vec<(u32, bool)> {
+            let mut out = Vec::new();
+            while self.qd.packets > 0 && self.busy_until <= now {
+                let t = self.busy_until;
+                if let Some((id, size)) = self.qd.dequeue(t, &mut self.arena, 0) {
+                    self.send(t, id, size, &mut out);
+                }
+            }
+            let id = self.arena.alloc(p, 0);
+            if self.qd.packets == 0 && now >= self.busy_until {
+                if self.shortcut {
+                    if let Some(r) = self.qd.pass_through(now, id, &mut self.arena, 0) {
+                        self.paths.0 += 1;
+                        if r.is_ok() {
+                            self.send(now, id, p.size, &mut out);
+                        }
+                        return out;
+                    }
+                    self.paths.1 += 1;
+                }
+                if self.qd.enqueue(now, id, &mut self.arena, 0).is_ok() {
+                    let (id, size) = self.qd.dequeue(now, &mut self.arena, 0).expect("just queued");
+                    self.send(now, id, size, &mut out);
+                }
+            } else {
+                let _ = self.qd.enqueue(now, id, &mut self.arena, 0);
+            }
+            out
+        }
+    }
+
+    /// `pass_through` on an empty port leaves exactly the state of an
+    /// `enqueue` followed at once by a `dequeue`: counters, CE marks, the
+    /// MQ-ECN round-time estimate (fed by the queue's turn) and so every
+    /// later marking and scheduling decision. Two copies of a port take the
+    /// same bursty arrivals, one with the shortcut; quanta of 1500 B and
+    /// 700 B make DWRR take the shortcut or fall back to its FIFO path.
+    #[test]
+    fn pass_through_equals_enqueue_then_dequeue() {
+        use crate::switch::marker::MqEcn;
+        use crate::switch::scheduler::{wrr, Dwrr};
+        const RATE: u64 = 10_000_000_000;
+        let make = |sched: u8, shortcut: bool| {
+            let quanta = [1500, 700];
+            let s = match sched {
+                0 => Scheduler::RoundRobin(Dwrr::new(quanta.to_vec(), true)),
+                1 => Scheduler::RoundRobin(wrr(quanta.to_vec())),
+                _ => Scheduler::Sp(Sp),
+            };
+            // K = 2 packets of 1500 B; one idle slot = one packet time.
+            let m = if sched == 2 {
+                Marker::PerQueue(PerQueue::standard(3000, 2))
+            } else {
+                Marker::MqEcn(MqEcn::new(3000, &quanta, RATE, 0, 0.75, 1_200_000))
+            };
+            let qd = Qdisc::new(2, s, m, Buffer { limit: Amount::Bytes(8_000) }, RATE);
+            Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0) }
+        };
+        let t_round = |qd: &Qdisc| match &qd.marker {
+            Marker::MqEcn(m) => m.t_round(),
+            _ => 0.0,
+        };
+        for sched in 0..3u8 {
+            let (mut a, mut b) = (make(sched, true), make(sched, false));
+            let mut now = 0;
+            for i in 0..5000u64 {
+                // Bursts at 1.5 to 3 times the line rate, then quiet gaps.
+                now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
+                let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i * 5 % 3) as usize]);
+                let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
+                p.ecn = Ecn::Ect;
+                assert_eq!(a.arrive(now, p), b.arrive(now, p), "scheduler {sched}, arrival {i}");
+                assert_eq!(t_round(&a.qd).to_bits(), t_round(&b.qd).to_bits(), "scheduler {sched}, arrival {i}");
+                assert_eq!((a.qd.bytes, a.qd.max_bytes), (b.qd.bytes, b.qd.max_bytes));
+            }
+            let count = |c: QueueCounters| {
+                (c.enqueued, c.marked, c.dropped_overflow, c.dropped_aqm, c.max_bytes, c.sent_packets, c.sent_bytes)
+            };
+            for q in 0..2 {
+                assert_eq!(count(a.qd.counters(q)), count(b.qd.counters(q)), "scheduler {sched}, queue {q}");
+            }
+            // Both paths ran, queues built up to marks and overflows, and
+            // MQ-ECN had rounds to time; else the comparison shows little.
+            let total = |f: fn(&QueueCounters) -> u64| (0..2).map(|q| f(&a.qd.counters(q))).sum::<u64>();
+            assert!(a.paths.0 > 100, "scheduler {sched}: {:?}", a.paths);
+            assert_eq!(a.paths.1 > 0, sched == 0, "scheduler {sched}: {:?}", a.paths);
+            assert!(total(|c| c.marked) > 100 && total(|c| c.dropped_overflow) > 0, "scheduler {sched}");
+            assert!(sched == 2 || t_round(&a.qd) > 0.0);
         }
     }
 }

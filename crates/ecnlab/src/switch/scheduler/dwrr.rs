@@ -34,15 +34,19 @@ struct Active {
 }
 
 pub struct Dwrr {
-    slots: Vec<Slot>,
+    slots: Box<[Slot]>,
     active: Active,
     carry_deficit: bool,
+    /// The smallest quantum: a packet no larger is sent in any queue's
+    /// first turn, which `sends_first_turn` can tell without the slots.
+    min_quantum: u64,
 }
 
 impl Dwrr {
     pub fn new(quantum: Vec<u64>, carry_deficit: bool) -> Self {
         debug_assert!(quantum.len() <= 64);
         Dwrr {
+            min_quantum: quantum.iter().copied().min().unwrap_or(0),
             active: Active::default(),
             slots: quantum.into_iter().map(|quantum| Slot { quantum, ..Slot::default() }).collect(),
             carry_deficit,
@@ -73,6 +77,24 @@ impl Dwrr {
         self.slots[q].visited = false;
         self.push_back(q);
         obs.activated(q, now);
+    }
+
+    /// A lone packet at idle queue `q` is sent in the queue's first turn:
+    /// the quantum pays for it, or WRR lets a turn send one packet anyway.
+    #[inline]
+    pub fn sends_first_turn(&self, q: usize, size: u64) -> bool {
+        size <= self.min_quantum || !self.carry_deficit || size <= self.slots[q].quantum
+    }
+
+    /// `activate(q)` then the `select` that sends its lone packet, when the
+    /// port has nothing else (the active list is empty before and after).
+    /// What those leave in the queue's slot is dead: the next `activate`
+    /// resets its deficit and turn, so the slot is not touched.
+    #[inline]
+    pub fn serve_first_turn<O: RoundObserver>(&mut self, q: usize, size: u64, now: Time, rate: LineRate, obs: &mut O) {
+        debug_assert_eq!(self.active.len, 0);
+        obs.activated(q, now);
+        obs.turn_end(q, now + rate.tx_time(size));
     }
 
     pub fn select<O: RoundObserver>(&mut self, now: Time, queues: &[Queue], rate: LineRate, obs: &mut O) -> usize {

@@ -34,6 +34,32 @@ impl Scheduler {
         }
     }
 
+    /// Would a `size`-byte packet arriving alone at idle queue `q` of an
+    /// empty port be sent in the queue's first turn?
+    #[inline]
+    pub fn sends_first_turn(&self, q: usize, size: u64) -> bool {
+        match self {
+            Scheduler::Sp(_) => true,
+            Scheduler::RoundRobin(d) => d.sends_first_turn(q, size),
+            Scheduler::SpDwrr(s) => q < s.sp || s.dwrr.sends_first_turn(q, size),
+        }
+    }
+
+    /// `activate(q)` then a `select` that sends that packet and empties the
+    /// port (`sends_first_turn` holds).
+    #[inline]
+    pub fn serve_first_turn<O: RoundObserver>(&mut self, q: usize, size: u64, now: Time, rate: LineRate, obs: &mut O) {
+        match self {
+            Scheduler::Sp(_) => {}
+            Scheduler::RoundRobin(d) => d.serve_first_turn(q, size, now, rate, obs),
+            Scheduler::SpDwrr(s) => {
+                if q >= s.sp {
+                    s.dwrr.serve_first_turn(q, size, now, rate, obs)
+                }
+            }
+        }
+    }
+
     /// `nonempty` has bit i set when queue i holds packets; `rate` is the
     /// port's line rate (a turn ends when its last packet has left).
     #[inline]
