@@ -357,7 +357,8 @@ mod tests {
     /// `pass_through` on an empty port leaves exactly the state of an
     /// `enqueue` followed at once by a `dequeue`: counters, CE marks, the
     /// MQ-ECN round-time estimate (fed by the queue's turn) and so every
-    /// later marking and scheduling decision. Two copies of a port take the
+    /// later marking and scheduling decision, and AQM drops of Not-ECT
+    /// packets (`drop_not_ect`). Two copies of a port take the
     /// same bursty arrivals, one with the shortcut; quanta of 1500 B and
     /// 700 B make DWRR take the shortcut or fall back to its FIFO path.
     #[test]
@@ -378,7 +379,9 @@ mod tests {
             } else {
                 Marker::MqEcn(MqEcn::new(3000, &quanta, RATE, 0, 0.75, 1_200_000))
             };
-            let qd = Qdisc::new(2, s, m, Buffer { limit: Amount::Bytes(8_000) }, RATE);
+            let mut qd = Qdisc::new(2, s, m, Buffer { limit: Amount::Bytes(8_000) }, RATE);
+            // One packet in 11 is Not-ECT and dropped where it would be marked.
+            qd.drop_not_ect = true;
             Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0) }
         };
         let t_round = |qd: &Qdisc| match &qd.marker {
@@ -393,7 +396,7 @@ mod tests {
                 now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
                 let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i * 5 % 3) as usize]);
                 let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
-                p.ecn = Ecn::Ect;
+                p.ecn = if i % 11 == 0 { Ecn::NotEct } else { Ecn::Ect };
                 assert_eq!(a.arrive(now, p), b.arrive(now, p), "scheduler {sched}, arrival {i}");
                 assert_eq!(t_round(&a.qd).to_bits(), t_round(&b.qd).to_bits(), "scheduler {sched}, arrival {i}");
                 assert_eq!((a.qd.bytes, a.qd.max_bytes), (b.qd.bytes, b.qd.max_bytes));
@@ -410,6 +413,7 @@ mod tests {
             assert!(a.paths.0 > 100, "scheduler {sched}: {:?}", a.paths);
             assert_eq!(a.paths.1 > 0, sched == 0, "scheduler {sched}: {:?}", a.paths);
             assert!(total(|c| c.marked) > 100 && total(|c| c.dropped_overflow) > 0, "scheduler {sched}");
+            assert!(total(|c| c.dropped_aqm) > 0, "scheduler {sched}");
             assert!(sched == 2 || t_round(&a.qd) > 0.0);
         }
     }
