@@ -315,6 +315,8 @@ mod tests {
         busy_until: Time,
         shortcut: bool,
         paths: (u32, u32),
+        /// Shortcuts that marked or dropped (Not-ECT) their packet.
+        shortcut_aqm: u32,
     }
 
     impl Port {
@@ -336,6 +338,8 @@ mod tests {
                 if self.shortcut {
                     if let Some(r) = self.qd.pass_through(now, id, &mut self.arena, 0) {
                         self.paths.0 += 1;
+                        let aqm = matches!(r, Err(DropReason::Aqm)) || self.arena.get(id).ecn == Ecn::Ce;
+                        self.shortcut_aqm += aqm as u32;
                         if r.is_ok() {
                             self.send(now, id, p.size, &mut out);
                         }
@@ -373,16 +377,18 @@ mod tests {
                 1 => Scheduler::RoundRobin(wrr(quanta.to_vec())),
                 _ => Scheduler::Sp(Sp),
             };
-            // K = 2 packets of 1500 B; one idle slot = one packet time.
+            // K = 1400 B, below a full-size packet, so even an empty port
+            // marks (or drops Not-ECT) a 1500 B one; one idle slot = one
+            // packet time.
             let m = if sched == 2 {
-                Marker::PerQueue(PerQueue::standard(3000, 2))
+                Marker::PerQueue(PerQueue::standard(1400, 2))
             } else {
-                Marker::MqEcn(MqEcn::new(3000, &quanta, RATE, 0, 0.75, 1_200_000))
+                Marker::MqEcn(MqEcn::new(1400, &quanta, RATE, 0, 0.75, 1_200_000))
             };
             let mut qd = Qdisc::new(2, s, m, Buffer { limit: Amount::Bytes(8_000) }, RATE);
             // One packet in 11 is Not-ECT and dropped where it would be marked.
             qd.drop_not_ect = true;
-            Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0) }
+            Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0), shortcut_aqm: 0 }
         };
         let t_round = |qd: &Qdisc| match &qd.marker {
             Marker::MqEcn(m) => m.t_round(),
@@ -394,7 +400,7 @@ mod tests {
             for i in 0..5000u64 {
                 // Bursts at 1.5 to 3 times the line rate, then quiet gaps.
                 now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
-                let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i * 5 % 3) as usize]);
+                let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i / 2 % 3) as usize]);
                 let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
                 p.ecn = if i % 11 == 0 { Ecn::NotEct } else { Ecn::Ect };
                 assert_eq!(a.arrive(now, p), b.arrive(now, p), "scheduler {sched}, arrival {i}");
@@ -413,7 +419,7 @@ mod tests {
             assert!(a.paths.0 > 100, "scheduler {sched}: {:?}", a.paths);
             assert_eq!(a.paths.1 > 0, sched == 0, "scheduler {sched}: {:?}", a.paths);
             assert!(total(|c| c.marked) > 100 && total(|c| c.dropped_overflow) > 0, "scheduler {sched}");
-            assert!(total(|c| c.dropped_aqm) > 0, "scheduler {sched}");
+            assert!(total(|c| c.dropped_aqm) > 0 && a.shortcut_aqm > 0, "scheduler {sched}");
             assert!(sched == 2 || t_round(&a.qd) > 0.0);
         }
     }
