@@ -96,6 +96,34 @@ impl Qdisc {
     pub fn enqueue(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Result<(), DropReason> {
         let h = arena.get(id);
         let (size, q) = (h.size, self.classify(h.service));
+        self.admit(now, id, q, size, arena, pool)?;
+        let queue = &mut self.queues[q];
+        let was_empty = queue.fifo.is_empty();
+        queue.fifo.push(id, size);
+        queue.max_bytes = queue.max_bytes.max(queue.fifo.bytes);
+        self.bytes += size as u64;
+        self.packets += 1;
+        self.max_bytes = self.max_bytes.max(self.bytes);
+        if was_empty {
+            self.nonempty |= 1 << q;
+            self.sched.activate(q, now, &mut self.marker);
+        }
+        Ok(())
+    }
+
+    /// What an offered packet of `size` bytes for queue `q` meets before it
+    /// is queued: MQ-ECN's idle decay if the port was empty, the buffer, and
+    /// marking at enqueue.
+    #[inline]
+    fn admit(
+        &mut self,
+        now: Time,
+        id: u32,
+        q: usize,
+        size: u32,
+        arena: &mut Arena,
+        pool: u64,
+    ) -> Result<(), DropReason> {
         if self.bytes == 0 {
             self.marker.port_busy(now);
         }
@@ -113,18 +141,15 @@ impl Qdisc {
                 return Err(DropReason::Aqm);
             }
         }
-        let queue = &mut self.queues[q];
-        let was_empty = queue.fifo.is_empty();
-        queue.fifo.push(id, size);
-        queue.max_bytes = queue.max_bytes.max(queue.fifo.bytes);
-        self.bytes += size as u64;
-        self.packets += 1;
-        self.max_bytes = self.max_bytes.max(self.bytes);
-        if was_empty {
-            self.nonempty |= 1 << q;
-            self.sched.activate(q, now, &mut self.marker);
-        }
         Ok(())
+    }
+
+    /// Queue `q` sent a packet of `size` bytes.
+    #[inline]
+    fn count_sent(&mut self, q: usize, size: u32) {
+        let queue = &mut self.queues[q];
+        queue.sent_packets += 1;
+        queue.sent_bytes += size as u64;
     }
 
     /// Offer packet `id` to an empty port that is free to send it at once:
@@ -142,14 +167,8 @@ impl Qdisc {
             return None;
         }
         // As `enqueue` on an empty port ...
-        self.marker.port_busy(now);
-        if !self.buffer.admits(0, 0, size) {
-            self.cold.drops[q].overflow += 1;
-            return Some(Err(DropReason::Overflow));
-        }
-        let occ = Occupancy { queue: size as u64, port: size as u64, pool: pool + size as u64 };
-        if self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
-            return Some(Err(DropReason::Aqm));
+        if let Err(e) = self.admit(now, id, q, size, arena, pool) {
+            return Some(Err(e));
         }
         let queue = &mut self.queues[q];
         queue.max_bytes = queue.max_bytes.max(size as u64);
@@ -158,9 +177,7 @@ impl Qdisc {
         // its turn ends when the packet has left; the port is empty again.
         self.sched.serve_first_turn(q, size as u64, now, self.rate, &mut self.marker);
         self.marker.port_idle(now);
-        let queue = &mut self.queues[q];
-        queue.sent_packets += 1;
-        queue.sent_bytes += size as u64;
+        self.count_sent(q, size);
         Some(Ok(()))
     }
 
@@ -187,9 +204,7 @@ impl Qdisc {
                 self.cold.dequeue_drops.push(id);
                 continue;
             }
-            let queue = &mut self.queues[q];
-            queue.sent_packets += 1;
-            queue.sent_bytes += size as u64;
+            self.count_sent(q, size);
             return Some((id, size));
         }
         None

@@ -41,7 +41,7 @@ impl Scheduler {
         match self {
             Scheduler::Sp(_) => true,
             Scheduler::RoundRobin(d) => d.sends_first_turn(q, size),
-            Scheduler::SpDwrr(s) => q < s.sp || s.dwrr.sends_first_turn(q, size),
+            Scheduler::SpDwrr(s) => s.sends_first_turn(q, size),
         }
     }
 
@@ -52,11 +52,7 @@ impl Scheduler {
         match self {
             Scheduler::Sp(_) => {}
             Scheduler::RoundRobin(d) => d.serve_first_turn(q, size, now, rate, obs),
-            Scheduler::SpDwrr(s) => {
-                if q >= s.sp {
-                    s.dwrr.serve_first_turn(q, size, now, rate, obs)
-                }
-            }
+            Scheduler::SpDwrr(s) => s.serve_first_turn(q, size, now, rate, obs),
         }
     }
 

@@ -19,6 +19,19 @@ impl SpDwrr {
         }
     }
 
+    /// A strict queue always sends at once; a DWRR one as `Dwrr` says.
+    #[inline]
+    pub fn sends_first_turn(&self, q: usize, size: u64) -> bool {
+        q < self.sp || self.dwrr.sends_first_turn(q, size)
+    }
+
+    #[inline]
+    pub fn serve_first_turn<O: RoundObserver>(&mut self, q: usize, size: u64, now: Time, rate: LineRate, obs: &mut O) {
+        if q >= self.sp {
+            self.dwrr.serve_first_turn(q, size, now, rate, obs);
+        }
+    }
+
     #[inline]
     pub fn select<O: RoundObserver>(
         &mut self,
