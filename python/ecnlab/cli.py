@@ -346,6 +346,15 @@ def format_summary(result: Result, title: str | None = None) -> str:
         ("CE marks", _number(summary.get("ce_marks"))),
         ("drops", _number(summary.get("packets_dropped"))),
     ]
+    unfinished = summary.get("flows_unfinished") or 0
+    if summary.get("ended_by") == "duration" and unfinished:
+        rows.append(
+            (
+                "unfinished",
+                f"{_number(unfinished)} sized flows: run.duration was reached first; "
+                "FCT statistics leave them out (drop run.duration to run until all finish)",
+            )
+        )
     if result.out is not None:
         rows.append(("written to", str(result.out)))
     lines = [title] if title else []

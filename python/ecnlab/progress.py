@@ -1,9 +1,11 @@
 """A one-line progress bar for simulated time, drawn on stderr.
 
-The engine calls the bar with ``(sim_time_s, duration_s)`` every few tenths of
-a second of wall time. By default the bar stays hidden for short runs: it
-appears only once a run has taken more than :data:`SHOW_AFTER_S` seconds and
-only when the stream is a terminal. It erases itself when closed.
+The engine calls the bar with ``(sim_time_s, fraction_done)`` every few tenths
+of a second of wall time: the fraction is simulated time over ``run.duration``,
+or, for a run without a duration, the share of its sized flows finished. By
+default the bar stays hidden for short runs: it appears only once a run has
+taken more than :data:`SHOW_AFTER_S` seconds and only when the stream is a
+terminal. It erases itself when closed.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class ProgressBar:
         self._enabled = force or _is_tty(self.stream)
 
     # The engine calls this; it must never raise anything but interrupts.
-    def __call__(self, sim_time: float, duration: float) -> None:
+    def __call__(self, sim_time: float, fraction: float) -> None:
         if not self._enabled:
             return
         now = self._clock()
@@ -57,17 +59,15 @@ class ProgressBar:
         if elapsed < self.delay or now - self._last_draw < _MIN_REDRAW_S:
             return
         self._last_draw = now
-        self._draw(self.render(sim_time, duration, elapsed))
+        self._draw(self.render(sim_time, fraction, elapsed))
 
-    def render(self, sim_time: float, duration: float, elapsed: float) -> str:
+    def render(self, sim_time: float, fraction: float, elapsed: float) -> str:
         """Return the text of the bar (without carriage return or padding)."""
-        fraction = min(max(sim_time / duration, 0.0), 1.0) if duration > 0 else 0.0
+        fraction = min(max(fraction, 0.0), 1.0) if fraction == fraction else 0.0
         eta = elapsed * (1.0 - fraction) / fraction if fraction > 0 else None
         prefix = f"{self.label} " if self.label else ""
-        tail = (
-            f" {fraction * 100:5.1f}%  sim {sim_time:.3f}/{duration:.3f} s"
-            f"  wall {_clock_text(elapsed)}"
-            + (f"  eta {_clock_text(eta)}" if eta is not None else "")
+        tail = f" {fraction * 100:5.1f}%  sim {sim_time:.3f} s  wall {_clock_text(elapsed)}" + (
+            f"  eta {_clock_text(eta)}" if eta is not None else ""
         )
         columns = _terminal_columns(self.stream)
         bar_width = max(10, min(40, columns - len(prefix) - len(tail) - 3))

@@ -121,6 +121,10 @@ class FakeEngine(types.ModuleType):
     def version(self) -> str:
         return "fake-0.0"
 
+    def resolve(self, config_json: str) -> str:
+        self.validate(config_json)
+        return json.dumps(json.loads(config_json), sort_keys=True)
+
     def validate(self, config_json: str) -> None:
         cfg = json.loads(config_json)
         marking = cfg.get("switch", {}).get("marking", "none")
@@ -139,7 +143,7 @@ class FakeEngine(types.ModuleType):
         duration = parse_time(cfg.get("run", {}).get("duration", "0.05s"))
         if progress is not None:
             for step in range(1, 5):
-                progress(duration * step / 4, duration)
+                progress(duration * step / 4, step / 4)
         per_queue = 30 if cfg.get("switch", {}).get("marking") == "per-port" else 10
         summary = {
             "events": 1000,

@@ -30,8 +30,8 @@ fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-/// Run one experiment from its JSON config. `progress(sim_s, end_s)` is
-/// called a few times a second; an exception in it aborts the run.
+/// Run one experiment from its JSON config. `progress(sim_s, fraction_done)`
+/// is called a few times a second; an exception in it aborts the run.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
 fn run(py: Python<'_>, config_json: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
@@ -80,6 +80,14 @@ fn run(py: Python<'_>, config_json: &str, progress: Option<PyObject>) -> PyResul
     Ok(out.into_any().unbind())
 }
 
+/// The resolved config (presets expanded, defaults filled, canonical
+/// spellings) as JSON text with sorted keys.
+#[pyfunction]
+fn resolve(config_json: &str) -> PyResult<String> {
+    let cfg = ecnlab::Config::from_json(config_json).map_err(|e| ConfigError::new_err(e.0))?;
+    Ok(cfg.resolved_json().to_string())
+}
+
 /// Check a JSON config without running it.
 #[pyfunction]
 fn validate(config_json: &str) -> PyResult<()> {
@@ -103,14 +111,15 @@ fn distribution_mean(distribution: &str) -> PyResult<f64> {
 }
 
 #[pyfunction]
-fn version() -> &'static str {
-    env!("CARGO_PKG_VERSION")
+fn version() -> String {
+    ecnlab::version()
 }
 
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(sample_flow_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(distribution_mean, m)?)?;

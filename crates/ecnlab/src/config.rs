@@ -8,7 +8,7 @@
 
 use crate::units::{self, Amount, Time};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// A config problem: one line naming the key, the value and what is allowed.
@@ -21,6 +21,10 @@ impl fmt::Display for ConfigError {
     }
 }
 impl std::error::Error for ConfigError {}
+
+/// `Config::end` of a run without a duration: far beyond any real run, yet
+/// with room to add delays to it without overflow.
+pub const NO_END: Time = u64::MAX / 4;
 
 fn bad(key: &str, value: impl fmt::Display, allowed: &str) -> ConfigError {
     ConfigError(format!("{key} = {value}: {allowed}"))
@@ -81,6 +85,30 @@ unit_type!(Rate, u64, units::parse_rate, "rate");
 unit_type!(Bytes, u64, units::parse_bytes, "size");
 unit_type!(Amt, Amount, units::parse_amount, "amount");
 
+// Serialised, every value has one spelling that parses back to it, so the
+// resolved config (`Config::resolved_json`) is a canonical form: two files
+// that describe one run serialise alike.
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&units::fmt_duration(self.0))
+    }
+}
+impl Serialize for Rate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&units::fmt_rate(self.0))
+    }
+}
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}B", self.0))
+    }
+}
+impl Serialize for Amt {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.to_string())
+    }
+}
+
 /// One value for all, or a list with one per item (queue, host, port).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OneOrList<T> {
@@ -117,6 +145,15 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrList<T> {
     }
 }
 
+impl<T: Serialize> Serialize for OneOrList<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            OneOrList::All(x) => x.serialize(s),
+            OneOrList::List(v) => v.serialize(s),
+        }
+    }
+}
+
 /// A flow size: bytes, or "infinite" for a long-lived flow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FlowSize {
@@ -144,6 +181,15 @@ impl<'de> Deserialize<'de> for FlowSize {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+impl Serialize for FlowSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FlowSize::Infinite => s.serialize_str("infinite"),
+            FlowSize::Bytes(b) => s.serialize_str(&format!("{b}B")),
+        }
     }
 }
 
@@ -183,9 +229,18 @@ impl<'de> Deserialize<'de> for Senders {
     }
 }
 
+impl Serialize for Senders {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Senders::Count(n) => s.serialize_u32(*n),
+            Senders::List(v) => v.serialize(s),
+        }
+    }
+}
+
 // ---------- sections ----------
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub run: RunCfg,
@@ -206,13 +261,16 @@ pub struct Config {
     pub fabric: Option<FabricCfg>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunCfg {
     #[serde(default = "one")]
     pub seed: u64,
-    /// Simulated time to run.
-    pub duration: Dur,
+    /// Simulated time to run. Optional when every flow is finite (sized
+    /// flows, a Poisson workload): the run then ends when the last one
+    /// finishes, and a duration given is a cap.
+    #[serde(default)]
+    pub duration: Option<Dur>,
     /// Left out of goodput, queue and RTT statistics.
     #[serde(default = "zero_dur")]
     pub warmup: Dur,
@@ -253,7 +311,7 @@ fn default_goodput_bin() -> Dur {
     Dur(1_000_000_000)
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     Star,
@@ -261,7 +319,7 @@ pub enum TopologyKind {
     FatTree,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// MQ-ECN §5.2: 12 leaves × 12 hosts, 12 spines, 10G, 85.2 us.
@@ -274,7 +332,7 @@ pub enum Preset {
     Fqcodel,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     pub kind: Option<TopologyKind>,
@@ -296,7 +354,7 @@ pub struct TopologyCfg {
     pub k: Option<u32>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
     Sp,
@@ -311,7 +369,7 @@ impl SchedulerKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum MarkingKind {
     None,
@@ -322,7 +380,7 @@ pub enum MarkingKind {
     MqEcn,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
     /// Per-port buffer shared first-come-first-serve by its queues.
@@ -391,7 +449,7 @@ impl Default for SwitchCfg {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum CcKind {
     Reno,
@@ -399,7 +457,7 @@ pub enum CcKind {
     Dctcp,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportCfg {
     #[serde(default = "default_cc")]
@@ -494,7 +552,7 @@ impl TransportCfg {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowCfg {
     pub src: u32,
@@ -515,7 +573,7 @@ fn infinite() -> FlowSize {
     FlowSize::Infinite
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PingCfg {
     pub src: u32,
@@ -534,7 +592,7 @@ fn default_ping_size() -> Bytes {
     Bytes(64)
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct IncastCfg {
     pub receiver: u32,
@@ -548,7 +606,7 @@ pub struct IncastCfg {
 }
 
 /// Keys of `[switch]` that fabric ports may set differently.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FabricCfg {
     pub buffer: Option<Amt>,
@@ -590,13 +648,13 @@ impl SwitchCfg {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     Poisson,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ServiceMapping {
     /// Host pairs are spread evenly over the services (MQ-ECN §5.2).
@@ -605,7 +663,7 @@ pub enum ServiceMapping {
     Weighted,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
     pub kind: WorkloadKind,
@@ -684,13 +742,62 @@ impl Config {
         self.topology.host_count()
     }
 
+    /// When the run stops at the latest: run.duration, or never (the last
+    /// flow's finish ends it).
+    pub fn end(&self) -> Time {
+        self.run.duration.map(|d| d.0).unwrap_or(NO_END)
+    }
+
+    /// What keeps the run going until its duration, if anything: long-lived
+    /// flows, ping streams and incast groups never finish by themselves.
+    fn open_ended_traffic(&self) -> Option<String> {
+        if let Some(i) = self.flows.iter().position(|f| f.size == FlowSize::Infinite) {
+            return Some(format!("flows[{i}] is long-lived (size = \"infinite\")"));
+        }
+        if !self.ping.is_empty() {
+            return Some("[[ping]] streams run until the end".into());
+        }
+        if !self.incast.is_empty() {
+            return Some("[[incast]] groups run until the end".into());
+        }
+        None
+    }
+
+    /// The config as the engine runs it, as JSON: presets expanded, every
+    /// default filled in, each value in one canonical spelling. It parses
+    /// back to the same run; two files describing one run give equal values
+    /// (what a sweep's result store keys points by).
+    pub fn resolved_json(&self) -> serde_json::Value {
+        let mut c = self.clone();
+        c.transport.init_rto.get_or_insert(c.transport.min_rto);
+        c.switch.quantum = OneOrList::List(c.switch.quanta().into_iter().map(Bytes).collect());
+        if let Some(w) = &mut c.workload {
+            w.distributions = Some(w.distribution_names());
+            w.distribution = None;
+        }
+        serde_json::to_value(&c).expect("a config always serialises")
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let r = &self.run;
-        if r.duration.0 == 0 {
-            return Err(bad("run.duration", "0s", "must be positive"));
-        }
-        if r.warmup.0 >= r.duration.0 {
-            return Err(bad("run.warmup", fmt_t(r.warmup.0), "must be shorter than run.duration"));
+        match r.duration {
+            Some(Dur(0)) => return Err(bad("run.duration", "0s", "must be positive")),
+            Some(d) if r.warmup.0 >= d.0 => {
+                return Err(bad("run.warmup", fmt_t(r.warmup.0), "must be shorter than run.duration"))
+            }
+            Some(_) => {}
+            None => {
+                if let Some(why) = self.open_ended_traffic() {
+                    return Err(ConfigError(format!(
+                        "run.duration: missing; it may be left out only when every flow is finite, and {why}"
+                    )));
+                }
+                if self.workload.is_none() && self.flows.is_empty() {
+                    return Err(ConfigError(
+                        "run.duration: missing; with no [workload] and no [[flows]] the run would have nothing to wait for".into(),
+                    ));
+                }
+            }
         }
         if r.sample_interval.0 == 0 {
             return Err(bad("run.sample_interval", "0s", "must be positive"));
@@ -1040,9 +1147,50 @@ link_delay = "25us"
     #[test]
     fn parses_minimal() {
         let c = Config::from_toml(BASE).unwrap();
-        assert_eq!(c.run.duration.0, 10_000_000_000);
+        assert_eq!(c.end(), 10_000_000_000);
         assert_eq!(c.switch.queues, 1);
         assert_eq!(c.transport.init_rto(), c.transport.min_rto.0);
+    }
+
+    /// The resolved form parses back to itself, and two spellings of one
+    /// run (units, defaults left out or written, a preset or its values)
+    /// resolve alike: the sweep store's key depends on both.
+    #[test]
+    fn resolved_form_is_canonical() {
+        let resolve = |t: &str| Config::from_toml(t).unwrap().resolved_json();
+        let a = resolve(&format!("{BASE}[transport]\nmin_rto = \"5ms\"\n[switch]\nqueues = 2\n"));
+        let b = resolve(
+            "[run]\nduration = \"0.01s\"\nseed = 1\n[topology]\nkind = \"star\"\nhosts = 3\n\
+             link_rate = \"10000Mbps\"\nlink_delay = \"25000ns\"\n[transport]\ninit_rto = \"5000us\"\n\
+             [switch]\nqueues = 2\nquantum = [\"1500B\", \"1.5KB\"]\n",
+        );
+        assert_eq!(a, b);
+        let again = Config::from_json(&a.to_string()).unwrap().resolved_json();
+        assert_eq!(a, again);
+        assert_eq!(a["run"]["duration"], "10ms");
+        assert_eq!(a["topology"]["link_rate"], "10Gbps");
+        // A different value is a different run.
+        assert_ne!(a, resolve(&format!("{BASE}[switch]\nqueues = 2\nquantum = \"1501B\"\n")));
+        // Presets expand to their values, so naming them or writing them out agree.
+        let p = resolve("[run]\nduration = \"1ms\"\n[topology]\npreset = \"mqecn\"\n");
+        let q = Config::from_json(&p.to_string()).unwrap().resolved_json();
+        assert_eq!(p, q);
+        assert_eq!(p["topology"]["leaves"], 12);
+    }
+
+    #[test]
+    fn duration_is_optional_only_for_finite_traffic() {
+        let topo = "[topology]\nkind = \"star\"\nhosts = 3\nlink_rate = \"10Gbps\"\nlink_delay = \"25us\"\n";
+        let sized = "[[flows]]\nsrc = 0\ndst = 1\nsize = \"64KB\"\n";
+        let c = Config::from_toml(&format!("[run]\nseed = 2\n{topo}{sized}")).unwrap();
+        assert_eq!(c.end(), NO_END);
+        let e = Config::from_toml(&format!("[run]\nseed = 2\n{topo}[[flows]]\nsrc = 0\ndst = 1\n")).unwrap_err().0;
+        assert!(e.starts_with("run.duration: missing") && e.contains("flows[0] is long-lived"), "{e}");
+        let e = Config::from_toml(&format!("[run]\nseed = 2\n{topo}")).unwrap_err().0;
+        assert!(e.starts_with("run.duration: missing") && e.contains("nothing to wait for"), "{e}");
+        let ping = "[[ping]]\nsrc = 0\ndst = 1\ninterval = \"1ms\"\n";
+        let e = Config::from_toml(&format!("[run]\nseed = 2\n{topo}{sized}{ping}")).unwrap_err().0;
+        assert!(e.contains("[[ping]]"), "{e}");
     }
 
     #[test]

@@ -24,6 +24,12 @@ pub use config::{Config, ConfigError};
 pub use report::{Column, Report, Table};
 pub use world::World;
 
+/// The engine's version: the package version and a digest of the engine's
+/// sources, which changes with any change to what a run computes.
+pub fn version() -> String {
+    format!("{}+{}", env!("CARGO_PKG_VERSION"), &env!("ECNLAB_SOURCE_DIGEST")[..12])
+}
+
 /// Why a run produced no report.
 #[derive(Debug)]
 pub enum RunError {
@@ -42,6 +48,7 @@ impl std::fmt::Display for RunError {
 }
 
 /// Run one experiment to completion.
+/// `progress(sim_s, fraction_done)`: see [`World::run`].
 pub fn run(cfg: &Config, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
     let mut w = World::new(cfg).map_err(RunError::Config)?;
     w.run(progress).map_err(|_| RunError::Interrupted)?;

@@ -24,8 +24,10 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn new(services: usize, duration: Time, goodput_bin: Time) -> Self {
-        let bins = duration.div_ceil(goodput_bin) as usize;
+    /// `end` sizes the goodput bins up front (bins past it are never
+    /// filled); runs without a duration grow them as time goes on.
+    pub fn new(services: usize, end: Time, goodput_bin: Time) -> Self {
+        let bins = if end == crate::config::NO_END { 0 } else { end.div_ceil(goodput_bin) as usize };
         Stats {
             goodput_bin,
             goodput: vec![vec![0; bins]; services],
@@ -49,8 +51,19 @@ impl Stats {
     #[inline]
     pub fn deliver(&mut self, service: usize, now: Time, bytes: u64) {
         let bin = (now / self.goodput_bin) as usize;
-        if let Some(b) = self.goodput[service].get_mut(bin) {
-            *b += bytes;
+        match self.goodput[service].get_mut(bin) {
+            Some(b) => *b += bytes,
+            None => self.grow(service, bin, bytes),
         }
+    }
+
+    /// A delivery past the last bin of a run without a duration (with one,
+    /// nothing is delivered past its end): every service gets bins to `bin`.
+    #[cold]
+    fn grow(&mut self, service: usize, bin: usize, bytes: u64) {
+        for g in &mut self.goodput {
+            g.resize(bin + 1, 0);
+        }
+        self.goodput[service][bin] += bytes;
     }
 }

@@ -88,6 +88,30 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
     Ok((n * scale).round() as Time)
 }
 
+/// `value` in the largest of `units` (name, size) that holds it a whole
+/// number of times: one canonical spelling per value.
+fn canonical(value: u64, units: &[(&str, u64)]) -> String {
+    let (name, size) =
+        units.iter().find(|(_, size)| value.is_multiple_of(*size)).copied().unwrap_or(units[units.len() - 1]);
+    format!("{}{name}", value / size)
+}
+
+/// A time as a config string that parses back to it exactly ("85200ns").
+pub fn fmt_duration(t: Time) -> String {
+    if t == 0 {
+        return "0s".into();
+    }
+    canonical(t, &[("s", PS_PER_S), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000), ("ps", 1)])
+}
+
+/// A rate as a config string that parses back to it exactly ("10Gbps").
+pub fn fmt_rate(bps: u64) -> String {
+    canonical(
+        bps,
+        &[("Tbps", 1_000_000_000_000), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000), ("bps", 1)],
+    )
+}
+
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     const ALLOWED: &str = "a number followed by bps, Kbps, Mbps, Gbps or Tbps (e.g. \"10Gbps\")";
     let (n, unit) = split_number(s).ok_or_else(|| format!("expected {ALLOWED}"))?;
@@ -190,6 +214,21 @@ mod tests {
         assert_eq!(parse_amount("65pkt"), Ok(Amount::Packets(65)));
         assert!(parse_amount("6.5pkt").is_err());
         assert!(parse_bytes("3pkt").is_err());
+    }
+
+    #[test]
+    fn canonical_spellings_parse_back() {
+        assert_eq!(fmt_duration(85_200_000), "85200ns");
+        assert_eq!(fmt_duration(PS_PER_S), "1s");
+        assert_eq!(fmt_duration(0), "0s");
+        assert_eq!(fmt_rate(10_000_000_000), "10Gbps");
+        assert_eq!(fmt_rate(2_500_000_000), "2500Mbps");
+        for t in [1, 999, 1_200_000, 85_200_000, 7 * PS_PER_S, 123_456_789_012] {
+            assert_eq!(parse_duration(&fmt_duration(t)), Ok(t));
+        }
+        for r in [7, 1_000, 2_500_000_000, 40_000_000_000] {
+            assert_eq!(parse_rate(&fmt_rate(r)), Ok(r));
+        }
     }
 
     #[test]

@@ -219,8 +219,8 @@ impl<'a> World<'a> {
             flows,
             pings,
             incasts,
-            stats: Stats::new(services, cfg.run.duration.0, cfg.run.goodput_interval.0),
-            end: cfg.run.duration.0,
+            stats: Stats::new(services, cfg.end(), cfg.run.goodput_interval.0),
+            end: cfg.end(),
             warmup: cfg.run.warmup.0,
             hdr: t.header,
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
@@ -239,14 +239,15 @@ impl<'a> World<'a> {
             workload,
             unfinished,
             open_ended,
-            stopped: cfg.run.duration.0,
+            stopped: cfg.end(),
         })
     }
 
     // ---------------- the run loop ----------------
 
-    /// Run to the configured duration. `progress(sim_s, end_s)` is called
-    /// a few times a second of wall time; returning false aborts the run.
+    /// Run to the configured duration, or until every flow has finished.
+    /// `progress(sim_s, fraction_done)` is called a few times a second of
+    /// wall time; returning false aborts the run.
     pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<(), Interrupted> {
         let wall = std::time::Instant::now();
         for f in 0..self.flows.len() as u32 {
@@ -284,15 +285,30 @@ impl<'a> World<'a> {
             }
             if self.q.processed & 0x3FFFF == 0 && last_report.elapsed().as_secs_f64() > 0.25 {
                 last_report = std::time::Instant::now();
-                if !progress(secs(self.q.now), secs(self.end)) {
+                if !progress(secs(self.q.now), self.progress_fraction()) {
                     return Err(Interrupted);
                 }
             }
+        }
+        if self.end == crate::config::NO_END && self.stopped == self.end {
+            // Nothing left to happen (cannot be with sized flows unfinished,
+            // whose timers always run): the run ends at its last event.
+            self.stopped = self.q.now;
         }
         // Departures due by the end, so the ports' counters are final.
         self.catch_up_all(self.stopped);
         self.wall_seconds = wall.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// How far the run has got, in [0, 1]: simulated time over the
+    /// duration, or without one the share of sized flows finished.
+    fn progress_fraction(&self) -> f64 {
+        if self.end != crate::config::NO_END {
+            return (secs(self.q.now) / secs(self.end)).min(1.0);
+        }
+        let sized = self.flows.iter().filter(|f| f.kind == FlowKind::Sized).count();
+        1.0 - self.unfinished as f64 / sized.max(1) as f64
     }
 
     #[inline]
@@ -983,6 +999,11 @@ impl<'a> World<'a> {
         m.insert("wall_seconds".into(), json!(self.wall_seconds));
         m.insert("events_per_second".into(), json!(events as f64 / self.wall_seconds.max(1e-9)));
         m.insert("sim_seconds".into(), json!(secs(self.stopped)));
+        // "finished": every sized flow completed; "duration": run.duration
+        // was reached first (sized flows may be unfinished).
+        let ended_by = if self.unfinished == 0 && !self.open_ended { "finished" } else { "duration" };
+        m.insert("ended_by".into(), json!(ended_by));
+        m.insert("flows_unfinished".into(), json!(self.unfinished));
         m.insert("packets_sent".into(), json!(self.sent));
         m.insert("packets_delivered".into(), json!(self.delivered));
         m.insert("packets_dropped".into(), json!(self.dropped));
