@@ -682,6 +682,11 @@ pub struct WorkloadCfg {
     pub distribution: Option<String>,
     #[serde(default = "zero_dur")]
     pub start: Dur,
+    /// Hosts that send workload flows (default: all). With `receivers`,
+    /// a client fetching from servers: MQ-ECN §5.1.2's testbed.
+    pub senders: Option<Vec<u32>>,
+    /// Hosts that receive workload flows (default: all).
+    pub receivers: Option<Vec<u32>>,
 }
 
 fn default_mapping() -> ServiceMapping {
@@ -689,6 +694,16 @@ fn default_mapping() -> ServiceMapping {
 }
 
 impl WorkloadCfg {
+    /// Host ids that send workload flows.
+    pub fn sender_hosts(&self, hosts: u32) -> Vec<u32> {
+        self.senders.clone().unwrap_or_else(|| (0..hosts).collect())
+    }
+
+    /// Host ids that receive workload flows.
+    pub fn receiver_hosts(&self, hosts: u32) -> Vec<u32> {
+        self.receivers.clone().unwrap_or_else(|| (0..hosts).collect())
+    }
+
     /// The distribution name of each service.
     pub fn distribution_names(&self) -> Vec<String> {
         match (&self.distributions, &self.distribution) {
@@ -878,6 +893,32 @@ impl Config {
         }
         if self.hosts() < 2 {
             return Err(ConfigError("workload: needs at least 2 hosts".into()));
+        }
+        for (key, list) in [("senders", &w.senders), ("receivers", &w.receivers)] {
+            let Some(l) = list else { continue };
+            if l.is_empty() {
+                return Err(bad(&format!("workload.{key}"), "[]", "needs at least one host (or leave it out for all)"));
+            }
+            for (i, &h) in l.iter().enumerate() {
+                if h >= self.hosts() {
+                    return Err(bad(
+                        &format!("workload.{key}[{i}]"),
+                        h,
+                        &format!("no such host; hosts are 0..{}", self.hosts() - 1),
+                    ));
+                }
+                if l[..i].contains(&h) {
+                    return Err(bad(&format!("workload.{key}[{i}]"), h, "is listed twice"));
+                }
+            }
+        }
+        let (snd, rcv) = (w.sender_hosts(self.hosts()), w.receiver_hosts(self.hosts()));
+        if snd.len() == 1 && rcv.len() == 1 && snd[0] == rcv[0] {
+            return Err(bad(
+                "workload.receivers",
+                format!("[{}]", rcv[0]),
+                "the only receiver is the only sender; a flow needs two hosts",
+            ));
         }
         let pairs = self.hosts() as u64 * (self.hosts() as u64 - 1);
         if w.service_mapping == ServiceMapping::ByPair && w.services as u64 > pairs {
