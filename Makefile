@@ -15,7 +15,7 @@ all: build
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "pytest>=7" "ruff>=0.4"
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "pandas>=2" "duckdb>=0.9" "polars>=0.20"
 	touch $(STAMP)
 
 $(VENV)/.engine-stamp: $(STAMP) $(RUST_SRC) pyproject.toml

@@ -20,9 +20,11 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .errors import ConfigError, EngineNotBuiltError
+from .execute import SchedulerError
 from .fct import DEFAULT_MSS, fct_stats, mss_from_config, normalize
 from .results import Result
 from .runner import engine_version, run
+from .store import Store, StoreError
 
 __all__ = ["build_parser", "format_fct", "format_summary", "main"]
 
@@ -114,6 +116,33 @@ def build_parser() -> argparse.ArgumentParser:
     p_fct.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p_fct.set_defaults(handler=_cmd_fct)
 
+    p_sweep = commands.add_parser(
+        "sweep",
+        help="run a grid of experiments into a resumable result store",
+        description=(
+            "Run every point of SWEEP (a base experiment crossed with a grid and cases) that "
+            "is not yet in STORE, on local processes or a Dask cluster. Finished points are "
+            "kept across interruptions; rerunning runs only what is missing. Exit status 1 "
+            "when some points failed (each is recorded with its error)."
+        ),
+    )
+    p_sweep.add_argument("sweep", metavar="SWEEP", help="sweep TOML file")
+    p_sweep.add_argument("--out", metavar="STORE", type=Path, required=True, help="result store")
+    _add_workers(p_sweep)
+    p_sweep.add_argument("--quick", action="store_true", help="apply the sweep's [quick] table")
+    _add_set(p_sweep)
+    p_sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    p_sweep.set_defaults(handler=_cmd_sweep)
+
+    p_store = commands.add_parser(
+        "store",
+        help="show what a result store holds",
+        description="Print the points of a sweep store: counts, parameters, failures, tables.",
+    )
+    p_store.add_argument("store", metavar="STORE", type=Path, help="result store directory")
+    p_store.add_argument("--json", action="store_true", help="print the index as JSON rows")
+    p_store.set_defaults(handler=_cmd_store)
+
     p_version = commands.add_parser("version", help="print the package and engine versions")
     p_version.set_defaults(handler=_cmd_version)
     return parser
@@ -130,6 +159,30 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_workers(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workers",
+        metavar="N",
+        type=_positive_int,
+        help="parallel runs (default: every core; with --scheduler local, its worker count)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help='run on Dask: "local" (a LocalCluster) or tcp://HOST:PORT of a running scheduler',
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ecnlab`` command; returns the exit status."""
     parser = build_parser()
@@ -142,12 +195,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.handler(args)
         return status
-    except (ConfigError, _InputError) as exc:
+    except (ConfigError, _InputError, StoreError, SchedulerError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except EngineNotBuiltError as exc:
         return _fail(str(exc), EXIT_FAILURE)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        detail = f": {exc}" if str(exc) else ""
+        print(f"{PROG}: interrupted{detail}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:
         return _fail(_os_error_text(exc), EXIT_FAILURE)
@@ -214,6 +268,75 @@ def _cmd_fct(args: argparse.Namespace) -> int:
             title += f" (baseline {args.baseline})"
         print(format_fct(ours, baseline, title=title))
     return EXIT_OK
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import load_sweep, run_sweep
+
+    spec = load_sweep(args.sweep)
+    if args.quick:
+        spec = spec.quick()
+    report = run_sweep(
+        spec,
+        args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        overrides=args.overrides,
+        progress=False if args.quiet else None,
+    )
+    if not args.quiet:
+        print(f"{spec.name}: {report.line()}; store {report.store}")
+    for rec in report.failed[:10]:
+        params = ", ".join(f"{k}={v}" for k, v in rec.params.items())
+        where = f"{rec.case}: " if rec.case else ""
+        print(f"  failed {rec.key} ({where}{params}): {rec.error}", file=sys.stderr)
+    if len(report.failed) > 10:
+        print(f"  ... and {len(report.failed) - 10} more failed points", file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_FAILURE
+
+
+def _cmd_store(args: argparse.Namespace) -> int:
+    if not args.store.exists():
+        raise _InputError(f"{args.store}: no such store")
+    store = Store(args.store, create=False)
+    index = store.index()
+    if args.json:
+        print(json.dumps(index.to_pylist(), indent=2, default=str))
+        return EXIT_OK
+    print(format_store(store, index))
+    return EXIT_OK
+
+
+def format_store(store: Store, index: pa.Table) -> str:
+    """What ``ecnlab store`` prints: counts, parameters, failures, tables."""
+    rows = index.to_pylist()
+    ok = [r for r in rows if r["status"] == "ok"]
+    failed = [r for r in rows if r["status"] != "ok"]
+    lines = [f"store {store.path}: {len(ok)} points, {len(failed)} failed"]
+    engines = sorted({r["engine"] for r in ok if r["engine"]})
+    if engines:
+        lines.append(f"  engine     {', '.join(engines)}")
+    sweeps = sorted({r["sweep"] for r in rows if r["sweep"]})
+    if sweeps:
+        lines.append(f"  sweeps     {', '.join(sweeps)}")
+    cases = sorted({r["case"] for r in rows if r["case"]})
+    if cases:
+        lines.append(f"  cases      {', '.join(cases)}")
+    # Parameters: the columns between the fixed ones and the results.
+    names = index.column_names
+    params = [n for n in names if "." in n]
+    for name in params:
+        values = sorted({json.dumps(r[name]) for r in rows if r.get(name) is not None})
+        lines.append(f"  {name}: {', '.join(values)}")
+    if ok:
+        wall = sum(float(r["wall_seconds"] or 0) for r in ok)
+        lines.append(f"  run time   {wall:,.1f} s in all ({wall / len(ok):,.2f} s a point)")
+        tables = sorted(p.stem for p in store.point_dir(ok[0]["key"]).glob("*.parquet"))
+        lines.append(f"  tables     {', '.join(tables)} (per point, under points/key=<key>/)")
+    for r in failed[:10]:
+        lines.append(f"  failed {r['key']}: {r['error']}")
+    lines.append(f"  index      {store.path / 'points.parquet'}")
+    return "\n".join(lines)
 
 
 def _run_fct(directory: Path) -> dict[str, Any]:

@@ -33,6 +33,7 @@ __all__ = [
     "load_config",
     "parse_override",
     "parse_toml",
+    "set_value",
 ]
 
 ConfigSource = Union[str, Path, Mapping[str, Any]]
@@ -184,6 +185,21 @@ def apply_override(cfg: dict[str, Any], text: str) -> None:
     followed.
     """
     segments, value = parse_override(text)
+    _set_path(cfg, segments, value, f"override {text!r}")
+
+
+def set_value(cfg: dict[str, Any], key: str, value: Any) -> None:
+    """Set the dotted ``key`` of ``cfg`` to ``value`` (already typed), as an
+    override would: missing tables are created, array segments are indexes.
+    Raises :class:`ConfigError` naming the key when the path cannot be
+    followed."""
+    segments = [part.strip() for part in key.split(".")]
+    if not key.strip() or any(not part for part in segments):
+        raise ConfigError(f"key {key!r}: expected a dotted key such as switch.marking")
+    _set_path(cfg, segments, value, f"key {key!r}")
+
+
+def _set_path(cfg: dict[str, Any], segments: list[str], value: Any, text: str) -> None:
     node: Any = cfg
     walked: list[str] = []
     for position, segment in enumerate(segments):
@@ -199,7 +215,7 @@ def apply_override(cfg: dict[str, Any], text: str) -> None:
             elif not isinstance(child, (dict, list)):
                 dotted = ".".join([*walked, segment])
                 raise ConfigError(
-                    f"override {text!r}: {dotted} is {_describe(child)}, "
+                    f"{text}: {dotted} is {_describe(child)}, "
                     f"not a table or array, so it has no key {segments[position + 1]!r}"
                 )
             node = child
@@ -211,7 +227,7 @@ def apply_override(cfg: dict[str, Any], text: str) -> None:
             child = node[index]
             if not isinstance(child, (dict, list)):
                 raise ConfigError(
-                    f"override {text!r}: {where}.{index} is {_describe(child)}, "
+                    f"{text}: {where}.{index} is {_describe(child)}, "
                     f"not a table or array, so it has no key {segments[position + 1]!r}"
                 )
             node = child
@@ -223,16 +239,16 @@ def apply_override(cfg: dict[str, Any], text: str) -> None:
 def _array_index(text: str, where: str, segment: str, length: int) -> int:
     if not (segment.isascii() and segment.isdigit()):
         raise ConfigError(
-            f"override {text!r}: {where} is an array; expected an index "
+            f"{text}: {where} is an array; expected an index "
             f"0..{length - 1} instead of {segment!r}"
             if length
-            else f"override {text!r}: {where} is an empty array; it has no {segment!r}"
+            else f"{text}: {where} is an empty array; it has no {segment!r}"
         )
     index = int(segment)
     if index >= length:
         entries = "entry" if length == 1 else "entries"
         raise ConfigError(
-            f"override {text!r}: index {index} is out of range; {where} has {length} {entries}"
+            f"{text}: index {index} is out of range; {where} has {length} {entries}"
         )
     return index
 

@@ -1,0 +1,393 @@
+"""The result store of sweeps: a directory of Parquet, one folder per point.
+
+Layout::
+
+    STORE/
+      store.json                 marks the directory as a store (format version)
+      points.parquet             the index: one row per point (derived, rebuilt)
+      points/key=<key>/          a finished point: point.json, summary.json,
+                                 config.json and the run's <table>.parquet
+      failed/<key>.json          a point that failed, with its error
+      .tmp/                      points being written (never read)
+      .lock                      held by the sweep writing to the store
+
+A point's folder appears in one ``rename`` once every file in it is written
+and synced, so a folder under ``points/`` is always complete, whatever
+instant the writer was killed at; ``.tmp/`` leftovers are removed by the
+next writer. The folders are the truth: ``points.parquet`` is rebuilt from
+them (atomically) as a sweep goes and when it ends, and whenever
+:meth:`Store.index` finds it out of date.
+
+The ``key=<key>`` folder names are Hive partitions, so one line reads a
+table of every point with its key as a column::
+
+    pd.read_parquet("STORE/points.parquet")                                 # the index
+    duckdb.sql("SELECT * FROM read_parquet('STORE/points/*/flows.parquet', hive_partitioning=true)")
+    pl.scan_parquet("STORE/points/*/flows.parquet", hive_partitioning=True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import math
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .results import PARQUET_OPTIONS, atomic_write
+
+__all__ = ["INDEX_FILE", "Outcome", "PointRecord", "Store", "StoreError", "summary_row"]
+
+FORMAT = 1
+INDEX_FILE = "points.parquet"
+MARKER_FILE = "store.json"
+POINT_FILE = "point.json"
+# Columns every index row has, before the point's parameters and results.
+BASE_COLUMNS = ("key", "case", "status", "error", "wall_seconds", "engine", "sweep")
+# Point files that are not tables.
+_JSON_FILES = ("point.json", "summary.json", "config.json")
+
+
+class StoreError(Exception):
+    """A store that cannot be used: a file in its place, a foreign directory,
+    another sweep writing to it."""
+
+
+@dataclass
+class Outcome:
+    """What running one point produced, as sent back by a worker."""
+
+    key: str
+    ok: bool
+    error: str = ""
+    wall_seconds: float = 0.0
+    engine: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+@dataclass
+class PointRecord:
+    """One point as the index shows it."""
+
+    key: str
+    case: str
+    params: dict[str, Any]
+    status: str
+    error: str
+    wall_seconds: float
+    engine: str
+    sweep: str
+    results: dict[str, Any]
+
+    def row(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "key": self.key,
+            "case": self.case,
+            "status": self.status,
+            "error": self.error,
+            "wall_seconds": self.wall_seconds,
+            "engine": self.engine,
+            "sweep": self.sweep,
+        }
+        out.update(self.params)
+        for name, value in self.results.items():
+            out.setdefault(name, value)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "case": self.case,
+            "params": self.params,
+            "status": self.status,
+            "error": self.error,
+            "wall_seconds": self.wall_seconds,
+            "engine": self.engine,
+            "sweep": self.sweep,
+            "results": self.results,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PointRecord:
+        return cls(
+            key=str(data["key"]),
+            case=str(data.get("case", "")),
+            params=dict(data.get("params", {})),
+            status=str(data.get("status", "ok")),
+            error=str(data.get("error", "")),
+            wall_seconds=float(data.get("wall_seconds", 0.0)),
+            engine=str(data.get("engine", "")),
+            sweep=str(data.get("sweep", "")),
+            results=dict(data.get("results", {})),
+        )
+
+
+def summary_row(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalars of a run's summary, flat: ``goodput_gbps_by_service``
+    becomes ``goodput_gbps_s<service>`` and ``fct`` becomes ``fct_<stat>``;
+    lists and other nested values are left out."""
+    row: dict[str, Any] = {}
+    for name, value in summary.items():
+        if name == "goodput_gbps_by_service" and isinstance(value, Mapping):
+            for service, gbps in sorted(value.items(), key=lambda kv: int(kv[0])):
+                row[f"goodput_gbps_s{service}"] = _scalar(gbps)
+        elif name == "fct" and isinstance(value, Mapping):
+            for stat, number in value.items():
+                row[f"fct_{stat}"] = _scalar(number)
+        elif _is_scalar(value):
+            row[name] = _scalar(value)
+    return row
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if _is_scalar(value) else None
+
+
+class Store:
+    """A sweep result store at ``path`` (see the module docstring).
+
+    ``create=True`` makes the directory (and its parents) when missing.
+    Raises :class:`StoreError` when ``path`` is a file, or an existing
+    non-empty directory that is not a store.
+    """
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        self.check_path(self.path)
+        marker = self.path / MARKER_FILE
+        if not self.path.exists() and not create:
+            raise StoreError(f"{self.path}: no such store")
+        if not marker.is_file():
+            if not create:
+                raise StoreError(f"{self.path}: not an ecnlab store (no {MARKER_FILE})")
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise StoreError(f"{self.path}: cannot create the store ({exc})") from None
+            with atomic_write(marker, "w") as handle:
+                handle.write(json.dumps({"ecnlab_store": FORMAT}) + "\n")
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{marker}: unreadable ({exc})") from None
+        if data.get("ecnlab_store") != FORMAT:
+            raise StoreError(
+                f"{marker}: store format {data.get('ecnlab_store')!r}, expected {FORMAT}"
+            )
+        self._lock_handle: Any = None
+
+    @staticmethod
+    def check_path(path: Path) -> None:
+        """Raise :class:`StoreError` unless ``path`` is a store, an empty
+        directory or nothing yet (so a store can be made there)."""
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path}: is a file, not a store directory")
+        if path.is_dir() and not (path / MARKER_FILE).is_file() and any(path.iterdir()):
+            raise StoreError(
+                f"{path}: exists and is not an ecnlab store (no {MARKER_FILE}); "
+                "give a new or empty directory"
+            )
+
+    # ------------------------------------------------------------ paths
+
+    @property
+    def points_dir(self) -> Path:
+        return self.path / "points"
+
+    @property
+    def failed_dir(self) -> Path:
+        return self.path / "failed"
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.path / ".tmp"
+
+    def point_dir(self, key: str) -> Path:
+        return self.points_dir / f"key={key}"
+
+    # ------------------------------------------------------------ reading
+
+    def keys(self) -> set[str]:
+        """Keys of the finished points."""
+        if not self.points_dir.is_dir():
+            return set()
+        return {
+            p.name[4:]
+            for p in self.points_dir.iterdir()
+            if p.name.startswith("key=") and (p / POINT_FILE).is_file()
+        }
+
+    def failed_keys(self) -> set[str]:
+        if not self.failed_dir.is_dir():
+            return set()
+        return {p.stem for p in self.failed_dir.glob("*.json")}
+
+    def has(self, key: str) -> bool:
+        return (self.point_dir(key) / POINT_FILE).is_file()
+
+    def records(self) -> list[PointRecord]:
+        """Every point, finished or failed, ordered by key."""
+        out = []
+        for key in sorted(self.keys()):
+            out.append(self._read_record(self.point_dir(key) / POINT_FILE))
+        finished = self.keys()
+        for key in sorted(self.failed_keys() - finished):
+            out.append(self._read_record(self.failed_dir / f"{key}.json"))
+        return sorted(out, key=lambda r: r.key)
+
+    @staticmethod
+    def _read_record(path: Path) -> PointRecord:
+        return PointRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+    def record(self, key: str) -> PointRecord | None:
+        path = self.point_dir(key) / POINT_FILE
+        return self._read_record(path) if path.is_file() else None
+
+    def table(self, key: str, name: str) -> pa.Table:
+        """One table of a finished point."""
+        path = self.point_dir(key) / f"{name}.parquet"
+        if not path.is_file():
+            raise KeyError(f"point {key} has no table {name!r}")
+        return pq.read_table(path)
+
+    def summary(self, key: str) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(
+            (self.point_dir(key) / "summary.json").read_text(encoding="utf-8")
+        )
+        return result
+
+    def index(self) -> pa.Table:
+        """The index table, rebuilt first when it misses points."""
+        path = self.path / INDEX_FILE
+        records = self.records()
+        if path.is_file():
+            table = pq.read_table(path)
+            if sorted(table.column("key").to_pylist()) == [r.key for r in records]:
+                statuses = dict(
+                    zip(table.column("key").to_pylist(), table.column("status").to_pylist())
+                )
+                if all(statuses.get(r.key) == r.status for r in records):
+                    return table
+        return self.write_index(records)
+
+    # ------------------------------------------------------------ writing
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store's writer lock (released on exit, or when the
+        process dies); :class:`StoreError` if another process holds it."""
+        handle = open(self.path / ".lock", "a+")  # noqa: SIM115 - held open while locked
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise StoreError(f"{self.path}: in use by another sweep ({holder})") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        self._lock_handle = handle
+        try:
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)  # a killed writer's leftovers
+            yield
+        finally:
+            self._lock_handle = None
+            handle.close()
+
+    def commit(self, record: PointRecord, files: Mapping[str, bytes]) -> None:
+        """Write a finished point: its files in a temporary folder, synced,
+        then renamed into ``points/`` in one step."""
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        self.points_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.tmp_dir / f"{record.key}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for name, data in files.items():
+            if "/" in name or name.startswith(".") or name == POINT_FILE:
+                raise ValueError(f"point {record.key}: bad file name {name!r}")
+            _write_synced(tmp / name, data)
+        _write_synced(tmp / POINT_FILE, _json_bytes(record.to_json()))
+        _sync_dir(tmp)
+        final = self.point_dir(record.key)
+        if final.exists():  # the same point finished twice (two stores merged); keep one
+            shutil.rmtree(tmp)
+        else:
+            os.rename(tmp, final)
+            _sync_dir(self.points_dir)
+        with contextlib.suppress(FileNotFoundError):
+            (self.failed_dir / f"{record.key}.json").unlink()
+
+    def commit_failure(self, record: PointRecord) -> None:
+        """Record a point that failed (a later sweep tries it again)."""
+        self.failed_dir.mkdir(parents=True, exist_ok=True)
+        with atomic_write(self.failed_dir / f"{record.key}.json", "wb") as handle:
+            handle.write(_json_bytes(record.to_json()))
+
+    def write_index(self, records: list[PointRecord] | None = None) -> pa.Table:
+        """Rebuild ``points.parquet`` from the point folders; returns it."""
+        if records is None:
+            records = self.records()
+        table = _index_table(records)
+        with atomic_write(self.path / INDEX_FILE, "wb") as handle:
+            pq.write_table(table, handle, **PARQUET_OPTIONS)
+        return table
+
+
+def _index_table(records: list[PointRecord]) -> pa.Table:
+    rows = [r.row() for r in records]
+    names: list[str] = list(BASE_COLUMNS)
+    for row in rows:
+        for name in row:
+            if name not in names:
+                names.append(name)
+    columns = []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        columns.append(_column(values))
+    return pa.Table.from_arrays(columns, names=names)
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """A column of mixed Python values: its natural type when there is one,
+    else strings (a grid key whose values differ in type)."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(
+            [None if v is None else json.dumps(v) if not isinstance(v, str) else v for v in values]
+        )
+
+
+def _json_bytes(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

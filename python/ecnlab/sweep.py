@@ -1,0 +1,532 @@
+"""Sweeps: one base experiment, many points, a resumable store.
+
+A sweep file (TOML) names a base experiment and what varies::
+
+    name = "mqecn-loads"          # optional; default: the file's stem
+    base = "leafspine.toml"       # a path (relative to this file), or a [base] table
+    [set]                          # fixed changes to the base (optional)
+    "workload.flows" = 2000
+    [grid]                         # every combination of these values
+    "workload.load" = [0.3, 0.6, 0.9]
+    "run.seed" = [1, 2]
+    [[case]]                       # each case is crossed with the grid (optional)
+    label = "per-queue K"
+    "switch.marking" = "per-queue"
+    [[case]]
+    label = "MQ-ECN"
+    "switch.marking" = "mq-ecn"
+    [quick]                        # what --quick changes: a reduced run
+    set = { "workload.flows" = 500 }
+    grid = { "run.seed" = [1] }
+
+Keys are dotted config paths, values are set whole (a table or list value
+replaces the old one). Points are the cases (or one unnamed case) crossed
+with the grid's product. Each is resolved by the engine (defaults, presets,
+units spelled one way) and keyed by a hash of that form, the engine's
+version and the contents of any flow-size CSV it reads; a key already in the
+store is never run again. See :mod:`ecnlab.store` for the layout and
+:mod:`ecnlab.execute` for where points run.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import _anchor_paths, _read_toml_file, apply_overrides, config_to_json, set_value
+from .errors import ConfigError
+from .execute import Task, make_executor
+from .store import Outcome, PointRecord, Store, summary_row
+
+__all__ = [
+    "KEY_LENGTH",
+    "Case",
+    "Point",
+    "SweepReport",
+    "SweepSpec",
+    "load_sweep",
+    "point_key",
+    "run_sweep",
+]
+
+KEY_LENGTH = 20
+"""Hex digits of a point key (80 bits of SHA-256)."""
+
+_TOP_KEYS = {"name", "base", "set", "grid", "case", "quick", "description"}
+_QUICK_KEYS = {"set", "grid"}
+_INDEX_EVERY_S = 5.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """A named set of values crossed with the grid."""
+
+    label: str
+    values: dict[str, Any]
+
+
+@dataclass
+class Point:
+    """One run of a sweep, before it is keyed."""
+
+    index: int
+    case: str
+    params: dict[str, Any]
+    config: dict[str, Any]
+    key: str = ""
+    resolved: str = ""
+    error: str = ""
+
+
+@dataclass
+class SweepSpec:
+    """A parsed sweep (see the module docstring)."""
+
+    name: str
+    base: dict[str, Any]
+    fixed: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    cases: list[Case] = field(default_factory=list)
+    quick_fixed: dict[str, Any] = field(default_factory=dict)
+    quick_grid: dict[str, list[Any]] = field(default_factory=dict)
+    where: str = "sweep"
+
+    def quick(self) -> SweepSpec:
+        """The reduced form (``[quick]`` applied)."""
+        grid = dict(self.grid)
+        grid.update(self.quick_grid)
+        fixed = dict(self.fixed)
+        fixed.update(self.quick_fixed)
+        return SweepSpec(self.name, self.base, fixed, grid, self.cases, {}, {}, self.where)
+
+    def param_keys(self) -> list[str]:
+        """Grid keys, then keys the cases set, in order of appearance."""
+        keys = list(self.grid)
+        for case in self.cases:
+            keys += [k for k in case.values if k not in keys]
+        return keys
+
+    def points(self) -> list[Point]:
+        """Every point, cases outermost, then the grid in key order."""
+        base = copy.deepcopy(self.base)
+        for key, value in self.fixed.items():
+            set_value(base, key, copy.deepcopy(value))
+        cases = self.cases or [Case("", {})]
+        keys = list(self.grid)
+        out: list[Point] = []
+        for case in cases:
+            for combo in itertools.product(*(self.grid[k] for k in keys)):
+                cfg = copy.deepcopy(base)
+                params: dict[str, Any] = {}
+                for key, value in case.values.items():
+                    set_value(cfg, key, copy.deepcopy(value))
+                    params[key] = value
+                for key, value in zip(keys, combo):
+                    set_value(cfg, key, copy.deepcopy(value))
+                    params[key] = value
+                out.append(Point(len(out), case.label, params, cfg))
+        return out
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def load_sweep(
+    source: str | Path | Mapping[str, Any],
+    base_dir: str | Path | None = None,
+    name: str | None = None,
+    where: str | None = None,
+) -> SweepSpec:
+    """Parse a sweep file, or a sweep table (``base_dir`` anchors its paths).
+
+    Raises :class:`ConfigError` with one line naming the offending key.
+    """
+    if isinstance(source, Mapping):
+        data = dict(source)
+        folder = Path(base_dir) if base_dir is not None else Path.cwd()
+        shown = where or "sweep"
+        default_name = name or "sweep"
+    else:
+        path = Path(source)
+        data = _read_toml_file(path, str(path))
+        folder = path.resolve().parent
+        shown = where or str(path)
+        default_name = name or path.stem
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{shown}: unknown key {unknown[0]!r}; a sweep has "
+            + ", ".join(sorted(_TOP_KEYS - {"description"}))
+        )
+    base = _load_base(data.get("base"), folder, shown)
+    fixed = _assignments(data.get("set", {}), f"{shown}: set")
+    grid = _grid(data.get("grid"), f"{shown}: grid")
+    cases = _cases(data.get("case", []), shown)
+    quick = data.get("quick", {})
+    if not isinstance(quick, Mapping):
+        raise ConfigError(f"{shown}: quick must be a table with set and/or grid")
+    bad = sorted(set(quick) - _QUICK_KEYS)
+    if bad:
+        raise ConfigError(f"{shown}: quick.{bad[0]}: unknown key; quick takes set and grid")
+    quick_fixed = _assignments(quick.get("set", {}), f"{shown}: quick.set")
+    quick_grid = _grid(quick.get("grid", {}), f"{shown}: quick.grid", allow_empty_table=True)
+    if data.get("grid") is None and not cases:
+        raise ConfigError(
+            f"{shown}: nothing to sweep: give a [grid] and/or [[case]] tables "
+            "(for one run, use `ecnlab run`)"
+        )
+    for case in cases:
+        for key in case.values:
+            if key in grid:
+                raise ConfigError(
+                    f"{shown}: {key!r} is both a grid key and set by case {case.label!r}"
+                )
+    spec_name = str(data.get("name", default_name))
+    return SweepSpec(spec_name, base, fixed, grid, cases, quick_fixed, quick_grid, shown)
+
+
+def _load_base(value: Any, folder: Path, shown: str) -> dict[str, Any]:
+    if value is None:
+        raise ConfigError(
+            f"{shown}: base: missing; give a path to an experiment file or a [base] table"
+        )
+    if isinstance(value, str):
+        path = (folder / value).resolve()
+        cfg = _read_toml_file(path, f"{shown}: base {value!r}")
+        _anchor_paths(cfg, path.parent)
+        return cfg
+    if isinstance(value, Mapping):
+        cfg = json.loads(json.dumps(value))
+        _anchor_paths(cfg, folder)
+        return dict(cfg)
+    raise ConfigError(f"{shown}: base = {value!r}: expected a file path or a table")
+
+
+def _assignments(table: Any, where: str) -> dict[str, Any]:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'{where}: expected a table of "dotted.key" = value')
+    return {_check_key(k, where): v for k, v in table.items()}
+
+
+def _check_key(key: Any, where: str) -> str:
+    if not isinstance(key, str) or not key or any(not p.strip() for p in key.split(".")):
+        raise ConfigError(
+            f'{where}: bad key {key!r}; expected a dotted config key such as "switch.marking"'
+        )
+    return key
+
+
+def _grid(table: Any, where: str, allow_empty_table: bool = False) -> dict[str, list[Any]]:
+    if table is None:
+        return {}
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'{where}: expected a table of "dotted.key" = [values]')
+    if not table and not allow_empty_table:
+        raise ConfigError(f'{where}: empty grid; give at least one "dotted.key" = [values]')
+    out: dict[str, list[Any]] = {}
+    for key, values in table.items():
+        _check_key(key, where)
+        if not isinstance(values, list):
+            raise ConfigError(
+                f"{where}.{key!r} = {values!r}: expected a list of values, e.g. [{values!r}]"
+            )
+        if not values:
+            raise ConfigError(f"{where}.{key!r}: empty list; a grid key needs at least one value")
+        out[key] = values
+    return out
+
+
+def _cases(value: Any, shown: str) -> list[Case]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{shown}: case must be an array of tables ([[case]])")
+    out: list[Case] = []
+    for i, table in enumerate(value):
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{shown}: case[{i}] must be a table")
+        values = {k: v for k, v in table.items() if k != "label"}
+        for key in values:
+            _check_key(key, f"{shown}: case[{i}]")
+        if not values:
+            raise ConfigError(f"{shown}: case[{i}] sets nothing")
+        label = table.get("label")
+        if label is None:
+            label = ", ".join(f"{k}={v}" for k, v in values.items())
+        if not isinstance(label, str) or not label:
+            raise ConfigError(f"{shown}: case[{i}].label = {label!r}: expected a non-empty string")
+        if any(c.label == label for c in out):
+            raise ConfigError(f"{shown}: case[{i}].label = {label!r}: used by another case")
+        out.append(Case(label, values))
+    return out
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def point_key(resolved_json: str, engine: str) -> str:
+    """The store key of a point: SHA-256 of its resolved config (with any
+    flow-size CSV named by its contents, so moving or editing the file does
+    what it should) and the engine version."""
+    cfg = json.loads(resolved_json)
+    files: list[str] = []
+    workload = cfg.get("workload") or {}
+    names = workload.get("distributions") or []
+    for i, name in enumerate(names):
+        if isinstance(name, str) and (name.endswith(".csv") or "/" in name):
+            try:
+                digest = hashlib.sha256(Path(name).read_bytes()).hexdigest()
+            except OSError:
+                digest = "missing"
+            names[i] = f"csv-sha256:{digest}"
+            files.append(digest)
+    material = json.dumps({"config": cfg, "engine": engine}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()[:KEY_LENGTH]
+
+
+def _check_keys_exist(spec: SweepSpec, engine: Any) -> None:
+    """A grid or case key the config schema does not have is one error for
+    the whole sweep, before anything runs."""
+    base = copy.deepcopy(spec.base)
+    try:
+        for key, value in spec.fixed.items():
+            set_value(base, key, copy.deepcopy(value))
+        tree = json.loads(engine.resolve(config_to_json(base)))
+    except Exception:  # the base alone may need a case's values; check per point
+        return
+    for key in spec.param_keys():
+        node: Any = tree
+        walked: list[str] = []
+        for segment in key.split("."):
+            if node is None:  # an optional section the base leaves out
+                break
+            if isinstance(node, dict):
+                if segment not in node:
+                    where = ".".join(walked) or "the top level"
+                    raise ConfigError(
+                        f"{spec.where}: unknown key {key!r}: {where} has no {segment!r} "
+                        f"(its keys: {', '.join(sorted(node))})"
+                    )
+                node = node[segment]
+            elif isinstance(node, list):
+                if not segment.isdigit() or int(segment) >= len(node):
+                    raise ConfigError(
+                        f"{spec.where}: key {key!r}: {'.'.join(walked)} has {len(node)} entries"
+                    )
+                node = node[int(segment)]
+            else:
+                break
+            walked.append(segment)
+
+
+def resolve_points(spec: SweepSpec, points: list[Point], engine: Any) -> None:
+    """Key every point; a point whose config the engine rejects keeps its
+    error (and a key from its unresolved form, so the failure is stored)."""
+    version = str(engine.version())
+    for p in points:
+        try:
+            p.resolved = str(engine.resolve(config_to_json(p.config)))
+        except Exception as exc:  # ConfigError from Python or the engine
+            p.error = f"config: {exc}"
+            p.resolved = ""
+            raw = json.dumps({"unresolved": p.config}, sort_keys=True)
+            p.key = hashlib.sha256((raw + version).encode()).hexdigest()[:KEY_LENGTH]
+            continue
+        p.key = point_key(p.resolved, version)
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did."""
+
+    store: Path
+    total: int
+    already: int = 0
+    ran: int = 0
+    failed: list[PointRecord] = field(default_factory=list)
+    interrupted: bool = False
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.interrupted
+
+    def line(self) -> str:
+        text = (
+            f"{self.total} points: {self.already} already in the store, {self.ran} run, "
+            f"{len(self.failed)} failed"
+        )
+        if self.interrupted:
+            text += " (interrupted: finished points are kept; run again to go on)"
+        return text
+
+
+def run_sweep(
+    spec: SweepSpec,
+    store: str | Path | Store,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    overrides: Sequence[str] = (),
+    progress: bool | None = None,
+    on_point: Callable[[PointRecord], None] | None = None,
+) -> SweepReport:
+    """Run every point of ``spec`` not yet in ``store``.
+
+    ``workers``: local processes (default: all cores) or Dask workers for a
+    ``scheduler="local"`` cluster; ``scheduler``: None (local processes),
+    ``"local"`` (a Dask LocalCluster) or ``"tcp://host:port"`` (an existing
+    Dask scheduler). ``overrides`` (``key=value``) apply to the base.
+    Raises :class:`ConfigError` when the sweep itself is wrong (every point
+    rejected, unknown keys) before anything is written, and
+    :class:`ecnlab.store.StoreError` for an unusable store.
+    """
+    from .runner import load_engine
+
+    engine = load_engine()
+    if overrides:
+        spec = copy.copy(spec)
+        spec.base = apply_overrides(copy.deepcopy(spec.base), overrides)
+    points = spec.points()
+    _check_keys_exist(spec, engine)
+    resolve_points(spec, points, engine)
+    bad = [p for p in points if p.error]
+    if len(bad) == len(points):
+        raise ConfigError(f"{spec.where}: every point is rejected; the first: {bad[0].error}")
+    # Two spellings of one run share a key: run it once.
+    unique: dict[str, Point] = {}
+    for p in points:
+        unique.setdefault(p.key, p)
+    if not isinstance(store, Store):
+        Store.check_path(Path(store))
+    # Reach the workers before the store is touched: a scheduler that does
+    # not answer leaves nothing behind.
+    executor = make_executor(workers, scheduler)
+    try:
+        return _run_points(
+            spec,
+            store,
+            unique,
+            points,
+            executor,
+            version=str(engine.version()),
+            progress=progress,
+            on_point=on_point,
+        )
+    finally:
+        executor.close()
+
+
+def _run_points(
+    spec: SweepSpec,
+    store: str | Path | Store,
+    unique: dict[str, Point],
+    points: list[Point],
+    executor: Any,
+    version: str,
+    progress: bool | None,
+    on_point: Callable[[PointRecord], None] | None,
+) -> SweepReport:
+    st = store if isinstance(store, Store) else Store(store)
+    report = SweepReport(st.path, total=len(unique), points=points)
+    with st.locked():
+        done = st.keys()
+        todo = [p for p in unique.values() if p.key not in done]
+        report.already = len(unique) - len(todo)
+        for p in todo:
+            if p.error:
+                rec = _record(spec, p, "failed", p.error, 0.0, version, {})
+                st.commit_failure(rec)
+                report.failed.append(rec)
+        tasks = [Task(p.key, p.resolved, version) for p in todo if not p.error]
+        by_key = {p.key: p for p in todo}
+        bar = _bar(spec.name, report.total, report.already, progress)
+        bar.update(len(report.failed))
+        last_index = time.monotonic()
+        try:
+            for outcome in executor.run(tasks):
+                rec = _commit(st, spec, by_key[outcome.key], outcome, version)
+                if rec.status == "ok":
+                    report.ran += 1
+                else:
+                    report.failed.append(rec)
+                if on_point is not None:
+                    on_point(rec)
+                bar.update(1)
+                bar.set_postfix(failed=len(report.failed), refresh=False)
+                if time.monotonic() - last_index > _INDEX_EVERY_S:
+                    st.write_index()
+                    last_index = time.monotonic()
+        except KeyboardInterrupt:
+            report.interrupted = True
+        finally:
+            if report.interrupted:
+                executor.close(cancel=True)
+            bar.close()
+            st.write_index()
+    if report.interrupted:
+        raise SweepInterrupted(report)
+    return report
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep; finished points are in the store."""
+
+    def __init__(self, report: SweepReport) -> None:
+        super().__init__(report.line())
+        self.report = report
+
+
+def _record(
+    spec: SweepSpec,
+    p: Point,
+    status: str,
+    error: str,
+    wall: float,
+    engine: str,
+    results: dict[str, Any],
+) -> PointRecord:
+    return PointRecord(
+        p.key, p.case, dict(p.params), status, error, wall, engine, spec.name, results
+    )
+
+
+def _commit(st: Store, spec: SweepSpec, p: Point, outcome: Outcome, version: str) -> PointRecord:
+    if outcome.ok and outcome.engine != version:
+        outcome = Outcome(
+            outcome.key,
+            False,
+            f"the worker runs engine {outcome.engine}, not {version} (this client's): "
+            "install the same ecnlab build on every worker",
+        )
+    if not outcome.ok:
+        rec = _record(spec, p, "failed", outcome.error, outcome.wall_seconds, outcome.engine, {})
+        st.commit_failure(rec)
+        return rec
+    summary = json.loads(outcome.files["summary.json"])
+    rec = _record(spec, p, "ok", "", outcome.wall_seconds, outcome.engine, summary_row(summary))
+    st.commit(rec, outcome.files)
+    return rec
+
+
+def _bar(name: str, total: int, initial: int, progress: bool | None) -> Any:
+    from tqdm import tqdm
+
+    disable = progress is False or (progress is None and not sys.stderr.isatty())
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=name,
+        unit="pt",
+        disable=disable,
+        dynamic_ncols=True,
+        postfix={"failed": 0},
+    )
