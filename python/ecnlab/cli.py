@@ -143,6 +143,39 @@ def build_parser() -> argparse.ArgumentParser:
     p_store.add_argument("--json", action="store_true", help="print the index as JSON rows")
     p_store.set_defaults(handler=_cmd_store)
 
+    p_rep = commands.add_parser(
+        "reproduce",
+        help="reproduce a paper figure (run its sweep, draw it, judge it against the paper)",
+        description=(
+            "Run a figure's sweep into OUT/store (resumable), draw OUT/ID.png shaped like the "
+            "paper's figure and write OUT/ID.json with, per plotted point, our number, the "
+            "paper's number or stated trend, and a verdict. ID `all` runs every figure."
+        ),
+    )
+    p_rep.add_argument("figure", metavar="ID", nargs="?", help="figure id (see --list), or all")
+    p_rep.add_argument("--list", action="store_true", help="list the figures and exit")
+    p_rep.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="output folder (default results/reproduce)",
+    )
+    p_rep.add_argument(
+        "--quick", action="store_true", help="a reduced run (fewer flows, one seed): about a minute"
+    )
+    _add_workers(p_rep)
+    p_rep.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p_rep.set_defaults(handler=_cmd_reproduce)
+
+    p_report = commands.add_parser(
+        "report",
+        help="one page with every reproduced figure, our numbers beside the paper's",
+        description="Write DIR/report.md (with the PNGs) and DIR/report.html from DIR/<id>.json.",
+    )
+    p_report.add_argument("dir", metavar="DIR", type=Path, help="a reproduce output folder")
+    p_report.set_defaults(handler=_cmd_report)
+
     p_version = commands.add_parser("version", help="print the package and engine versions")
     p_version.set_defaults(handler=_cmd_version)
     return parser
@@ -337,6 +370,55 @@ def format_store(store: Store, index: pa.Table) -> str:
         lines.append(f"  failed {r['key']}: {r['error']}")
     lines.append(f"  index      {store.path / 'points.parquet'}")
     return "\n".join(lines)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import DEFAULT_OUT, figure_ids, load_figure, reproduce
+
+    if args.list:
+        for fid in figure_ids():
+            fig = load_figure(fid)
+            print(f"{fid:<18} {fig.paper} {fig.figure}: {fig.description}")
+        return EXIT_OK
+    if not args.figure:
+        raise _InputError("reproduce: give a figure id (see `ecnlab reproduce --list`) or all")
+    ids = figure_ids() if args.figure == "all" else [args.figure]
+    for fid in ids:
+        load_figure(fid)  # every id checked before anything runs
+    out = args.out if args.out is not None else DEFAULT_OUT
+    status = EXIT_OK
+    for fid in ids:
+        doc = reproduce(
+            fid,
+            out,
+            quick=args.quick,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=False if args.quiet else None,
+        )
+        v = doc["verdicts"]
+        failed = doc["sweep"]["failed"]
+        if failed:
+            status = EXIT_FAILURE
+        print(
+            f"{fid}: {v['matches']} matches, {v['same direction']} same direction, "
+            f"{v['differs']} differ; {doc['sweep']['points']} points ({failed} failed), "
+            f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
+        )
+    return status
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .reproduce.report import write_report
+
+    if not args.dir.is_dir():
+        raise _InputError(f"{args.dir}: no such directory")
+    try:
+        md, page = write_report(args.dir)
+    except FileNotFoundError as exc:
+        raise _InputError(str(exc)) from None
+    print(f"wrote {md} and {page}")
+    return EXIT_OK
 
 
 def _run_fct(directory: Path) -> dict[str, Any]:

@@ -239,17 +239,14 @@ def _set_path(cfg: dict[str, Any], segments: list[str], value: Any, text: str) -
 def _array_index(text: str, where: str, segment: str, length: int) -> int:
     if not (segment.isascii() and segment.isdigit()):
         raise ConfigError(
-            f"{text}: {where} is an array; expected an index "
-            f"0..{length - 1} instead of {segment!r}"
+            f"{text}: {where} is an array; expected an index 0..{length - 1} instead of {segment!r}"
             if length
             else f"{text}: {where} is an empty array; it has no {segment!r}"
         )
     index = int(segment)
     if index >= length:
         entries = "entry" if length == 1 else "entries"
-        raise ConfigError(
-            f"{text}: index {index} is out of range; {where} has {length} {entries}"
-        )
+        raise ConfigError(f"{text}: index {index} is out of range; {where} has {length} {entries}")
     return index
 
 

@@ -1,0 +1,299 @@
+"""A paper figure as ecnlab reproduces it: ``experiments/<id>/figure.toml``.
+
+One folder per figure holds ``figure.toml`` (what to run, what to draw, what
+the paper says), the base experiment it names, and ``NOTES.md`` (how the
+set-up was chosen where the paper is silent, and what we found). The format
+is described in ``experiments/README.md``; this module parses and checks it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import _read_toml_file
+from ..errors import ConfigError
+from ..sweep import SweepSpec, load_sweep
+
+__all__ = [
+    "Expect",
+    "Figure",
+    "Panel",
+    "experiments_root",
+    "figure_ids",
+    "load_figure",
+]
+
+PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
+RULES = ("value", "below", "above", "within", "increasing", "decreasing", "flat")
+_FIGURE_KEYS = {
+    "id",
+    "paper",
+    "figure",
+    "title",
+    "description",
+    "source",
+    "sweep",
+    "panel",
+    "expect",
+    "layout",
+}
+_PANEL_KEYS = {
+    "title",
+    "kind",
+    "metric",
+    "args",
+    "x",
+    "series",
+    "normalize",
+    "where",
+    "xlabel",
+    "ylabel",
+    "xscale",
+    "yscale",
+    "ylim",
+    "reduce",
+    "curve",
+    "legend",
+    "metrics",
+}
+_EXPECT_KEYS = {
+    "panel",
+    "series",
+    "x",
+    "rule",
+    "paper",
+    "than",
+    "tolerance",
+    "text",
+    "source",
+    "slack",
+}
+
+
+@dataclass
+class Panel:
+    """One subplot: a metric against a grid key, one line or bar group per
+    series (``line``, ``bar``), a distribution (``cdf``) or a time series
+    (``timeseries``) per series."""
+
+    title: str
+    kind: str = "line"
+    metric: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    x: str = ""
+    series: str = "case"
+    normalize: str | None = None
+    where: dict[str, Any] = field(default_factory=dict)
+    xlabel: str = ""
+    ylabel: str = ""
+    xscale: str = "linear"
+    yscale: str = "linear"
+    ylim: list[float] | None = None
+    reduce: dict[str, Any] | None = None
+    curve: str = ""
+    legend: bool = True
+    # Several metrics on one panel, each its own series (then points are
+    # grouped by x only): [{label, metric, args}].
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Expect:
+    """What the paper says about some plotted points, and how we judge ours."""
+
+    panel: int
+    rule: str
+    series: list[str] | None = None
+    x: list[Any] | None = None
+    paper: float | None = None
+    than: str | None = None
+    tolerance: float = 0.1
+    slack: float = 0.0
+    text: str = ""
+    source: str = ""
+
+
+@dataclass
+class Figure:
+    """A parsed ``figure.toml``."""
+
+    id: str
+    paper: str
+    figure: str
+    title: str
+    description: str
+    source: str
+    folder: Path
+    sweep: SweepSpec
+    panels: list[Panel]
+    expects: list[Expect]
+    layout: list[int] | None = None
+
+
+def experiments_root() -> Path:
+    """The folder of figure folders: ``$ECNLAB_EXPERIMENTS``, else the
+    ``experiments/`` folder of the source tree this package was built from."""
+    env = os.environ.get("ECNLAB_EXPERIMENTS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "experiments"
+        if (candidate / "README.md").is_file() and any(candidate.glob("*/figure.toml")):
+            return candidate
+    raise ConfigError(
+        "no experiments/ folder found next to this ecnlab; set ECNLAB_EXPERIMENTS to the "
+        "experiments/ folder of an ecnlab source tree"
+    )
+
+
+def figure_ids(root: Path | None = None) -> list[str]:
+    """Every figure id, in paper then figure-number order."""
+    root = root or experiments_root()
+    ids = [p.parent.name for p in root.glob("*/figure.toml")]
+    return sorted(ids, key=_figure_order)
+
+
+def _figure_order(fid: str) -> tuple[str, int, str]:
+    paper, _, rest = fid.rpartition("-")
+    digits = "".join(c for c in rest if c.isdigit())
+    return (paper, int(digits) if digits else 0, rest)
+
+
+def load_figure(fid: str, root: Path | None = None) -> Figure:
+    """Parse and check ``experiments/<fid>/figure.toml``."""
+    root = root or experiments_root()
+    folder = root / fid
+    path = folder / "figure.toml"
+    if not path.is_file():
+        known = ", ".join(figure_ids(root)) or "none"
+        raise ConfigError(f"no figure {fid!r} (figures: {known}; see `ecnlab reproduce --list`)")
+    data = _read_toml_file(path, str(path))
+    where = f"{fid}/figure.toml"
+    unknown = sorted(set(data) - _FIGURE_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}")
+    if data.get("id") != fid:
+        raise ConfigError(f"{where}: id = {data.get('id')!r}, but the folder is {fid!r}")
+    for key in ("paper", "figure", "title", "description", "source"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise ConfigError(f"{where}: {key}: missing; a figure needs a {key} string")
+    sweep_table = data.get("sweep")
+    if not isinstance(sweep_table, Mapping):
+        raise ConfigError(f"{where}: [sweep] missing")
+    sweep = load_sweep(sweep_table, base_dir=folder, name=fid, where=f"{where} [sweep]")
+    panels = [_panel(p, i, where, sweep) for i, p in enumerate(_tables(data, "panel", where))]
+    if not panels:
+        raise ConfigError(f"{where}: no [[panel]]; a figure draws at least one")
+    expects = [_expect(e, i, where, panels) for i, e in enumerate(_tables(data, "expect", where))]
+    if not expects:
+        raise ConfigError(f"{where}: no [[expect]]; say what the paper reports")
+    layout = data.get("layout")
+    return Figure(
+        id=fid,
+        paper=data["paper"],
+        figure=data["figure"],
+        title=data["title"],
+        description=data["description"],
+        source=data["source"],
+        folder=folder,
+        sweep=sweep,
+        panels=panels,
+        expects=expects,
+        layout=list(layout) if isinstance(layout, list) else None,
+    )
+
+
+def _tables(data: Mapping[str, Any], key: str, where: str) -> list[Mapping[str, Any]]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+        raise ConfigError(f"{where}: {key} must be an array of tables ([[{key}]])")
+    return value
+
+
+def _panel(t: Mapping[str, Any], i: int, where: str, sweep: SweepSpec) -> Panel:
+    at = f"{where}: panel[{i}]"
+    unknown = sorted(set(t) - _PANEL_KEYS)
+    if unknown:
+        raise ConfigError(f"{at}: unknown key {unknown[0]!r}")
+    kind = t.get("kind", "line")
+    if kind not in PANEL_KINDS:
+        raise ConfigError(f"{at}.kind = {kind!r}: expected one of {', '.join(PANEL_KINDS)}")
+    p = Panel(
+        title=str(t.get("title", "")),
+        kind=kind,
+        metric=str(t.get("metric", "")),
+        args=dict(t.get("args", {})),
+        x=str(t.get("x", "")),
+        series=str(t.get("series", "case")),
+        normalize=t.get("normalize"),
+        where=dict(t.get("where", {})),
+        xlabel=str(t.get("xlabel", "")),
+        ylabel=str(t.get("ylabel", "")),
+        xscale=str(t.get("xscale", "linear")),
+        yscale=str(t.get("yscale", "linear")),
+        ylim=list(t["ylim"]) if "ylim" in t else None,
+        reduce=dict(t["reduce"]) if "reduce" in t else None,
+        curve=str(t.get("curve", "")),
+        legend=bool(t.get("legend", True)),
+        metrics=[dict(m) for m in t.get("metrics", [])],
+    )
+    for j, m in enumerate(p.metrics):
+        if not isinstance(m.get("label"), str) or not isinstance(m.get("metric"), str):
+            raise ConfigError(f"{at}.metrics[{j}]: needs a label and a metric")
+    keys = set(sweep.param_keys()) | {"case"}
+    if kind in ("line", "bar"):
+        if not p.metric and not p.metrics:
+            raise ConfigError(f"{at}: metric: missing (or give [[panel.metrics]])")
+        if p.x not in keys:
+            raise ConfigError(
+                f"{at}.x = {p.x!r}: not a grid or case key ({', '.join(sorted(keys))})"
+            )
+    else:
+        if not p.curve:
+            raise ConfigError(f"{at}: curve: missing (a {kind} panel draws a curve per series)")
+    if p.series not in keys:
+        raise ConfigError(f"{at}.series = {p.series!r}: not a grid or case key")
+    for key in p.where:
+        if key not in keys:
+            raise ConfigError(f"{at}.where: {key!r} is not a grid or case key")
+    if p.reduce is not None and p.reduce.get("over") not in keys:
+        raise ConfigError(f"{at}.reduce.over = {p.reduce.get('over')!r}: not a grid key")
+    return p
+
+
+def _expect(t: Mapping[str, Any], i: int, where: str, panels: list[Panel]) -> Expect:
+    at = f"{where}: expect[{i}]"
+    unknown = sorted(set(t) - _EXPECT_KEYS)
+    if unknown:
+        raise ConfigError(f"{at}: unknown key {unknown[0]!r}")
+    panel = t.get("panel", 1)
+    if not isinstance(panel, int) or not 1 <= panel <= len(panels):
+        raise ConfigError(f"{at}.panel = {panel!r}: expected 1..{len(panels)}")
+    rule = t.get("rule")
+    if rule not in RULES:
+        raise ConfigError(f"{at}.rule = {rule!r}: expected one of {', '.join(RULES)}")
+    if rule in ("below", "above", "within") and t.get("than") is None and t.get("paper") is None:
+        raise ConfigError(f"{at}: rule {rule!r} needs than (a series) or paper (a value)")
+    if rule == "value" and not isinstance(t.get("paper"), (int, float)):
+        raise ConfigError(f"{at}: rule 'value' needs paper = <the paper's number>")
+    if not t.get("text"):
+        raise ConfigError(f"{at}: text: missing; say what the paper reports, in our words")
+    series = t.get("series")
+    x = t.get("x")
+    return Expect(
+        panel=panel - 1,
+        rule=rule,
+        series=[series] if isinstance(series, str) else series,
+        x=None if x is None or x == "all" else (x if isinstance(x, list) else [x]),
+        paper=float(t["paper"]) if isinstance(t.get("paper"), (int, float)) else None,
+        than=t.get("than"),
+        tolerance=float(t.get("tolerance", 0.1)),
+        slack=float(t.get("slack", 0.0)),
+        text=str(t["text"]),
+        source=str(t.get("source", "")),
+    )

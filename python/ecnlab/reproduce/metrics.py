@@ -1,0 +1,215 @@
+"""What a figure plots, computed from one stored point.
+
+A *metric* is one number per point: any column of the store's index
+(``fct_small_mean``, ``goodput_gbps_s0``, ``incast_goodput_gbps``, ...) or
+one of the derived metrics below, which read the point's tables. A *curve*
+is a series of (x, y) per point: a distribution or a time series. Every
+metric and curve takes ``args`` from the panel; ``scale`` multiplies the
+result (seconds to microseconds: ``scale = 1e6``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..store import Store
+
+__all__ = ["CURVES", "METRICS", "PointView", "curve", "metric"]
+
+
+class PointView:
+    """One stored point: its index row, summary, config and tables."""
+
+    def __init__(self, store: Store, key: str, row: Mapping[str, Any]) -> None:
+        self.store = store
+        self.key = key
+        self.row = dict(row)
+        self._tables: dict[str, pa.Table] = {}
+        self._config: dict[str, Any] | None = None
+
+    def table(self, name: str) -> pa.Table:
+        if name not in self._tables:
+            self._tables[name] = self.store.table(self.key, name)
+        return self._tables[name]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        if self._config is None:
+            import json
+
+            path = self.store.point_dir(self.key) / "config.json"
+            self._config = json.loads(path.read_text(encoding="utf-8"))
+        return self._config
+
+    def packet_bytes(self) -> int:
+        t = self.config.get("transport", {})
+        return int(t.get("mss", 1460)) + int(t.get("header", 40))
+
+    def port_id(self, name: str) -> int:
+        node, _, peer = name.partition(":")
+        ports = self.table("ports")
+        nodes = ports.column("node").to_pylist()
+        peers = ports.column("peer").to_pylist()
+        ids = ports.column("port").to_pylist()
+        for i, n, p in zip(ids, nodes, peers):
+            if n == node and p == peer:
+                return int(i)
+        raise KeyError(f"point {self.key}: no port {name!r}")
+
+
+def _num(v: Any) -> float:
+    if v is None:
+        return math.nan
+    return float(v)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _goodput_total(p: PointView, **_: Any) -> float:
+    values = [_num(v) for k, v in p.row.items() if k.startswith("goodput_gbps_s")]
+    return float(np.nansum(values)) if values else math.nan
+
+
+def _rtt(p: PointView, stat: str = "mean", service: int | None = None, **_: Any) -> float:
+    rtt = p.table("rtt")
+    values = np.asarray(rtt.column("rtt").to_numpy(), dtype=float)
+    if service is not None:
+        values = values[np.asarray(rtt.column("service").to_numpy()) == service]
+    if values.size == 0:
+        return math.nan
+    if stat == "mean":
+        return float(values.mean())
+    return float(np.percentile(values, float(stat.lstrip("p"))))
+
+
+def _port_max_packets(p: PointView, port: str, **_: Any) -> float:
+    ports = p.table("ports")
+    pid = p.port_id(port)
+    sel = (np.asarray(ports.column("port").to_numpy()) == pid) & (
+        np.asarray(ports.column("queue").to_numpy()) == -1
+    )
+    max_bytes = np.asarray(ports.column("max_bytes").to_numpy())[sel]
+    return float(max_bytes[0]) / p.packet_bytes()
+
+
+def _long_goodput(p: PointView, **_: Any) -> float:
+    """Goodput of the long-lived flows together, Gbps, over the run."""
+    flows = p.table("flows")
+    kind = np.asarray(flows.column("kind").to_pylist())
+    got = np.asarray(flows.column("bytes_received").to_numpy(), dtype=float)[kind == "long"]
+    start = np.asarray(flows.column("start").to_numpy(), dtype=float)[kind == "long"]
+    sim = _num(p.row.get("sim_seconds"))
+    if got.size == 0 or not sim:
+        return math.nan
+    span = sim - np.nanmin(start)
+    return float(got.sum() * 8 / span / 1e9)
+
+
+def _service_share(p: PointView, service: int, **_: Any) -> float:
+    total = _goodput_total(p)
+    return _num(p.row.get(f"goodput_gbps_s{service}")) / total if total else math.nan
+
+
+METRICS: dict[str, Callable[..., float]] = {
+    "goodput_total_gbps": _goodput_total,
+    "rtt": _rtt,
+    "port_max_packets": _port_max_packets,
+    "long_goodput_gbps": _long_goodput,
+    "service_share": _service_share,
+}
+"""Derived metrics by name; any index column is a metric too."""
+
+
+def metric(p: PointView, name: str, args: Mapping[str, Any]) -> float:
+    """The value of metric ``name`` for point ``p``."""
+    kwargs = dict(args)
+    scale = float(kwargs.pop("scale", 1.0))
+    if name in METRICS:
+        value = METRICS[name](p, **kwargs)
+    elif name in p.row:
+        value = _num(p.row[name])
+    else:
+        known = ", ".join(sorted(METRICS))
+        raise KeyError(f"unknown metric {name!r}: not an index column nor one of {known}")
+    return value * scale
+
+
+# --------------------------------------------------------------------------- curves
+
+
+def _cdf(
+    p: PointView,
+    table: str,
+    column: str,
+    kind: str | None = None,
+    size_max: int | None = None,
+    size_min: int | None = None,
+    service: int | None = None,
+    **_: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    t = p.table(table)
+    mask = np.ones(t.num_rows, dtype=bool)
+    if kind is not None:
+        mask &= np.asarray(pc.equal(t.column("kind"), kind).to_numpy(zero_copy_only=False))
+    if size_max is not None:
+        mask &= np.asarray(t.column("size").to_numpy()) <= size_max
+    if size_min is not None:
+        mask &= np.asarray(t.column("size").to_numpy()) >= size_min
+    if service is not None:
+        mask &= np.asarray(t.column("service").to_numpy()) == service
+    values = np.asarray(t.column(column).to_numpy(), dtype=float)[mask]
+    values = np.sort(values[~np.isnan(values)])
+    probs = np.arange(1, values.size + 1) / max(values.size, 1)
+    return values, probs
+
+
+def _queue(
+    p: PointView,
+    port: str,
+    unit: str = "packets",
+    t0: float = 0.0,
+    t1: float | None = None,
+    **_: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    from ..plots import queue_series
+
+    times, total, _ = queue_series(p.table("queues"), p.port_id(port), unit)
+    sel = times >= t0
+    if t1 is not None:
+        sel &= times <= t1
+    return times[sel], total[sel]
+
+
+def _goodput_series(p: PointView, service: int = 0, **_: Any) -> tuple[np.ndarray, np.ndarray]:
+    g = p.table("goodput")
+    sel = np.asarray(g.column("service").to_numpy()) == service
+    return (
+        np.asarray(g.column("time").to_numpy())[sel],
+        np.asarray(g.column("gbps").to_numpy())[sel],
+    )
+
+
+CURVES: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
+    "cdf": _cdf,
+    "queue": _queue,
+    "goodput": _goodput_series,
+}
+"""Curves by name: ``cdf`` (of a table column, y = probability), ``queue``
+(a port's total queue over time), ``goodput`` (a service over time)."""
+
+
+def curve(p: PointView, name: str, args: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    kwargs = dict(args)
+    xscale = float(kwargs.pop("scale", 1.0))
+    yscale = float(kwargs.pop("yscale", 1.0))
+    if name not in CURVES:
+        raise KeyError(f"unknown curve {name!r}; expected one of {', '.join(sorted(CURVES))}")
+    x, y = CURVES[name](p, **kwargs)
+    return x * xscale, y * yscale

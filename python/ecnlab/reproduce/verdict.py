@@ -1,0 +1,105 @@
+"""Judging our numbers against what a paper reports.
+
+Three verdicts: ``matches`` (the number, or the stated relation with its
+amount, holds within the tolerance), ``same direction`` (the effect has the
+paper's sign or trend, not its size), ``differs`` (it does not). Each rule
+says which is which in the JSON it writes (``rule`` text), so a reader can
+check the call.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .figure import Expect
+
+__all__ = ["VERDICTS", "judge_point", "judge_trend", "rule_text"]
+
+VERDICTS = ("matches", "same direction", "differs")
+
+
+def _rel(a: float, b: float) -> float:
+    return a / b - 1.0 if b else math.inf
+
+
+def rule_text(e: Expect, normalized: bool) -> str:
+    """The rule behind a verdict, in words."""
+    tol = f"{e.tolerance:.0%}"
+    if e.rule == "value":
+        side = " (normalised: the side of 1)" if normalized else ""
+        return (
+            f"matches: within ±{tol} of the paper's value; same direction: on the same side "
+            f"of {'1' if normalized else 'the reference'} as the paper{side}; else differs"
+        )
+    ref = f"series {e.than!r}" if e.than else f"{e.paper}"
+    if e.rule in ("below", "above"):
+        amount = f" by {abs(e.paper):.1%} ±{tol}" if e.than and e.paper is not None else ""
+        slack = f" (ties within {e.slack:.1%} count as same direction)" if e.slack else ""
+        return (
+            f"matches: {e.rule} {ref}{amount}; same direction: {e.rule} it but not by that "
+            f"amount{slack}; differs: not {e.rule} it"
+        )
+    if e.rule == "within":
+        return f"matches: within ±{tol} of {ref}; same direction: within ±{2 * e.tolerance:.0%}; else differs"
+    slack = f"{e.slack:.1%}" if e.slack else "0"
+    if e.rule == "flat":
+        return f"matches: every point within ±{tol} of the series mean; same direction: within ±{2 * e.tolerance:.0%}; else differs"
+    return (
+        f"matches: {e.rule} at every step (steps against it under {slack} allowed); "
+        f"same direction: last point {'above' if e.rule == 'increasing' else 'below'} the first; else differs"
+    )
+
+
+def judge_point(e: Expect, ours: float, than: float | None, normalized: bool) -> tuple[str, Any]:
+    """Verdict of a point rule (value, below, above, within) and the paper's
+    side of it (its number, or the relation it states)."""
+    if ours is None or math.isnan(ours):
+        return "differs", e.paper
+    if e.rule == "value":
+        assert e.paper is not None
+        if abs(ours - e.paper) <= e.tolerance * abs(e.paper):
+            return "matches", e.paper
+        ref = 1.0 if normalized else (than if than is not None else None)
+        if ref is not None and (ours - ref) * (e.paper - ref) > 0:
+            return "same direction", e.paper
+        return "differs", e.paper
+    reference = than if e.than else e.paper
+    if reference is None or math.isnan(reference):
+        return "differs", e.paper
+    d = _rel(ours, reference)
+    if e.rule == "within":
+        if abs(d) <= e.tolerance:
+            return "matches", e.paper
+        return ("same direction" if abs(d) <= 2 * e.tolerance else "differs"), e.paper
+    want = -1.0 if e.rule == "below" else 1.0
+    if d * want > e.slack:
+        if e.than and e.paper is not None:  # the paper states by how much
+            amount = abs(d)
+            if abs(amount - abs(e.paper)) <= e.tolerance * max(abs(e.paper), 1e-9):
+                return "matches", e.paper
+            return "same direction", e.paper
+        return "matches", e.paper
+    if abs(d) <= e.slack:
+        return "same direction", e.paper
+    return "differs", e.paper
+
+
+def judge_trend(e: Expect, values: list[float]) -> str:
+    """Verdict of a series rule (increasing, decreasing, flat) over x."""
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    if len(vals) < 2:
+        return "differs"
+    if e.rule == "flat":
+        mean = sum(vals) / len(vals)
+        worst = max(abs(_rel(v, mean)) for v in vals)
+        if worst <= e.tolerance:
+            return "matches"
+        return "same direction" if worst <= 2 * e.tolerance else "differs"
+    sign = 1.0 if e.rule == "increasing" else -1.0
+    steps = [_rel(b, a) * sign for a, b in zip(vals, vals[1:]) if a]
+    if all(s >= -e.slack for s in steps):
+        return "matches"
+    if (vals[-1] - vals[0]) * sign > 0:
+        return "same direction"
+    return "differs"
