@@ -12,9 +12,9 @@ import pytest
 
 from ecnlab.cli import main
 from ecnlab.errors import ConfigError
+from ecnlab.runner import load_engine
 from ecnlab.store import Store, StoreError
 from ecnlab.sweep import load_sweep, point_key, resolve_points, run_sweep
-from ecnlab.runner import load_engine
 
 # A tiny experiment: two sized flows on a 10G star, ends when both finish.
 BASE: dict[str, Any] = {
@@ -70,7 +70,11 @@ def test_points_are_cases_crossed_with_the_grid() -> None:
     points = s.points()
     assert len(points) == 2 * 2 * 3
     assert [p.case for p in points[:6]] == ["a"] * 6
-    assert points[0].params == {"switch.marking": "per-queue", "run.seed": 1, "switch.threshold": "10pkt"}
+    assert points[0].params == {
+        "switch.marking": "per-queue",
+        "run.seed": 1,
+        "switch.threshold": "10pkt",
+    }
     assert points[-1].config["switch"]["threshold"] == "30pkt"
     assert points[-1].config["switch"]["marking"] == "per-port"
     assert BASE["switch"]["marking"] == "per-queue"  # the base is never changed
@@ -142,7 +146,14 @@ def test_a_csv_distribution_is_keyed_by_its_contents(tmp_path: Path) -> None:
 
 
 def test_sweep_runs_each_point_once_and_indexes_it(tmp_path: Path) -> None:
-    s = load_sweep(spec(case=[{"label": "pq", "switch.marking": "per-queue"}, {"label": "pp", "switch.marking": "per-port"}]))
+    s = load_sweep(
+        spec(
+            case=[
+                {"label": "pq", "switch.marking": "per-queue"},
+                {"label": "pp", "switch.marking": "per-port"},
+            ]
+        )
+    )
     first = run_sweep(s, tmp_path / "st", workers=1, progress=False)
     assert (first.total, first.already, first.ran, first.failed) == (4, 0, 4, [])
     again = run_sweep(s, tmp_path / "st", workers=1, progress=False)
@@ -206,7 +217,9 @@ def test_a_store_path_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["notes.txt"]
 
 
-def test_a_dask_address_that_does_not_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_dask_address_that_does_not_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write_sweep(tmp_path, '[grid]\n"run.seed" = [1]\n')
     store = tmp_path / "st"
     status = main(["sweep", str(path), "--out", str(store), "--scheduler", "tcp://127.0.0.1:9"])
@@ -214,7 +227,7 @@ def test_a_dask_address_that_does_not_answer(tmp_path: Path, capsys: pytest.Capt
     assert "no Dask scheduler answers" in one_error_line(capsys.readouterr().err)
     assert not store.exists()
     assert main(["sweep", str(path), "--out", str(store), "--scheduler", "nonsense"]) == 2
-    assert "expected \"local\" or an address" in one_error_line(capsys.readouterr().err)
+    assert 'expected "local" or an address' in one_error_line(capsys.readouterr().err)
 
 
 def test_two_sweeps_cannot_write_one_store(tmp_path: Path) -> None:
@@ -224,7 +237,9 @@ def test_two_sweeps_cannot_write_one_store(tmp_path: Path) -> None:
             pass
 
 
-def test_store_command_prints_what_is_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_store_command_prints_what_is_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write_sweep(tmp_path, '[grid]\n"run.seed" = [1, 2]\n')
     assert main(["sweep", str(path), "--out", str(tmp_path / "st"), "--workers", "1", "-q"]) == 0
     assert main(["store", str(tmp_path / "st")]) == 0

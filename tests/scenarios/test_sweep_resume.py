@@ -64,7 +64,18 @@ def test_killed_sweep_resumes_without_loss_or_repeats(tmp_path: Path) -> None:
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnlab", "sweep", str(path), "--out", str(killed), "--workers", "2", "-q"],
+        [
+            sys.executable,
+            "-m",
+            "ecnlab",
+            "sweep",
+            str(path),
+            "--out",
+            str(killed),
+            "--workers",
+            "2",
+            "-q",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -567,6 +567,11 @@ pub struct FlowCfg {
     pub start: Dur,
     /// Long-lived flows stop sending new data here.
     pub stop: Option<Dur>,
+    /// The `count` flows run one after another, each opened when its
+    /// predecessor's data is all acknowledged at the sender: a client that
+    /// opens a new connection per transfer (Tuning ECN §5.2's 20 KB flows).
+    #[serde(default)]
+    pub serial: bool,
 }
 
 fn infinite() -> FlowSize {
@@ -1087,6 +1092,9 @@ impl Config {
             service(format!("flows[{i}].service"), f.service)?;
             if f.count == 0 {
                 return Err(bad(&format!("flows[{i}].count"), 0, "must be at least 1"));
+            }
+            if f.serial && f.size == FlowSize::Infinite {
+                return Err(bad(&format!("flows[{i}].serial"), true, "needs sized flows (a size, not \"infinite\")"));
             }
             if let Some(stop) = f.stop {
                 if stop.0 <= f.start.0 {

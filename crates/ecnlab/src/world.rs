@@ -76,6 +76,10 @@ pub struct Interrupted;
 
 /// `from` of a packet a host hands to its own NIC.
 const NO_PORT: u32 = u32::MAX;
+/// No flow (the end of a serial chain).
+const NO_FLOW: u32 = u32::MAX;
+/// The start of a flow that waits for another to finish.
+const NOT_YET: Time = Time::MAX;
 
 pub struct World<'a> {
     cfg: &'a Config,
@@ -100,6 +104,10 @@ pub struct World<'a> {
     /// Workload flows are flows[workload.0..workload.1], in start order;
     /// each one's start schedules the next.
     workload: (usize, usize),
+    /// For flows of a `serial` entry, the flow that starts when this one's
+    /// data is all acknowledged (NO_FLOW: none); empty when no entry is
+    /// serial, so other runs never look.
+    serial_next: Vec<u32>,
     /// Sized flows not yet finished; the run ends when none are left and
     /// nothing open-ended (long-lived flows, pings, incast) runs.
     unfinished: usize,
@@ -153,13 +161,21 @@ impl<'a> World<'a> {
             drops: 0,
             incast: None,
         };
+        let mut serial_next = Vec::new();
         for f in &cfg.flows {
-            for _ in 0..f.count {
+            for i in 0..f.count {
                 let (kind, size) = match f.size {
                     FlowSize::Infinite => (FlowKind::Long, None),
                     FlowSize::Bytes(b) => (FlowKind::Sized, Some(b)),
                 };
-                flows.push(new_flow(f.src, f.dst, f.service, kind, size, f.start.0, f.stop.map(|s| s.0)));
+                // A serial flow after the first starts when its predecessor
+                // is done (`serial_done`), never from the initial schedule.
+                let start = if f.serial && i > 0 { NOT_YET } else { f.start.0 };
+                if f.serial && i + 1 < f.count {
+                    serial_next.resize(flows.len() + 1, NO_FLOW);
+                    serial_next[flows.len()] = flows.len() as u32 + 1;
+                }
+                flows.push(new_flow(f.src, f.dst, f.service, kind, size, start, f.stop.map(|s| s.0)));
             }
         }
         let mut incasts = Vec::new();
@@ -237,6 +253,7 @@ impl<'a> World<'a> {
             goodput_after_warmup: vec![0; services],
             wall_seconds: 0.0,
             workload,
+            serial_next,
             unfinished,
             open_ended,
             stopped: cfg.end(),
@@ -571,7 +588,10 @@ impl<'a> World<'a> {
             Kind::Data => self.data_arrive(p),
             Kind::Ack => {
                 let f = &mut self.flows[p.flow as usize];
-                f.tx.on_ack(now, p.seq, (p.sack_lo, p.sack_hi), p.ece, p.ts);
+                let progressed = f.tx.on_ack(now, p.seq, (p.sack_lo, p.sack_hi), p.ece, p.ts);
+                if progressed && !self.serial_next.is_empty() {
+                    self.serial_done(p.flow);
+                }
                 self.try_send(p.flow);
             }
             Kind::PingReq => {
@@ -674,6 +694,19 @@ impl<'a> World<'a> {
         p.ece = a.ece;
         p.ts = ts;
         self.host_send(p);
+    }
+
+    /// A serial flow whose data is all acknowledged opens the next one.
+    fn serial_done(&mut self, fid: u32) {
+        let f = &self.flows[fid as usize];
+        if f.size.is_none() || !f.tx.drained() {
+            return;
+        }
+        let Some(next) = self.serial_next.get_mut(fid as usize).map(|n| std::mem::replace(n, NO_FLOW)) else { return };
+        if next != NO_FLOW {
+            self.flows[next as usize].start = self.q.now;
+            self.q.at(self.q.now, Event::FlowStart { flow: next });
+        }
     }
 
     fn flow_start(&mut self, fid: u32) {

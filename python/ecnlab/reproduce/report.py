@@ -56,8 +56,9 @@ def write_report(directory: str | Path) -> tuple[Path, Path]:
     md.append("|---|---|---|---|---|---|---|")
     for d in docs:
         v = d["verdicts"]
+        run = "quick" if d.get("quick") else "full"
         md.append(
-            f"| [{d['id']}](#{d['id']}) {d['paper']} {d['figure']} | {'quick' if d.get('quick') else 'full'} "
+            f"| [{d['id']}](#{d['id']}) {d['paper']} {d['figure']} | {run} "
             f"| {d['sweep']['points']} | {v['matches']} | {v['same direction']} | {v['differs']} "
             f"| {d.get('cpu_seconds', 0):.0f} s |"
         )
@@ -98,8 +99,10 @@ def _figure_md(d: dict[str, Any]) -> list[str]:
 def _html(docs: list[dict[str, Any]]) -> str:
     e = html.escape
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>ecnlab: reproduced figures</title>",
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse}"
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        "<title>ecnlab: reproduced figures</title>",
+        "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
+        "table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}.matches{background:#dfd}"
         ".same{background:#ffd}.differs{background:#fdd}img{max-width:100%}</style></head><body>",
         "<h1>ecnlab: the papers' figures, reproduced</h1><table><tr><th>figure</th><th>run</th>"
@@ -107,16 +110,16 @@ def _html(docs: list[dict[str, Any]]) -> str:
     ]
     for d in docs:
         v = d["verdicts"]
+        run = "quick" if d.get("quick") else "full"
         parts.append(
-            f"<tr><td><a href='#{e(d['id'])}'>{e(d['id'])}</a></td><td>{'quick' if d.get('quick') else 'full'}</td>"
+            f"<tr><td><a href='#{e(d['id'])}'>{e(d['id'])}</a></td><td>{run}</td>"
             f"<td>{d['sweep']['points']}</td><td>{v['matches']}</td><td>{v['same direction']}</td>"
             f"<td>{v['differs']}</td></tr>"
         )
     parts.append("</table>")
     for d in docs:
-        parts.append(
-            f"<h2 id='{e(d['id'])}'>{e(d['id'])}: {e(d['paper'])} {e(d['figure'])} — {e(d['title'])}</h2>"
-        )
+        head = f"{d['id']}: {d['paper']} {d['figure']} — {d['title']}"
+        parts.append(f"<h2 id='{e(d['id'])}'>{e(head)}</h2>")
         parts.append(f"<p>{e(d['description'])} Source: {e(d['source'])}.</p>")
         parts.append(f"<img src='{e(d.get('png', d['id'] + '.png'))}'>")
         parts.append(
@@ -128,7 +131,8 @@ def _html(docs: list[dict[str, Any]]) -> str:
             paper = _fmt(c["paper"]) if isinstance(c["paper"], (int, float)) else "(trend)"
             cls = c["verdict"].split()[0]
             parts.append(
-                f"<tr class='{cls}'><td>{e(title)}</td><td>{e(str(c['series']))}</td><td>{e(_fmt(c['x']))}</td>"
+                f"<tr class='{cls}'><td>{e(title)}</td><td>{e(str(c['series']))}</td>"
+                f"<td>{e(_fmt(c['x']))}</td>"
                 f"<td>{e(_fmt(c['ours']))}</td><td>{e(paper)}</td><td>{e(c['verdict'])}</td>"
                 f"<td>{e(c['claim'])}</td></tr>"
             )

@@ -41,13 +41,19 @@ def rule_text(e: Expect, normalized: bool) -> str:
             f"amount{slack}; differs: not {e.rule} it"
         )
     if e.rule == "within":
-        return f"matches: within ±{tol} of {ref}; same direction: within ±{2 * e.tolerance:.0%}; else differs"
+        wide = f"{2 * e.tolerance:.0%}"
+        return f"matches: within ±{tol} of {ref}; same direction: within ±{wide}; else differs"
     slack = f"{e.slack:.1%}" if e.slack else "0"
     if e.rule == "flat":
-        return f"matches: every point within ±{tol} of the series mean; same direction: within ±{2 * e.tolerance:.0%}; else differs"
+        wide = f"{2 * e.tolerance:.0%}"
+        return (
+            f"matches: every point within ±{tol} of the series mean; "
+            f"same direction: within ±{wide}; else differs"
+        )
     return (
         f"matches: {e.rule} at every step (steps against it under {slack} allowed); "
-        f"same direction: last point {'above' if e.rule == 'increasing' else 'below'} the first; else differs"
+        f"same direction: last point {'above' if e.rule == 'increasing' else 'below'} "
+        "the first; else differs"
     )
 
 
