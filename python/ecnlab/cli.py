@@ -176,6 +176,26 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("dir", metavar="DIR", type=Path, help="a reproduce output folder")
     p_report.set_defaults(handler=_cmd_report)
 
+    p_adv = commands.add_parser(
+        "advise",
+        help="marking thresholds and buffer sizes the papers derive, with their equations",
+        description=(
+            "Print C×RTT, DCTCP's K, ECN*'s threshold bounds (Tuning ECN Eq. 1, 4, 5), dequeue "
+            "marking's buffer bound (§4.2), the per-queue minimum threshold (MQ-ECN Eq. 2) and "
+            "the buffer pressure of N queues each at K."
+        ),
+    )
+    p_adv.add_argument("--rate", required=True, help="bottleneck rate, e.g. 10Gbps")
+    p_adv.add_argument("--rtt", required=True, help="round-trip time, e.g. 100us")
+    p_adv.add_argument("--buffer", help="per-port buffer, e.g. 300KB or 200pkt")
+    p_adv.add_argument("--queues", type=_positive_int, default=1, help="queues per port")
+    p_adv.add_argument(
+        "--weights", help="queue weights, comma separated (default equal), e.g. 1,2,3"
+    )
+    p_adv.add_argument("--cc", default="dctcp", help="dctcp or ecn-star (its λ for the standard K)")
+    p_adv.add_argument("--mtu", type=_positive_int, default=1500, help="packet size on the wire")
+    p_adv.set_defaults(handler=_cmd_advise)
+
     p_version = commands.add_parser("version", help="print the package and engine versions")
     p_version.set_defaults(handler=_cmd_version)
     return parser
@@ -418,6 +438,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise _InputError(str(exc)) from None
     print(f"wrote {md} and {page}")
+    return EXIT_OK
+
+
+def _cmd_advise(args: argparse.Namespace) -> int:
+    from .advise import advise, format_advice
+
+    weights = None
+    if args.weights:
+        try:
+            weights = [float(w) for w in args.weights.split(",")]
+        except ValueError:
+            raise _InputError(f"--weights {args.weights!r}: expected numbers like 1,2,3") from None
+    advice = advise(
+        args.rate, args.rtt, args.buffer, args.queues, args.cc, args.mtu, weights=weights
+    )
+    print(format_advice(advice))
     return EXIT_OK
 
 
