@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -252,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except EngineNotBuiltError as exc:
         return _fail(str(exc), EXIT_FAILURE)
+    except BrokenPipeError:
+        # The reader went away (`ecnlab store ... | head`): stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt as exc:
         detail = f": {exc}" if str(exc) else ""
         print(f"{PROG}: interrupted{detail}", file=sys.stderr)
