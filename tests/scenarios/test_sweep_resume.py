@@ -119,3 +119,35 @@ def test_dask_local_cluster_gives_identical_points(tmp_path: Path) -> None:
         for f in (tmp_path / "local" / "points" / f"key={key}").glob("*.parquet"):
             other = tmp_path / "dask" / "points" / f"key={key}" / f.name
             assert f.read_bytes() == other.read_bytes(), f.name
+
+
+def test_ctrl_c_keeps_finished_points_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text(SWEEP, encoding="utf-8")
+    store = tmp_path / "st"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnlab", "sweep", str(path), "--out", str(store), "--workers", "2"]
+        + ["--set", "workload.flows=3000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # Ctrl-C reaches the sweep and its workers, as in a terminal
+    )
+    points = store / "points"
+    deadline = time.monotonic() + 120
+    while (
+        time.monotonic() < deadline
+        and len(list(points.glob("key=*")) if points.is_dir() else []) < 2
+    ):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "finished points are kept" in err
+    assert "Traceback" not in err
+    kept = list(points.glob("key=*"))
+    assert 2 <= len(kept) < 18
+    assert all((p / "point.json").is_file() for p in kept)
+    assert not any((store / ".tmp").glob("*"))
+    # The index lists exactly the kept points.
+    assert pq.read_table(store / "points.parquet").num_rows == len(kept)
