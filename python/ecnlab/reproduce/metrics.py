@@ -117,8 +117,37 @@ def _service_share(p: PointView, service: int, **_: Any) -> float:
     return _num(p.row.get(f"goodput_gbps_s{service}")) / total if total else math.nan
 
 
+def _incast_senders(p: PointView, group: int) -> int:
+    senders = p.config["incast"][group]["senders"]
+    return len(senders) if isinstance(senders, list) else int(senders)
+
+
+def _incast_aggregate(
+    p: PointView, skip_rounds: int = 0, min_senders: int = 0, group: int = 0, **_: Any
+) -> float:
+    """Incast goodput as an application sees it over many rounds, Gbps: all
+    the blocks of the rounds after the first ``skip_rounds`` over the time
+    those rounds took (the summary's ``incast_goodput_gbps`` is the mean of
+    the per-round rates instead, which lets one round stalled by a 300 ms
+    retransmission timeout count as little as a fast one). NaN for a point
+    with fewer than ``min_senders`` senders, which ``last_above`` passes
+    over: a sender count too small for the scheme to fill the link even
+    without loss (Tuning ECN's h = 0) is not a collapse."""
+    if _incast_senders(p, group) < min_senders:
+        return math.nan
+    inc = p.table("incast")
+    rounds = np.asarray(inc.column("round").to_numpy())
+    span = np.asarray(inc.column("finish").to_numpy()) - np.asarray(inc.column("start").to_numpy())
+    rate = np.asarray(inc.column("goodput_gbps").to_numpy(), dtype=float)
+    keep = rounds > skip_rounds
+    if not keep.any():
+        return math.nan
+    return float((rate[keep] * span[keep]).sum() / span[keep].sum())
+
+
 METRICS: dict[str, Callable[..., float]] = {
     "goodput_total_gbps": _goodput_total,
+    "incast_aggregate_gbps": _incast_aggregate,
     "rtt": _rtt,
     "port_max_packets": _port_max_packets,
     "long_goodput_gbps": _long_goodput,
