@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ecnlab.reproduce.figure import Expect
-from ecnlab.reproduce.verdict import judge_point, judge_trend, rule_text
+from ecnlab.reproduce.verdict import judge_best, judge_point, judge_trend, rule_text
 
 
 def e(rule: str, **kw: object) -> Expect:
@@ -70,3 +70,14 @@ def test_rule_text_names_the_thresholds() -> None:
     assert "±10%" in rule_text(e("value", paper=1.0), True)
     assert "43.7%" in rule_text(e("below", than="std", paper=0.437), True)
     assert "within ±3%" in rule_text(e("within", than="std", tolerance=0.03), True)
+
+
+def test_best_gap_for_up_to_claims() -> None:
+    # "up to 43.7% lower": our largest reduction over x, judged where it is.
+    up_to = e("best_below", than="std", paper=0.437, tolerance=0.2)
+    at, verdict = judge_best(up_to, [(0.9, 1.0), (0.6, 1.0), (0.8, 1.0)])
+    assert (at, verdict) == (1, "matches")  # 40% lower at the second x
+    assert judge_best(up_to, [(0.9, 1.0), (0.95, 1.0)]) == (0, "same direction")
+    assert judge_best(up_to, [(1.1, 1.0), (1.05, 1.0)])[1] == "differs"
+    above = e("best_above", than="std", paper=0.11, tolerance=0.3)
+    assert judge_best(above, [(1.12, 1.0), (1.02, 1.0)]) == (0, "matches")

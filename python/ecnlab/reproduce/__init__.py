@@ -22,7 +22,7 @@ from ..store import Store
 from ..sweep import Point, run_sweep
 from .figure import Expect, Figure, Panel, experiments_root, figure_ids, load_figure
 from .metrics import PointView, curve, metric
-from .verdict import VERDICTS, judge_point, judge_trend, rule_text
+from .verdict import VERDICTS, judge_best, judge_point, judge_trend, rule_text
 
 __all__ = [
     "DEFAULT_OUT",
@@ -287,8 +287,14 @@ def _judge(
                 f"series; the panel draws {', '.join(repr(k) for k in series)}"
             )
         than_rows = {json.dumps(r["x"]): r["ours"] for r in series.get(e.than or "", [])}
+        if e.rule in ("best_below", "best_above"):
+            pairs = [(r["ours"], than_rows.get(json.dumps(r["x"]), math.nan)) for r in chosen]
+            at, verdict = judge_best(e, pairs)
+            chosen = chosen[at : at + 1]
         for r in chosen:
-            if trend is not None:
+            if e.rule in ("best_below", "best_above"):
+                paper = e.paper
+            elif trend is not None:
                 verdict, paper = trend, e.paper
             else:
                 than = than_rows.get(json.dumps(r["x"])) if e.than else None

@@ -28,7 +28,17 @@ __all__ = [
 ]
 
 PANEL_KINDS = ("line", "bar", "cdf", "timeseries")
-RULES = ("value", "below", "above", "within", "increasing", "decreasing", "flat")
+RULES = (
+    "value",
+    "below",
+    "above",
+    "within",
+    "increasing",
+    "decreasing",
+    "flat",
+    "best_below",
+    "best_above",
+)
 _FIGURE_KEYS = {
     "id",
     "paper",
@@ -279,6 +289,12 @@ def _expect(t: Mapping[str, Any], i: int, where: str, panels: list[Panel]) -> Ex
         raise ConfigError(f"{at}.rule = {rule!r}: expected one of {', '.join(RULES)}")
     if rule in ("below", "above", "within") and t.get("than") is None and t.get("paper") is None:
         raise ConfigError(f"{at}: rule {rule!r} needs than (a series) or paper (a value)")
+    if rule in ("best_below", "best_above") and (
+        t.get("than") is None or not isinstance(t.get("paper"), (int, float))
+    ):
+        raise ConfigError(
+            f'{at}: rule {rule!r} (the paper\'s "up to X%") needs than (a series) and paper (X as a fraction)'
+        )
     if rule == "value" and not isinstance(t.get("paper"), (int, float)):
         raise ConfigError(f"{at}: rule 'value' needs paper = <the paper's number>")
     if not t.get("text"):

@@ -14,7 +14,7 @@ from typing import Any
 
 from .figure import Expect
 
-__all__ = ["VERDICTS", "judge_point", "judge_trend", "rule_text"]
+__all__ = ["VERDICTS", "judge_best", "judge_point", "judge_trend", "rule_text"]
 
 VERDICTS = ("matches", "same direction", "differs")
 
@@ -43,6 +43,13 @@ def rule_text(e: Expect, normalized: bool) -> str:
     if e.rule == "within":
         wide = f"{2 * e.tolerance:.0%}"
         return f"matches: within ±{tol} of {ref}; same direction: within ±{wide}; else differs"
+    if e.rule in ("best_below", "best_above"):
+        side = "below" if e.rule == "best_below" else "above"
+        return (
+            f"the paper's 'up to {abs(e.paper or 0):.1%} {side} {e.than}': our largest gap {side} "
+            f"it over the plotted x, judged at that x. matches: within ±{tol} of the paper's; "
+            f"same direction: {side} it somewhere, by another amount; else differs"
+        )
     slack = f"{e.slack:.1%}" if e.slack else "0"
     if e.rule == "flat":
         wide = f"{2 * e.tolerance:.0%}"
@@ -109,3 +116,20 @@ def judge_trend(e: Expect, values: list[float]) -> str:
     if (vals[-1] - vals[0]) * sign > 0:
         return "same direction"
     return "differs"
+
+
+def judge_best(e: Expect, pairs: list[tuple[float, float]]) -> tuple[int, str]:
+    """An "up to X%" claim: the index of the pair (ours, than) with our
+    largest gap in the stated direction, and its verdict."""
+    sign = -1.0 if e.rule == "best_below" else 1.0
+    gaps = [
+        sign * _rel(o, t) if t and not math.isnan(o) and not math.isnan(t) else -math.inf
+        for o, t in pairs
+    ]
+    if not gaps:
+        return 0, "differs"
+    best = max(range(len(gaps)), key=lambda i: gaps[i])
+    gap, want = gaps[best], abs(e.paper or 0.0)
+    if gap > 0 and abs(gap - want) <= e.tolerance * want:
+        return best, "matches"
+    return best, "same direction" if gap > 0 else "differs"
