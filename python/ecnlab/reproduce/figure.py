@@ -293,7 +293,8 @@ def _expect(t: Mapping[str, Any], i: int, where: str, panels: list[Panel]) -> Ex
         t.get("than") is None or not isinstance(t.get("paper"), (int, float))
     ):
         raise ConfigError(
-            f'{at}: rule {rule!r} (the paper\'s "up to X%") needs than (a series) and paper (X as a fraction)'
+            f"{at}: rule {rule!r} (the paper's 'up to X%') needs than (a series) "
+            "and paper (X as a fraction)"
         )
     if rule == "value" and not isinstance(t.get("paper"), (int, float)):
         raise ConfigError(f"{at}: rule 'value' needs paper = <the paper's number>")
