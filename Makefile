@@ -15,7 +15,7 @@ all: build
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "pytest>=7" "ruff>=0.4"
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "pytest>=7" "ruff>=0.4" "hypothesis>=6.100" "dpkt>=1.9"
 	touch $(STAMP)
 
 $(VENV)/.engine-stamp: $(STAMP) $(RUST_SRC) pyproject.toml
