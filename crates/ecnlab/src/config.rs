@@ -238,6 +238,41 @@ impl Serialize for Senders {
     }
 }
 
+/// A unit enum read from its name alone, so that any other kind of value
+/// (a list, a table, a number) gets "expected one of ..." instead of the
+/// derived impl's bare "expected value".
+macro_rules! by_name {
+    ($ty:ident { $($v:ident => $name:literal),+ $(,)? }) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                const NAMES: &[&str] = &[$($name),+];
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        write!(f, "one of {}", NAMES.join(", "))
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        match s {
+                            $($name => Ok($ty::$v),)+
+                            _ => Err(E::unknown_variant(s, NAMES)),
+                        }
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
+by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
+by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn" });
+by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
+by_name!(WorkloadKind { Poisson => "poisson" });
+by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
+
 // ---------- sections ----------
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -333,7 +368,7 @@ fn default_goodput_bin() -> Dur {
     Dur(1_000_000_000)
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     Star,
@@ -341,7 +376,7 @@ pub enum TopologyKind {
     FatTree,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// MQ-ECN §5.2: 12 leaves × 12 hosts, 12 spines, 10G, 85.2 us.
@@ -376,7 +411,7 @@ pub struct TopologyCfg {
     pub k: Option<u32>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
     Sp,
@@ -391,7 +426,7 @@ impl SchedulerKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum MarkingKind {
     None,
@@ -471,7 +506,7 @@ impl Default for SwitchCfg {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum CcKind {
     Reno,
@@ -670,13 +705,13 @@ impl SwitchCfg {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     Poisson,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ServiceMapping {
     /// Host pairs are spread evenly over the services (MQ-ECN §5.2).
@@ -726,7 +761,10 @@ impl WorkloadCfg {
 impl Config {
     pub fn from_json(s: &str) -> Result<Config, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
-        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(path_error)?;
+        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let shape = serde_json::from_str(s).ok().and_then(|v| section_shape(&v));
+            shape.unwrap_or_else(|| path_error(e))
+        })?;
         cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
@@ -735,18 +773,56 @@ impl Config {
     pub fn from_toml(s: &str) -> Result<Config, ConfigError> {
         // Through toml::Value so errors carry serde's key path, not a byte span.
         let value: toml::Value = toml::from_str(s).map_err(|e| ConfigError(format!("TOML syntax: {}", e.message())))?;
-        let mut cfg: Config = serde_path_to_error::deserialize(value).map_err(path_error)?;
+        let json = serde_json::to_value(&value).ok();
+        let mut cfg: Config = serde_path_to_error::deserialize(value)
+            .map_err(|e| json.as_ref().and_then(section_shape).unwrap_or_else(|| path_error(e)))?;
         cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
     }
 }
 
+/// A section given as something other than a table: serde would read a
+/// list into a struct field by field and blame a confusing key, so a
+/// config that fails to parse is first checked for this.
+fn section_shape(v: &serde_json::Value) -> Option<ConfigError> {
+    use serde_json::Value;
+    let what = |x: &Value| match x {
+        Value::Array(_) => "a list".to_string(),
+        Value::String(s) => format!("a string {s:?}"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Null => "nothing".to_string(),
+        Value::Object(_) => "a table".to_string(),
+    };
+    let top = v.as_object()?;
+    for key in ["run", "topology", "switch", "transport", "workload", "fabric"] {
+        match top.get(key) {
+            Some(x) if !x.is_object() => {
+                return Some(ConfigError(format!("{key}: {}; expected a table, [{key}] with its keys", what(x))));
+            }
+            _ => {}
+        }
+    }
+    for key in ["flows", "ping", "incast"] {
+        if let Some(Value::Array(items)) = top.get(key) {
+            if let Some((i, x)) = items.iter().enumerate().find(|(_, x)| !x.is_object()) {
+                return Some(ConfigError(format!(
+                    "{key}[{i}]: {}; expected a table, a [[{key}]] entry with its keys",
+                    what(x)
+                )));
+            }
+        }
+    }
+    None
+}
+
 fn path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigError {
     let path = e.path().to_string();
     let msg = e.inner().to_string();
-    // serde_json appends " at line L column C"; the key path says more.
-    let msg = match msg.find(" at line ") {
+    // serde_json appends " at line L column C", toml "\nin `key`"; the key
+    // path says more.
+    let msg = match msg.find(" at line ").or_else(|| msg.find("\nin `")) {
         Some(i) => msg[..i].to_string(),
         None => msg,
     };
@@ -1094,6 +1170,23 @@ impl Config {
             if !(28..=65_000).contains(&p.size.0) {
                 return Err(bad(&format!("ping[{i}].size"), p.size.0, "must be 28 to 65000 bytes"));
             }
+            // Hosts never drop: probes sent faster than the link takes them
+            // would pile up in the NIC without end.
+            let bps = p.size.0 as f64 * 8.0 * units::PS_PER_S as f64 / p.interval.0 as f64;
+            let link = self.topology.host_rate(p.src);
+            if bps > link as f64 {
+                return Err(bad(
+                    &format!("ping[{i}].interval"),
+                    fmt_dur(p.interval.0),
+                    &format!(
+                        "{}B every {} is faster than host{}'s {} link; its NIC queue would grow without end",
+                        p.size.0,
+                        fmt_dur(p.interval.0),
+                        p.src,
+                        units::fmt_rate(link)
+                    ),
+                ));
+            }
         }
         for (i, c) in self.incast.iter().enumerate() {
             host(format!("incast[{i}].receiver"), c.receiver)?;
@@ -1245,7 +1338,20 @@ link_delay = "25us"
         assert!(e.starts_with("switch.quantum = a list of 1"), "{e}");
         let e = err("[switch]\ndequeue_marking = true\n");
         assert_eq!(e, "switch.dequeue_marking = true: needs a marking scheme (switch.marking is \"none\")");
+        // A section or entry that is not a table, and a name given as a list.
+        let e = Config::from_json(r#"{"run": {"duration": "1ms"}, "topology": [{"kind": "star"}]}"#).unwrap_err().0;
+        assert_eq!(e, "topology: a list; expected a table, [topology] with its keys");
+        let e = Config::from_toml(&format!("flows = [\"x\"]\n{BASE}")).unwrap_err().0;
+        assert_eq!(e, "flows[0]: a string \"x\"; expected a table, a [[flows]] entry with its keys");
+        let e = err("[switch]\nscheduler = [\"dwrr\"]\n");
+        assert_eq!(e, "switch.scheduler: invalid type: sequence, expected one of sp, wrr, dwrr, sp-dwrr");
         let e = err("[transport]\nmin_rto = 5\n");
         assert!(e.starts_with("transport.min_rto: 5: a duration needs a unit"), "{e}");
+        // 64 B every 10 ns is 51.2 Gbps, over a 10 Gbps host link.
+        let e = err("[[ping]]\nsrc = 0\ndst = 1\ninterval = \"10ns\"\n");
+        assert_eq!(
+            e,
+            "ping[0].interval = 10ns: 64B every 10ns is faster than host0's 10Gbps link; its NIC queue would grow without end"
+        );
     }
 }
