@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python bench lint fmt build clean
+.PHONY: all run test test-rust test-python bench stability lint fmt build clean
 
 all: build
 
@@ -45,15 +45,19 @@ bench:
 	@./target/release/ecnlab-bench --header-only
 	@for f in $(BENCH); do ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
 
+# Memory over a long run (10^8 events, outputs streaming): at 10% and 100%.
+stability: build
+	$(PY) bench/stability.py
+
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --release --all-targets -p ecnlab -- -D warnings
-	$(VENV)/bin/ruff check python tests
-	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/ruff format --check python tests bench
 
 fmt: $(STAMP)
 	cargo fmt --all
-	$(VENV)/bin/ruff format python tests
+	$(VENV)/bin/ruff format python tests bench
 
 clean:
 	rm -rf $(VENV) target results
