@@ -62,9 +62,15 @@ def test_streamed_files_equal_files_written_in_one_piece(tmp_path: Path) -> None
     for name in names:
         a = (tmp_path / "streamed" / name).read_bytes()
         assert a == (tmp_path / "whole" / name).read_bytes(), name
-    # The streamed result reads its tables back from the files.
+    # The streamed result reads its tables back from the files, and copies
+    # them as they are when written elsewhere.
     assert streamed.tables["queues"].equals(in_memory.tables["queues"])
     assert streamed.complete and "complete" not in streamed.summary
+    assert "queues[1200006]" in repr(ecnlab.Result.read(tmp_path / "streamed"))
+    streamed.write(tmp_path / "copy")
+    for name in names:
+        a = (tmp_path / "copy" / name).read_bytes()
+        assert a == (tmp_path / "whole" / name).read_bytes(), name
 
 
 def test_interrupted_run_leaves_readable_files_marked_incomplete(tmp_path: Path) -> None:
