@@ -332,7 +332,8 @@ pub struct RunCfg {
     #[serde(default = "no_ports", skip_serializing_if = "is_no_ports")]
     pub pcap: OneOrList<String>,
     /// Budget for what a run writes and holds, estimated before it starts
-    /// (see `budget.rs`). Not part of the canonical form: it changes no result.
+    /// (see `budget.rs`). Left out of the resolved form at its default, as
+    /// `pcap` is when empty, so configs without them resolve as before.
     #[serde(default = "default_max_output", skip_serializing_if = "is_default_max_output")]
     pub max_output: Bytes,
 }
