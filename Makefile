@@ -8,14 +8,14 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python bench lint fmt build clean
+.PHONY: all run test test-rust test-python bench stability lint fmt build clean
 
 all: build
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "pandas>=2" "duckdb>=0.9" "polars>=0.20"
+	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "hypothesis>=6.100" "dpkt>=1.9" "pandas>=2" "duckdb>=0.9" "polars>=0.20"
 	touch $(STAMP)
 
 $(VENV)/.engine-stamp: $(STAMP) $(RUST_SRC) pyproject.toml
@@ -45,15 +45,19 @@ bench:
 	@./target/release/ecnlab-bench --header-only
 	@for f in $(BENCH); do ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
 
+# Memory over a long run (10^8 events, outputs streaming): at 10% and 100%.
+stability: build
+	$(PY) bench/stability.py
+
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --release --all-targets -p ecnlab -- -D warnings
-	$(VENV)/bin/ruff check python tests
-	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/ruff format --check python tests bench
 
 fmt: $(STAMP)
 	cargo fmt --all
-	$(VENV)/bin/ruff format python tests
+	$(VENV)/bin/ruff format python tests bench
 
 clean:
 	rm -rf $(VENV) target results

@@ -16,7 +16,7 @@ without it.
 from __future__ import annotations
 
 from .config import config_hash, load_config
-from .errors import ConfigError, EngineNotBuiltError
+from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats
 from .results import Result
 from .runner import run, validate
@@ -31,12 +31,20 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-__version__ = _package_version()
+def __getattr__(name: str) -> str:
+    # Looked up when first asked for: importlib.metadata costs a run 3 MiB.
+    if name == "__version__":
+        global __version__
+        __version__ = _package_version()
+        return __version__
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ConfigError",
     "EngineNotBuiltError",
     "Result",
+    "RunInterrupted",
     "__version__",
     "config_hash",
     "fct_stats",

@@ -2,7 +2,8 @@
 
 Errors a user can fix (bad config, missing file, bad argument) print one line
 ``ecnlab: error: ...`` to stderr and exit with status 2; an unavailable engine
-or an output error exits 1; Ctrl-C exits 130.
+or an output error exits 1; Ctrl-C (or SIGTERM) exits 130 with one line that
+says whether the run's files were written (readable, marked incomplete) or not.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,8 +21,7 @@ from typing import Any, NoReturn
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__
-from .errors import ConfigError, EngineNotBuiltError
+from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .execute import SchedulerError
 from .fct import DEFAULT_MSS, fct_stats, mss_from_config, normalize
 from .results import Result
@@ -42,6 +43,10 @@ class _UsageError(Exception):
 
 class _InputError(Exception):
     """A missing or unreadable input named on the command line (exit 2)."""
+
+
+class _Stopped(Exception):
+    """Interrupted with nothing written (exit 130); the message says so."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -246,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except SystemExit as exc:  # --help and friends
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    previous_term = _term_as_interrupt()
     try:
         status: int = args.handler(args)
         return status
@@ -257,12 +263,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`ecnlab store ... | head`): stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except RunInterrupted as exc:
+        print(f"{PROG}: {_interrupted_text(exc.result)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _Stopped as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt as exc:
         detail = f": {exc}" if str(exc) else ""
         print(f"{PROG}: interrupted{detail}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:
         return _fail(_os_error_text(exc), EXIT_FAILURE)
+    finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+
+
+def _term_as_interrupt() -> Any:
+    """Make SIGTERM stop a run as Ctrl-C does (its files closed, marked
+    incomplete); returns the handler it replaced, or None if it did not."""
+    try:
+        return signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    except ValueError:  # not the main thread
+        return None
+
+
+def _interrupted_text(result: Result | None) -> str:
+    if result is None or result.out is None:
+        return "interrupted"
+    sim = _number(result.summary.get("sim_seconds"), 6)
+    return (
+        f"interrupted at {sim} s simulated; the files in {result.out} are readable and end "
+        "there (summary.json: complete = false)"
+    )
 
 
 def _fail(message: str, status: int) -> int:
@@ -283,7 +317,14 @@ def _os_error_text(exc: OSError) -> str:
 def _cmd_run(args: argparse.Namespace) -> int:
     config = Path(args.config)
     out = args.out if args.out is not None else Path("results") / config.stem
-    result = run(config, out=out, overrides=args.overrides, progress=False if args.quiet else None)
+    try:
+        result = run(
+            config, out=out, overrides=args.overrides, progress=False if args.quiet else None
+        )
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, RunInterrupted):
+            raise
+        raise _Stopped(f"interrupted; no files written to {out}") from None
     if not args.quiet:
         print(format_summary(result, title=str(config)))
     return EXIT_OK
@@ -491,6 +532,8 @@ def _run_mss(directory: Path) -> int:
 
 
 def _cmd_version(args: argparse.Namespace) -> int:
+    from . import __version__  # importlib.metadata: only when asked
+
     engine = engine_version()
     print(f"{PROG} {__version__} (engine {engine if engine is not None else 'not built'})")
     return EXIT_OK

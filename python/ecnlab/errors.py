@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "EngineNotBuiltError"]
+from typing import Any
+
+__all__ = ["ConfigError", "EngineNotBuiltError", "RunInterrupted"]
 
 
 class ConfigError(ValueError):
@@ -17,3 +19,16 @@ class ConfigError(ValueError):
 
 class EngineNotBuiltError(ImportError):
     """The compiled engine module ``ecnlab._engine`` cannot be imported."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run before its end.
+
+    ``result`` is the :class:`ecnlab.Result` of what the run did up to then:
+    its files (when it had an output directory) are whole and readable, and
+    its summary says ``"complete": false``.
+    """
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("run interrupted")
+        self.result = result

@@ -59,7 +59,7 @@ def run_task(task: Task) -> Outcome:
     version = engine_version() or "not built"
     with tempfile.TemporaryDirectory(prefix="ecnlab-point-") as tmp:
         try:
-            run(json.loads(task.config_json), out=Path(tmp), progress=False)
+            result = run(json.loads(task.config_json), out=Path(tmp), progress=False)
         except ConfigError as exc:
             return Outcome(task.key, False, f"config: {exc}", time.perf_counter() - start, version)
         except MemoryError:
@@ -67,7 +67,17 @@ def run_task(task: Task) -> Outcome:
         except Exception as exc:  # report, never take the sweep down
             error = f"{type(exc).__name__}: {exc}"
             return Outcome(task.key, False, error, time.perf_counter() - start, version)
-        files = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
+        if result.summary.get("complete") is False:
+            return Outcome(
+                task.key, False, "the run stopped early", time.perf_counter() - start, version
+            )
+        # Every file of the run, pcaps in their subfolder included.
+        root = Path(tmp)
+        files = {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
     return Outcome(task.key, True, "", time.perf_counter() - start, version, files)
 
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 __all__ = [
     "DEFAULT_MSS",
@@ -60,15 +59,24 @@ FCT_KEYS: tuple[str, ...] = (
 _REQUIRED_COLUMNS = ("size", "fct", "timeouts", "kind")
 
 
-def _sized_mask(flows: pa.Table) -> np.ndarray:
+def _sized(flows: pa.Table) -> Any:
+    # pyarrow.compute is imported here, not with the package: it takes 9 MiB,
+    # which a run that only streams its tables does not need.
+    import pyarrow.compute as pc
+
     kind = flows.column("kind")
     if not (pa.types.is_string(kind.type) or pa.types.is_large_string(kind.type)):
         kind = pc.cast(kind, pa.string())  # e.g. dictionary-encoded strings
-    mask = pc.fill_null(pc.equal(kind, SIZED), False)
-    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    return pc.fill_null(pc.equal(kind, SIZED), False)
+
+
+def _sized_mask(flows: pa.Table) -> np.ndarray:
+    return np.asarray(_sized(flows).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _numbers(flows: pa.Table, name: str, dtype: Any, missing: Any) -> np.ndarray:
+    import pyarrow.compute as pc
+
     column = pc.fill_null(pc.cast(flows.column(name), dtype), missing)
     return np.asarray(column.to_numpy(zero_copy_only=False))
 
@@ -77,7 +85,9 @@ def has_sized_flows(flows: pa.Table) -> bool:
     """Whether ``flows`` has a ``kind`` column with at least one ``"sized"`` flow."""
     if "kind" not in flows.column_names or flows.num_rows == 0:
         return False
-    return bool(_sized_mask(flows).any())
+    import pyarrow.compute as pc
+
+    return bool(pc.any(_sized(flows)).as_py())
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -1,9 +1,11 @@
 """Results of one run: the engine's columnar tables as pyarrow, and their storage.
 
 A run directory holds one ``<table>.parquet`` per table, ``config.json`` (the
-resolved config, when known) and ``summary.json``. Every file is written
-atomically, and ``summary.json`` is written last, so its presence means the
-directory is complete.
+resolved config, when known), ``pcap/<node>-<peer>.pcap`` per captured port
+and ``summary.json``. Every file is written atomically, and ``summary.json``
+is written last, so its presence means every other file is whole. A run
+stopped early (Ctrl-C) has ``"complete": false`` in its summary: its files
+are readable and end where the run stopped.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import functools
 import json
 import math
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,26 +29,45 @@ import pyarrow.parquet as pq
 
 __all__ = [
     "ENGINE_DTYPES",
+    "ENGINE_TYPES",
+    "PCAP_DIR",
     "Result",
     "atomic_write",
     "column_to_arrow",
     "find_port",
+    "pcap_file_name",
     "table_from_raw",
     "tables_from_raw",
 ]
 
-ENGINE_DTYPES: dict[str, np.dtype[Any]] = {
-    "u8": np.dtype("<u1"),
-    "u32": np.dtype("<u4"),
-    "u64": np.dtype("<u8"),
-    "i64": np.dtype("<i8"),
-    "f64": np.dtype("<f8"),
+ENGINE_TYPES: dict[str, pa.DataType] = {
+    "u8": pa.uint8(),
+    "u32": pa.uint32(),
+    "u64": pa.uint64(),
+    "i64": pa.int64(),
+    "f64": pa.float64(),
 }
-"""Numeric column type codes used by the engine, as little-endian numpy dtypes."""
+"""Numeric column type codes used by the engine (little-endian), as arrow types."""
+
+
+ENGINE_DTYPES: dict[str, np.dtype[Any]] = {
+    code: np.dtype(t.to_pandas_dtype()).newbyteorder("<") for code, t in ENGINE_TYPES.items()
+}
+"""The same type codes as little-endian numpy dtypes."""
 
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
+PCAP_DIR = "pcap"
 PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_statistics": True}
+
+
+def pcap_file_name(port: str) -> str:
+    """The capture file of switch port ``"node:peer"``: ``node-peer.pcap``."""
+    return port.replace(":", "-") + ".pcap"
+
+
+def _port_of_pcap(path: Path) -> str:
+    return path.stem.replace("-", ":", 1)
 
 
 # --------------------------------------------------------------------------- conversion
@@ -54,8 +77,8 @@ def column_to_arrow(column: Any, name: str = "?") -> pa.Array:
     """Convert one raw engine column to a pyarrow array.
 
     A numeric column is ``(dtype, data)`` with ``dtype`` a key of
-    :data:`ENGINE_DTYPES` and ``data`` little-endian contiguous bytes; a
-    string column is a list of ``str``.
+    :data:`ENGINE_TYPES` and ``data`` little-endian contiguous bytes, which
+    the array shares without a copy; a string column is a list of ``str``.
     """
     if (
         isinstance(column, tuple)
@@ -64,16 +87,19 @@ def column_to_arrow(column: Any, name: str = "?") -> pa.Array:
         and isinstance(column[1], (bytes, bytearray, memoryview))
     ):
         code, data = column
-        dtype = ENGINE_DTYPES.get(code)
-        if dtype is None:
-            known = ", ".join(ENGINE_DTYPES)
+        arrow_type = ENGINE_TYPES.get(code)
+        if arrow_type is None:
+            known = ", ".join(ENGINE_TYPES)
             raise ValueError(f"column {name!r}: unknown dtype {code!r}; expected one of {known}")
-        if len(data) % dtype.itemsize:
+        width = arrow_type.bit_width // 8
+        if len(data) % width:
             raise ValueError(
                 f"column {name!r}: {len(data)} bytes is not a whole number of {code} values"
             )
-        values = np.frombuffer(data, dtype=dtype)
-        return pa.array(values.astype(values.dtype.newbyteorder("="), copy=False))
+        if sys.byteorder != "little":  # pragma: no cover - no such platform in use
+            values = np.frombuffer(data, dtype=ENGINE_DTYPES[code])
+            return pa.array(values.astype(values.dtype.newbyteorder("=")))
+        return pa.Array.from_buffers(arrow_type, len(data) // width, [None, pa.py_buffer(data)])
     if isinstance(column, (list, tuple)):
         if not all(isinstance(item, str) for item in column):
             raise ValueError(f"column {name!r}: a list column must hold only strings")
@@ -178,6 +204,66 @@ def _strict_json(value: Any) -> Any:
     return value
 
 
+# --------------------------------------------------------------------------- lazy files
+
+
+class _TableFiles(Mapping[str, pa.Table]):
+    """A run directory's tables, each read from its Parquet file when first
+    used (a long run's time series need not fit in memory to be written)."""
+
+    def __init__(self, root: Path, names: list[str]) -> None:
+        self.root = root
+        self._names = list(names)
+        self._loaded: dict[str, pa.Table] = {}
+
+    def path(self, name: str) -> Path:
+        return self.root / f"{name}.parquet"
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._loaded:
+            self._loaded[name] = pq.read_table(self.path(name), memory_map=True)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+class _PcapFiles(Mapping[str, bytes]):
+    """A run directory's captures by port name, read when used."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        folder = root / PCAP_DIR
+        paths = sorted(folder.glob("*.pcap")) if folder.is_dir() else []
+        self.paths = {_port_of_pcap(p): p for p in paths}
+
+    def __getitem__(self, port: str) -> bytes:
+        return self.paths[port].read_bytes()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def _rows(tables: Mapping[str, pa.Table], name: str) -> int:
+    """Rows of a table, from the file's footer when it is not loaded."""
+    if isinstance(tables, _TableFiles):
+        return int(pq.ParquetFile(tables.path(name)).metadata.num_rows)
+    return int(tables[name].num_rows)
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    with atomic_write(target, "wb") as handle, open(source, "rb") as src:
+        shutil.copyfileobj(src, handle)
+
+
 # --------------------------------------------------------------------------- Result
 
 
@@ -192,9 +278,16 @@ class Result:
     """
 
     summary: dict[str, Any]
-    tables: dict[str, pa.Table] = field(default_factory=dict)
+    tables: Mapping[str, pa.Table] = field(default_factory=dict)
     out: Path | None = None
     config: dict[str, Any] | None = None
+    pcaps: Mapping[str, bytes] = field(default_factory=dict)
+    """pcap file bytes per captured switch port (``run.pcap``)."""
+
+    @property
+    def complete(self) -> bool:
+        """False for a run stopped before its end (its tables end there)."""
+        return self.summary.get("complete", True) is not False
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any], config: dict[str, Any] | None = None) -> Result:
@@ -217,8 +310,14 @@ class Result:
         config = (
             json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else None
         )
-        tables = {path.stem: pq.read_table(path) for path in sorted(root.glob("*.parquet"))}
-        return cls(summary=summary, tables=tables, out=root, config=config)
+        names = [path.stem for path in sorted(root.glob("*.parquet"))]
+        return cls(
+            summary=summary,
+            tables=_TableFiles(root, names),
+            out=root,
+            config=config,
+            pcaps=_PcapFiles(root),
+        )
 
     def write(self, out_dir: str | Path) -> Path:
         """Write every table, ``config.json`` and ``summary.json`` to ``out_dir``.
@@ -228,8 +327,25 @@ class Result:
         """
         root = Path(out_dir)
         root.mkdir(parents=True, exist_ok=True)
-        for name, table in self.tables.items():
-            _write_parquet(table, root / f"{name}.parquet")
+        same = self.out is not None and root.resolve() == self.out.resolve()
+        with contextlib.suppress(FileNotFoundError):
+            (root / SUMMARY_FILE).unlink()
+        if isinstance(self.tables, _TableFiles):
+            if not same:
+                for name in self.tables:
+                    _copy_file(self.tables.path(name), root / f"{name}.parquet")
+        else:
+            for name, table in self.tables.items():
+                _write_parquet(table, root / f"{name}.parquet")
+        if self.pcaps and not (same and isinstance(self.pcaps, _PcapFiles)):
+            (root / PCAP_DIR).mkdir(exist_ok=True)
+            for port in self.pcaps:
+                target = root / PCAP_DIR / pcap_file_name(port)
+                if isinstance(self.pcaps, _PcapFiles):
+                    _copy_file(self.pcaps.paths[port], target)
+                else:
+                    with atomic_write(target, "wb") as handle:
+                        handle.write(bytes(self.pcaps[port]))
         if self.config is not None:
             with atomic_write(root / CONFIG_FILE, "w") as handle:
                 handle.write(_json_text(self.config))
@@ -237,6 +353,13 @@ class Result:
             handle.write(_json_text(self.summary))
         self.out = root
         return root
+
+    def load(self) -> Result:
+        """Read every table (and capture) still on disk into memory, so the
+        result outlives its directory; returns itself."""
+        self.tables = {name: self.tables[name] for name in self.tables}
+        self.pcaps = {port: self.pcaps[port] for port in self.pcaps}
+        return self
 
     # ----------------------------------------------------------------- helpers
 
@@ -273,6 +396,6 @@ class Result:
         return self.table(name).to_pandas()
 
     def __repr__(self) -> str:
-        shapes = ", ".join(f"{n}[{t.num_rows}]" for n, t in self.tables.items())
+        shapes = ", ".join(f"{n}[{_rows(self.tables, n)}]" for n in self.tables)
         where = f", out={str(self.out)!r}" if self.out is not None else ""
         return f"Result(tables: {shapes or 'none'}{where})"

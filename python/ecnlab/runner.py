@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import importlib
+import signal
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from types import FrameType, ModuleType
+from typing import Any, Callable, Union
 
 from .config import ConfigSource, config_to_json, load_config
-from .errors import ConfigError, EngineNotBuiltError
+from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
-from .results import Result
+from .results import Result, _PcapFiles, _TableFiles
+from .stream import RunWriter
 
 __all__ = ["engine_version", "load_engine", "run", "validate"]
+
+Progress = Union[bool, None, Callable[[float, float], Any]]
 
 ENGINE_MODULE = "ecnlab._engine"
 
@@ -45,38 +50,117 @@ def run(
     config: ConfigSource,
     out: str | Path | None = None,
     overrides: Sequence[str] = (),
-    progress: bool | None = None,
+    progress: Progress = None,
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
     ``config`` is a TOML file or a config mapping; ``overrides`` are
     ``key=value`` strings applied on top (see :func:`ecnlab.load_config`).
-    When ``out`` is given, the tables, ``config.json`` (the resolved config)
-    and ``summary.json`` are written there. ``progress``: ``None`` shows a bar
-    on a terminal for runs longer than 1.5 s, ``True`` always shows one,
-    ``False`` never does.
+
+    With ``out``, the tables stream into ``out/<table>.parquet`` while the
+    run goes (a run's memory does not grow with its length), then
+    ``config.json`` (the resolved config) and, last, ``summary.json`` are
+    written; the result's tables are read back from the files when used.
+    Without ``out``, the tables are kept in memory.
+
+    ``progress``: ``None`` shows a bar on a terminal for runs longer than
+    1.5 s, ``True`` always shows one, ``False`` never does; a callable is
+    called with ``(sim_seconds, fraction_done)`` a few times a second.
+
+    Ctrl-C stops the run at its next progress report (within about a
+    quarter of a second): what it has done is written as usual, with
+    ``"complete": false`` in the summary, and :class:`ecnlab.RunInterrupted`
+    (a ``KeyboardInterrupt``) is raised carrying that result. A second
+    Ctrl-C, or any error, stops at once and leaves no output files.
 
     ``summary["fct"]`` holds :func:`ecnlab.fct.fct_stats` of the sized flows
     (one-packet flows judged by the config's ``transport.mss``), or ``None``
     when the run has no sized flow.
 
     Raises :class:`ecnlab.ConfigError` for any configuration problem, whether
-    found here or by the engine.
+    found here or by the engine (the resource guard's estimate included).
     """
     resolved = load_config(config, overrides)
     payload = config_to_json(resolved)
     engine = load_engine()
-    bar = None if progress is False else ProgressBar(force=bool(progress))
+    if callable(progress):
+        report: Callable[[float, float], Any] | None = progress
+        bar = None
+    else:
+        bar = None if progress is False else ProgressBar(force=bool(progress))
+        report = bar
+    writer = RunWriter(out)
+    interrupts = _DeferredInterrupt()
     try:
-        raw = _call_engine(engine, "run", payload, bar)
+        with interrupts:
+            raw = _call_engine(engine, "run", payload, writer, interrupts.progress(report))
+            tables = writer.close()
+    except BaseException:
+        writer.discard()
+        raise
     finally:
         if bar is not None:
             bar.close()
-    result = Result.from_raw(raw, config=resolved)
+    summary = dict(raw.get("summary", {}))
+    if out is None:
+        result = Result(summary=summary, tables=tables or {}, config=resolved)
+        result.pcaps = {port: bytes(data) for port, data in writer.pcaps.items()}
+    else:
+        root = Path(out)
+        result = Result(
+            summary=summary,
+            tables=_TableFiles(root, writer.table_names),
+            out=root,
+            config=resolved,
+            pcaps=_PcapFiles(root),
+        )
     result.summary["fct"] = _fct_summary(result, resolved)
     if out is not None:
-        result.write(out)
+        result.write(out)  # config.json, then summary.json last
+    stopped_by = raw.get("stopped_by")
+    if stopped_by is not None:
+        if isinstance(stopped_by, KeyboardInterrupt):
+            raise RunInterrupted(result) from stopped_by
+        raise stopped_by
     return result
+
+
+class _DeferredInterrupt:
+    """While the engine runs, the first Ctrl-C (SIGINT) only asks it to stop
+    at its next progress report, so that it can finish its files; a second
+    one interrupts at once. Signal handlers can only be set in the main
+    thread, and a handler the program installed itself is left alone."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _DeferredInterrupt:
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def progress(
+        self, report: Callable[[float, float], Any] | None
+    ) -> Callable[[float, float], None]:
+        def tick(sim_seconds: float, fraction: float) -> None:
+            if self.requested:
+                raise KeyboardInterrupt
+            if report is not None:
+                report(sim_seconds, fraction)
+
+        return tick
 
 
 def validate(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, Any]:

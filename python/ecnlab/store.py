@@ -319,8 +319,15 @@ class Store:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         for name, data in files.items():
-            if "/" in name or name.startswith(".") or name == POINT_FILE:
+            parts = name.split("/")
+            if (
+                len(parts) > 2
+                or any(not p or p.startswith(".") for p in parts)
+                or name == POINT_FILE
+            ):
                 raise ValueError(f"point {record.key}: bad file name {name!r}")
+            if len(parts) == 2:  # the run's pcap/ folder
+                (tmp / parts[0]).mkdir(exist_ok=True)
             _write_synced(tmp / name, data)
         _write_synced(tmp / POINT_FILE, _json_bytes(record.to_json()))
         _sync_dir(tmp)

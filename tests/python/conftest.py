@@ -135,15 +135,38 @@ class FakeEngine(types.ModuleType):
             )
 
     def run(
-        self, config_json: str, progress: Callable[[float, float], None] | None = None
+        self,
+        config_json: str,
+        sink: Any,
+        progress: Callable[[float, float], None] | None = None,
     ) -> dict[str, Any]:
+        """The engine's contract: tables go to ``sink.rows`` in batches, and
+        an exception in ``progress`` stops the run, which still hands over
+        its tables and returns it as ``stopped_by``."""
         self.validate(config_json)
         cfg = json.loads(config_json)
         self.calls.append(cfg)
         duration = parse_time(cfg.get("run", {}).get("duration", "0.05s"))
+        stopped_by = None
         if progress is not None:
             for step in range(1, 5):
-                progress(duration * step / 4, step / 4)
+                try:
+                    progress(duration * step / 4, step / 4)
+                except (Exception, KeyboardInterrupt) as exc:
+                    stopped_by = exc
+                    break
+        for name, columns in self.tables(duration).items():
+            sink.rows(name, columns)
+        summary = self.summary(cfg, duration)
+        if stopped_by is not None:
+            summary["complete"] = False
+            summary["ended_by"] = "interrupted"
+        return {"summary": summary, "stopped_by": stopped_by}
+
+    def tables(self, duration: float) -> dict[str, Any]:
+        return sample_raw_tables(duration)
+
+    def summary(self, cfg: dict[str, Any], duration: float) -> dict[str, Any]:
         per_queue = 30 if cfg.get("switch", {}).get("marking") == "per-port" else 10
         summary = {
             "events": 1000,
@@ -159,7 +182,7 @@ class FakeEngine(types.ModuleType):
             "incast_goodput_gbps": None,
             "extra_key": [1, 2],
         }
-        return {"summary": summary, "tables": sample_raw_tables(duration)}
+        return summary
 
 
 @pytest.fixture

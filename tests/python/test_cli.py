@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import FakeEngine
 from ecnlab.cli import main
+from ecnlab.progress import ProgressBar
 
 GOOD_TOML = """\
 [run]
@@ -141,10 +144,36 @@ def test_keyboard_interrupt_exits_130(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def interrupted(config_json: str, progress: object = None) -> dict:
+    def interrupted(config_json: str, sink: object, progress: object = None) -> dict:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(fake_engine, "run", interrupted)
-    assert main(["run", str(good_file), "--out", str(tmp_path / "o")]) == 130
-    assert capsys.readouterr().err.splitlines() == ["ecnlab: interrupted"]
-    assert not (tmp_path / "o").exists()
+    out = tmp_path / "o"
+    assert main(["run", str(good_file), "--out", str(out)]) == 130
+    assert capsys.readouterr().err.splitlines() == [
+        f"ecnlab: interrupted; no files written to {out}"
+    ]
+    assert not out.exists()
+
+
+def test_interrupt_during_the_run_keeps_readable_files(
+    fake_engine: FakeEngine,
+    good_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C seen at a progress report: the engine still hands its tables
+    over, they are written and marked incomplete, and the line says so."""
+
+    def interrupt(self: ProgressBar, sim_time: float, fraction: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ProgressBar, "__call__", interrupt)
+    out = tmp_path / "o"
+    assert main(["run", str(good_file), "--out", str(out)]) == 130
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("ecnlab: interrupted at ") and f"the files in {out} are readable" in line
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["complete"] is False and summary["ended_by"] == "interrupted"
+    assert pq.read_table(out / "flows.parquet").num_rows == 2

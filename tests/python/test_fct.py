@@ -216,14 +216,14 @@ def test_run_uses_config_mss(fake_engine: FakeEngine) -> None:
 def test_run_without_sized_flows_has_fct_none(
     fake_engine: FakeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_run = fake_engine.run
+    real_tables = fake_engine.tables
 
-    def only_long(config_json: str, progress: Any = None) -> dict[str, Any]:
-        raw = real_run(config_json, progress)
-        raw["tables"]["flows"]["kind"] = ["long", "long"]
-        return raw
+    def only_long(duration: float) -> dict[str, Any]:
+        tables = real_tables(duration)
+        tables["flows"]["kind"] = ["long", "long"]
+        return tables
 
-    monkeypatch.setattr(fake_engine, "run", only_long)
+    monkeypatch.setattr(fake_engine, "tables", only_long)
     result = ecnlab.run(RUN_CONFIG, progress=False)
     assert "fct" in result.summary and result.summary["fct"] is None
 

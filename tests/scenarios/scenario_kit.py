@@ -83,7 +83,8 @@ def output_files(d: Path) -> dict[str, bytes]:
 def run_checked(cfg: dict[str, Any]) -> ecnlab.Result:
     """Run twice; assert byte-identical outputs and packet conservation."""
     with tempfile.TemporaryDirectory() as tmp:
-        a = ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "a", progress=False)
+        # Read into memory: the tables are otherwise read from the files when used.
+        a = ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "a", progress=False).load()
         ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "b", progress=False)
         fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
         assert fa.keys() == fb.keys()

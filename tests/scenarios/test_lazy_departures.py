@@ -21,8 +21,8 @@ def both(cfg: dict) -> tuple[ecnlab.Result, ecnlab.Result, dict, dict]:
     eager = copy.deepcopy(cfg)
     eager["run"]["lazy_departures"] = False
     with tempfile.TemporaryDirectory() as tmp:
-        a = ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "lazy", progress=False)
-        b = ecnlab.run(eager, out=Path(tmp) / "eager", progress=False)
+        a = ecnlab.run(copy.deepcopy(cfg), out=Path(tmp) / "lazy", progress=False).load()
+        b = ecnlab.run(eager, out=Path(tmp) / "eager", progress=False).load()
         fa, fb = output_files(Path(tmp) / "lazy"), output_files(Path(tmp) / "eager")
     check_conservation(a.summary)
     check_conservation(b.summary)

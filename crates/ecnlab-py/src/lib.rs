@@ -1,82 +1,120 @@
-//! Thin PyO3 layer: converts a JSON config in and columnar results out.
-//! No simulation logic lives here.
+//! Thin PyO3 layer: converts a JSON config in, and columnar results and
+//! capture bytes out to a Python sink. No simulation logic lives here.
 
-use ecnlab::{Column, RunError};
+use ecnlab::{Column, RunError, Sink, Table};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 pyo3::create_exception!(_engine, ConfigError, PyValueError, "A bad experiment config.");
 
-fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
-    fn raw<'py, T: Copy>(
-        py: Python<'py>,
-        dtype: &str,
-        v: &[T],
-        to_le: impl Fn(T) -> Vec<u8>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let mut bytes = Vec::with_capacity(std::mem::size_of_val(v));
-        for &x in v {
-            bytes.extend_from_slice(&to_le(x));
+/// A numeric column as (dtype code, little-endian bytes), copied once.
+fn raw<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    dtype: &str,
+    v: &[T],
+    le: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = PyBytes::new_with(py, v.len() * N, |buf| {
+        for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
+            chunk.copy_from_slice(&le(x));
         }
-        Ok(PyTuple::new(py, [dtype.into_pyobject(py)?.into_any(), PyBytes::new(py, &bytes).into_any()])?.into_any())
-    }
+        Ok(())
+    })?;
+    Ok(PyTuple::new(py, [dtype.into_pyobject(py)?.into_any(), bytes.into_any()])?.into_any())
+}
+
+fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
     match c {
-        Column::U32(v) => raw(py, "u32", v, |x| x.to_le_bytes().to_vec()),
-        Column::U64(v) => raw(py, "u64", v, |x| x.to_le_bytes().to_vec()),
-        Column::I64(v) => raw(py, "i64", v, |x| x.to_le_bytes().to_vec()),
-        Column::F64(v) => raw(py, "f64", v, |x| x.to_le_bytes().to_vec()),
+        Column::U32(v) => raw(py, "u32", v, u32::to_le_bytes),
+        Column::U64(v) => raw(py, "u64", v, u64::to_le_bytes),
+        Column::I64(v) => raw(py, "i64", v, i64::to_le_bytes),
+        Column::F64(v) => raw(py, "f64", v, f64::to_le_bytes),
         Column::Str(v) => Ok(PyList::new(py, v)?.into_any()),
     }
 }
 
-/// Run one experiment from its JSON config. `progress(sim_s, fraction_done)`
-/// is called a few times a second; an exception in it aborts the run.
+fn columns<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let cols = PyDict::new(py);
+    for (name, c) in &t.columns {
+        cols.set_item(*name, column(py, c)?)?;
+    }
+    Ok(cols)
+}
+
+/// The engine's sink, forwarding to a Python object with `rows(table,
+/// columns)` and `capture(port, data)`. Its first exception is kept for
+/// the caller to raise.
+struct PySink {
+    target: PyObject,
+    error: Option<PyErr>,
+}
+
+impl PySink {
+    fn call(&mut self, f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<()>) -> Result<(), String> {
+        Python::with_gil(|py| f(py, self.target.bind(py))).map_err(|e| {
+            let text = e.to_string();
+            self.error = Some(e);
+            text
+        })
+    }
+}
+
+impl Sink for PySink {
+    fn rows(&mut self, batch: Table) -> Result<(), String> {
+        self.call(|py, t| t.call_method1("rows", (batch.name, columns(py, &batch)?)).map(|_| ()))
+    }
+
+    fn capture(&mut self, port: &str, bytes: &[u8]) -> Result<(), String> {
+        self.call(|py, t| t.call_method1("capture", (port, PyBytes::new(py, bytes))).map(|_| ()))
+    }
+}
+
+/// Run one experiment from its JSON config, handing every table to
+/// `sink.rows(name, columns)` in batches as the run produces them (numeric
+/// columns as `(dtype, bytes)`, strings as lists) and pcap bytes to
+/// `sink.capture(port, data)`. `progress(sim_s, fraction_done)` is called
+/// a few times a second; an exception there (Ctrl-C included) stops the
+/// run, which then still hands over what it did up to then.
+///
+/// Returns `{"summary": dict, "stopped_by": exception or None}`; raises
+/// `ConfigError`, or the sink's exception.
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None))]
-fn run(py: Python<'_>, config_json: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
+#[pyo3(signature = (config_json, sink, progress=None))]
+fn run(py: Python<'_>, config_json: &str, sink: PyObject, progress: Option<PyObject>) -> PyResult<PyObject> {
     let cfg = ecnlab::Config::from_json(config_json).map_err(|e| ConfigError::new_err(e.0))?;
-    let mut callback_err: Option<PyErr> = None;
+    let mut stopped_by: Option<PyErr> = None;
+    let mut sink = PySink { target: sink, error: None };
     let result = {
-        let mut cb = |now: f64, end: f64| -> bool {
+        let mut cb = |now: f64, fraction: f64| -> bool {
             Python::with_gil(|py| {
-                if let Err(e) = py.check_signals() {
-                    callback_err = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (now, end)) {
-                        callback_err = Some(e);
-                        return false;
+                let outcome = py.check_signals().and_then(|()| match &progress {
+                    Some(p) => p.call1(py, (now, fraction)).map(|_| ()),
+                    None => Ok(()),
+                });
+                match outcome {
+                    Ok(()) => true,
+                    Err(e) => {
+                        stopped_by = Some(e);
+                        false
                     }
                 }
-                true
             })
         };
-        py.allow_threads(|| ecnlab::run(&cfg, &mut cb))
+        py.allow_threads(|| ecnlab::run_into(&cfg, &mut cb, &mut sink))
     };
-    let report = match result {
-        Ok(r) => r,
-        Err(RunError::Interrupted) => {
-            return Err(
-                callback_err.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("run interrupted"))
-            )
-        }
+    let summary = match result {
+        Ok(s) => s,
         Err(RunError::Config(e)) => return Err(ConfigError::new_err(e.0)),
+        Err(RunError::Output(e)) => {
+            return Err(sink.error.unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(e)));
+        }
+        Err(RunError::Interrupted) => unreachable!("run_into finishes an interrupted run"),
     };
     let out = PyDict::new(py);
     let json = py.import("json")?;
-    let summary = json.call_method1("loads", (serde_json::Value::Object(report.summary).to_string(),))?;
-    out.set_item("summary", summary)?;
-    let tables = PyDict::new(py);
-    for t in &report.tables {
-        let cols = PyDict::new(py);
-        for (name, c) in &t.columns {
-            cols.set_item(*name, column(py, c)?)?;
-        }
-        tables.set_item(t.name, cols)?;
-    }
-    out.set_item("tables", tables)?;
+    out.set_item("summary", json.call_method1("loads", (serde_json::Value::Object(summary).to_string(),))?)?;
+    out.set_item("stopped_by", stopped_by.map(|e| e.into_value(py)))?;
     Ok(out.into_any().unbind())
 }
 
@@ -88,7 +126,7 @@ fn resolve(config_json: &str) -> PyResult<String> {
     Ok(cfg.resolved_json().to_string())
 }
 
-/// Check a JSON config without running it.
+/// Check a JSON config without running it (the resource guard included).
 #[pyfunction]
 fn validate(config_json: &str) -> PyResult<()> {
     ecnlab::Config::from_json(config_json).map(|_| ()).map_err(|e| ConfigError::new_err(e.0))

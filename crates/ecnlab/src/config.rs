@@ -122,7 +122,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrList<T> {
         impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
             type Value = OneOrList<T>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a value with a unit, or a list of them")
+                f.write_str("one value or a list of them")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
                 T::deserialize(de::value::StrDeserializer::<E>::new(s)).map(OneOrList::All)
@@ -238,6 +238,41 @@ impl Serialize for Senders {
     }
 }
 
+/// A unit enum read from its name alone, so that any other kind of value
+/// (a list, a table, a number) gets "expected one of ..." instead of the
+/// derived impl's bare "expected value".
+macro_rules! by_name {
+    ($ty:ident { $($v:ident => $name:literal),+ $(,)? }) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                const NAMES: &[&str] = &[$($name),+];
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        write!(f, "one of {}", NAMES.join(", "))
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        match s {
+                            $($name => Ok($ty::$v),)+
+                            _ => Err(E::unknown_variant(s, NAMES)),
+                        }
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    };
+}
+
+by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
+by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
+by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn" });
+by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
+by_name!(WorkloadKind { Poisson => "poisson" });
+by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
+
 // ---------- sections ----------
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -292,10 +327,33 @@ pub struct RunCfg {
     /// same picosecond over different links.
     #[serde(default = "yes")]
     pub lazy_departures: bool,
+    /// Switch ports ("node:peer", as in sample_ports) whose sent packets
+    /// are written to one pcap file each.
+    #[serde(default = "no_ports", skip_serializing_if = "is_no_ports")]
+    pub pcap: OneOrList<String>,
+    /// Budget for what a run writes and holds, estimated before it starts
+    /// (see `budget.rs`). Left out of the resolved form at its default, as
+    /// `pcap` is when empty, so configs without them resolve as before.
+    #[serde(default = "default_max_output", skip_serializing_if = "is_default_max_output")]
+    pub max_output: Bytes,
 }
 
 fn default_sample_ports() -> OneOrList<String> {
     OneOrList::All("auto".into())
+}
+fn no_ports() -> OneOrList<String> {
+    OneOrList::List(Vec::new())
+}
+fn is_no_ports(p: &OneOrList<String>) -> bool {
+    matches!(p, OneOrList::List(l) if l.is_empty())
+}
+/// `run.max_output`'s default: 10 GB.
+pub const DEFAULT_MAX_OUTPUT: u64 = 10_000_000_000;
+fn default_max_output() -> Bytes {
+    Bytes(DEFAULT_MAX_OUTPUT)
+}
+fn is_default_max_output(b: &Bytes) -> bool {
+    b.0 == DEFAULT_MAX_OUTPUT
 }
 
 fn one() -> u64 {
@@ -311,7 +369,7 @@ fn default_goodput_bin() -> Dur {
     Dur(1_000_000_000)
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     Star,
@@ -319,7 +377,7 @@ pub enum TopologyKind {
     FatTree,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// MQ-ECN §5.2: 12 leaves × 12 hosts, 12 spines, 10G, 85.2 us.
@@ -354,7 +412,7 @@ pub struct TopologyCfg {
     pub k: Option<u32>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
     Sp,
@@ -369,7 +427,7 @@ impl SchedulerKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum MarkingKind {
     None,
@@ -449,7 +507,7 @@ impl Default for SwitchCfg {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum CcKind {
     Reno,
@@ -653,13 +711,13 @@ impl SwitchCfg {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
     Poisson,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ServiceMapping {
     /// Host pairs are spread evenly over the services (MQ-ECN §5.2).
@@ -724,7 +782,10 @@ impl WorkloadCfg {
 impl Config {
     pub fn from_json(s: &str) -> Result<Config, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
-        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(path_error)?;
+        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let shape = serde_json::from_str(s).ok().and_then(|v| section_shape(&v));
+            shape.unwrap_or_else(|| path_error(e))
+        })?;
         cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
@@ -733,18 +794,56 @@ impl Config {
     pub fn from_toml(s: &str) -> Result<Config, ConfigError> {
         // Through toml::Value so errors carry serde's key path, not a byte span.
         let value: toml::Value = toml::from_str(s).map_err(|e| ConfigError(format!("TOML syntax: {}", e.message())))?;
-        let mut cfg: Config = serde_path_to_error::deserialize(value).map_err(path_error)?;
+        let json = serde_json::to_value(&value).ok();
+        let mut cfg: Config = serde_path_to_error::deserialize(value)
+            .map_err(|e| json.as_ref().and_then(section_shape).unwrap_or_else(|| path_error(e)))?;
         cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
     }
 }
 
+/// A section given as something other than a table: serde would read a
+/// list into a struct field by field and blame a confusing key, so a
+/// config that fails to parse is first checked for this.
+fn section_shape(v: &serde_json::Value) -> Option<ConfigError> {
+    use serde_json::Value;
+    let what = |x: &Value| match x {
+        Value::Array(_) => "a list".to_string(),
+        Value::String(s) => format!("a string {s:?}"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Null => "nothing".to_string(),
+        Value::Object(_) => "a table".to_string(),
+    };
+    let top = v.as_object()?;
+    for key in ["run", "topology", "switch", "transport", "workload", "fabric"] {
+        match top.get(key) {
+            Some(x) if !x.is_object() => {
+                return Some(ConfigError(format!("{key}: {}; expected a table, [{key}] with its keys", what(x))));
+            }
+            _ => {}
+        }
+    }
+    for key in ["flows", "ping", "incast"] {
+        if let Some(Value::Array(items)) = top.get(key) {
+            if let Some((i, x)) = items.iter().enumerate().find(|(_, x)| !x.is_object()) {
+                return Some(ConfigError(format!(
+                    "{key}[{i}]: {}; expected a table, a [[{key}]] entry with its keys",
+                    what(x)
+                )));
+            }
+        }
+    }
+    None
+}
+
 fn path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigError {
     let path = e.path().to_string();
     let msg = e.inner().to_string();
-    // serde_json appends " at line L column C"; the key path says more.
-    let msg = match msg.find(" at line ") {
+    // serde_json appends " at line L column C", toml "\nin `key`"; the key
+    // path says more.
+    let msg = match msg.find(" at line ").or_else(|| msg.find("\nin `")) {
         Some(i) => msg[..i].to_string(),
         None => msg,
     };
@@ -819,17 +918,23 @@ impl Config {
                 }
             }
         }
-        if r.sample_interval.0 == 0 {
-            return Err(bad("run.sample_interval", "0s", "must be positive"));
+        // A queue or a goodput bin does not change within a nanosecond
+        // (a 64-byte packet takes 51 ns at 10 Gbps); finer intervals only
+        // multiply the output.
+        for (key, d) in [("run.sample_interval", r.sample_interval), ("run.goodput_interval", r.goodput_interval)] {
+            if d.0 < 1_000 {
+                return Err(bad(key, fmt_dur(d.0), "must be at least 1ns"));
+            }
         }
-        if r.goodput_interval.0 == 0 {
-            return Err(bad("run.goodput_interval", "0s", "must be positive"));
+        if r.max_output.0 == 0 {
+            return Err(bad("run.max_output", "0B", "must be positive, e.g. \"10GB\""));
         }
         self.validate_topology()?;
         self.validate_switches()?;
         self.validate_transport()?;
         self.validate_apps()?;
-        self.validate_workload()
+        self.validate_workload()?;
+        crate::budget::check(self)
     }
 
     fn validate_workload(&self) -> Result<(), ConfigError> {
@@ -1115,6 +1220,23 @@ impl Config {
             if !(28..=65_000).contains(&p.size.0) {
                 return Err(bad(&format!("ping[{i}].size"), p.size.0, "must be 28 to 65000 bytes"));
             }
+            // Hosts never drop: probes sent faster than the link takes them
+            // would pile up in the NIC without end.
+            let bps = p.size.0 as f64 * 8.0 * units::PS_PER_S as f64 / p.interval.0 as f64;
+            let link = self.topology.host_rate(p.src);
+            if bps > link as f64 {
+                return Err(bad(
+                    &format!("ping[{i}].interval"),
+                    fmt_dur(p.interval.0),
+                    &format!(
+                        "{}B every {} is faster than host{}'s {} link; its NIC queue would grow without end",
+                        p.size.0,
+                        fmt_dur(p.interval.0),
+                        p.src,
+                        units::fmt_rate(link)
+                    ),
+                ));
+            }
         }
         for (i, c) in self.incast.iter().enumerate() {
             host(format!("incast[{i}].receiver"), c.receiver)?;
@@ -1173,6 +1295,11 @@ pub fn marking_name(m: MarkingKind) -> &'static str {
 
 fn fmt_t(t: Time) -> String {
     format!("{}s", units::secs(t))
+}
+
+/// A time in its canonical spelling ("1ps", "85200ns").
+fn fmt_dur(t: Time) -> String {
+    units::fmt_duration(t)
 }
 
 #[cfg(test)]
@@ -1261,7 +1388,20 @@ link_delay = "25us"
         assert!(e.starts_with("switch.quantum = a list of 1"), "{e}");
         let e = err("[switch]\ndequeue_marking = true\n");
         assert_eq!(e, "switch.dequeue_marking = true: needs a marking scheme (switch.marking is \"none\")");
+        // A section or entry that is not a table, and a name given as a list.
+        let e = Config::from_json(r#"{"run": {"duration": "1ms"}, "topology": [{"kind": "star"}]}"#).unwrap_err().0;
+        assert_eq!(e, "topology: a list; expected a table, [topology] with its keys");
+        let e = Config::from_toml(&format!("flows = [\"x\"]\n{BASE}")).unwrap_err().0;
+        assert_eq!(e, "flows[0]: a string \"x\"; expected a table, a [[flows]] entry with its keys");
+        let e = err("[switch]\nscheduler = [\"dwrr\"]\n");
+        assert_eq!(e, "switch.scheduler: invalid type: sequence, expected one of sp, wrr, dwrr, sp-dwrr");
         let e = err("[transport]\nmin_rto = 5\n");
         assert!(e.starts_with("transport.min_rto: 5: a duration needs a unit"), "{e}");
+        // 64 B every 10 ns is 51.2 Gbps, over a 10 Gbps host link.
+        let e = err("[[ping]]\nsrc = 0\ndst = 1\ninterval = \"10ns\"\n");
+        assert_eq!(
+            e,
+            "ping[0].interval = 10ns: 64B every 10ns is faster than host0's 10Gbps link; its NIC queue would grow without end"
+        );
     }
 }

@@ -1,28 +1,34 @@
 //! ecnlab: a packet-level simulator of ECN marking and queue management in
 //! multi-queue data-center switches.
 //!
-//! One experiment is one [`Config`]; [`run`] builds the network, runs the
-//! event loop to the configured duration and returns a columnar [`Report`].
+//! One experiment is one [`Config`]; [`run_into`] builds the network, runs
+//! the event loop to the configured duration and hands its columnar tables
+//! to a [`Sink`] as it goes; [`run`] keeps them all in a [`Report`].
 //! A run is a pure function of its config (and the seed inside it).
 
+pub mod budget;
 pub mod config;
 pub mod engine;
 pub mod host;
+pub mod output;
 pub mod packet;
+pub mod pcap;
 pub mod prefetch;
 pub mod presets;
 pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod switch;
+pub mod tables;
 pub mod topology;
 pub mod units;
 pub mod workload;
 pub mod world;
 
 pub use config::{Config, ConfigError};
+pub use output::{Collect, Sink};
 pub use report::{Column, Report, Table};
-pub use world::World;
+pub use world::{Stop, World};
 
 /// The engine's version: the package version and a digest of the engine's
 /// sources, which changes with any change to what a run computes.
@@ -36,6 +42,8 @@ pub enum RunError {
     Config(ConfigError),
     /// The progress callback asked to stop.
     Interrupted,
+    /// The sink could not take the outputs; its message.
+    Output(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -43,19 +51,39 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Config(e) => write!(f, "{e}"),
             RunError::Interrupted => f.write_str("run interrupted"),
+            RunError::Output(e) => write!(f, "writing the outputs failed: {e}"),
         }
     }
 }
 
-/// Run one experiment to completion.
+/// Run one experiment, handing its tables and captures to `sink` as they
+/// are produced, and return its summary. A run the progress callback
+/// stops still writes what it did up to then and returns its summary,
+/// marked `"complete": false` (`ended_by = "interrupted"`).
 /// `progress(sim_s, fraction_done)`: see [`World::run`].
-pub fn run(cfg: &Config, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
-    let mut w = World::new(cfg).map_err(RunError::Config)?;
-    w.run(progress).map_err(|_| RunError::Interrupted)?;
-    Ok(w.report())
+pub fn run_into(
+    cfg: &Config,
+    progress: &mut dyn FnMut(f64, f64) -> bool,
+    sink: &mut dyn Sink,
+) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
+    let mut w = World::new(cfg, sink).map_err(RunError::Config)?;
+    match w.run(progress) {
+        Ok(()) | Err(Stop::Interrupted) => w.finish().map_err(RunError::Output),
+        Err(Stop::Output(e)) => Err(RunError::Output(e)),
+    }
 }
 
-/// Run a config given as JSON text (the Python layer's entry point).
+/// Run one experiment to completion, keeping every table in memory.
+pub fn run(cfg: &Config, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
+    let mut sink = Collect::default();
+    let summary = run_into(cfg, progress, &mut sink)?;
+    if summary.get("complete") == Some(&serde_json::Value::Bool(false)) {
+        return Err(RunError::Interrupted);
+    }
+    Ok(sink.into_report(summary))
+}
+
+/// Run a config given as JSON text.
 pub fn run_json(json: &str, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
     let cfg = Config::from_json(json).map_err(RunError::Config)?;
     run(&cfg, progress)

@@ -23,6 +23,18 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Append `other`'s values; both must be of one type.
+    pub fn append(&mut self, other: Column) {
+        match (self, other) {
+            (Column::U32(a), Column::U32(b)) => a.extend(b),
+            (Column::U64(a), Column::U64(b)) => a.extend(b),
+            (Column::I64(a), Column::I64(b)) => a.extend(b),
+            (Column::F64(a), Column::F64(b)) => a.extend(b),
+            (Column::Str(a), Column::Str(b)) => a.extend(b),
+            _ => panic!("appending a column of another type"),
+        }
+    }
 }
 
 pub struct Table {
@@ -37,11 +49,22 @@ impl Table {
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.0 == name).map(|c| &c.1)
     }
+
+    /// Append the rows of `more`, a batch of the same table.
+    pub fn append(&mut self, more: Table) {
+        debug_assert_eq!(self.name, more.name);
+        for ((_, a), (_, b)) in self.columns.iter_mut().zip(more.columns) {
+            a.append(b);
+        }
+    }
 }
 
+/// A whole run in memory: its summary, every table, and the captures.
 pub struct Report {
     pub summary: Map<String, Value>,
     pub tables: Vec<Table>,
+    /// (switch port name, pcap file bytes) per `run.pcap` entry.
+    pub captures: Vec<(String, Vec<u8>)>,
 }
 
 impl Report {

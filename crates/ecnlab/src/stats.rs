@@ -1,69 +1,179 @@
 //! Collectors filled during a run: goodput bins per service, queue-length
-//! samples, ping RTTs and incast rounds. All append-only columns.
+//! samples, ping RTTs and incast rounds. Each holds only the rows not yet
+//! handed to the run's output (see `output.rs`).
 
-use crate::units::Time;
+use crate::output::Output;
+use crate::tables::{GoodputRows, IncastRows, QueueRows, RttRows};
+use crate::units::{secs, Time};
 
-pub struct Stats {
-    pub goodput_bin: Time,
-    /// Payload bytes delivered in order at receivers, [service][bin].
-    pub goodput: Vec<Vec<u64>>,
-    pub q_time: Vec<f64>,
-    pub q_port: Vec<u32>,
-    pub q_queue: Vec<u32>,
-    pub q_bytes: Vec<u64>,
-    pub q_packets: Vec<u32>,
-    pub rtt_time: Vec<f64>,
-    pub rtt_src: Vec<u32>,
-    pub rtt_dst: Vec<u32>,
-    pub rtt_service: Vec<u32>,
-    pub rtt: Vec<f64>,
-    pub inc_round: Vec<u32>,
-    pub inc_start: Vec<f64>,
-    pub inc_finish: Vec<f64>,
-    pub inc_gbps: Vec<f64>,
+/// Payload delivered in order at receivers, per service, in bins of
+/// `run.goodput_interval`. Only the bin being filled is kept: time only
+/// moves forward, so a delivery in a later bin closes every earlier one.
+pub struct Goodput {
+    bin: Time,
+    /// Index of the bin being filled; it ends at `bin_end`.
+    cur: u64,
+    bin_end: Time,
+    /// Bytes of the bin being filled, per service.
+    bytes: Vec<u64>,
+    /// Services that carry a flow: one row each per bin.
+    active: Vec<usize>,
+    /// One past the last bin that saw a delivery.
+    bins_delivered: u64,
+    pub rows: GoodputRows,
 }
 
-impl Stats {
-    /// `end` sizes the goodput bins up front (bins past it are never
-    /// filled); runs without a duration grow them as time goes on.
-    pub fn new(services: usize, end: Time, goodput_bin: Time) -> Self {
-        let bins = if end == crate::config::NO_END { 0 } else { end.div_ceil(goodput_bin) as usize };
-        Stats {
-            goodput_bin,
-            goodput: vec![vec![0; bins]; services],
-            q_time: Vec::new(),
-            q_port: Vec::new(),
-            q_queue: Vec::new(),
-            q_bytes: Vec::new(),
-            q_packets: Vec::new(),
-            rtt_time: Vec::new(),
-            rtt_src: Vec::new(),
-            rtt_dst: Vec::new(),
-            rtt_service: Vec::new(),
-            rtt: Vec::new(),
-            inc_round: Vec::new(),
-            inc_start: Vec::new(),
-            inc_finish: Vec::new(),
-            inc_gbps: Vec::new(),
+impl Goodput {
+    pub fn new(services: usize, active: Vec<usize>, bin: Time) -> Self {
+        Goodput {
+            bin,
+            cur: 0,
+            bin_end: bin,
+            bytes: vec![0; services],
+            active,
+            bins_delivered: 0,
+            rows: GoodputRows::default(),
         }
     }
 
     #[inline]
-    pub fn deliver(&mut self, service: usize, now: Time, bytes: u64) {
-        let bin = (now / self.goodput_bin) as usize;
-        match self.goodput[service].get_mut(bin) {
-            Some(b) => *b += bytes,
-            None => self.grow(service, bin, bytes),
+    pub fn deliver(&mut self, service: usize, now: Time, bytes: u64, out: &mut Output) {
+        if now >= self.bin_end {
+            self.advance(now, out);
+        }
+        self.bytes[service] += bytes;
+    }
+
+    /// A delivery in a later bin: the bins before it are complete.
+    #[cold]
+    #[inline(never)]
+    fn advance(&mut self, now: Time, out: &mut Output) {
+        let b = now / self.bin;
+        while self.cur < b {
+            self.close(self.bin, out);
+        }
+        self.bin_end = (b + 1).saturating_mul(self.bin);
+        self.bins_delivered = b + 1;
+    }
+
+    /// Write the bin being filled, `width` long, and start the next.
+    fn close(&mut self, width: Time, out: &mut Output) {
+        let start = self.cur * self.bin;
+        for &s in &self.active {
+            let gbps = self.bytes[s] as f64 * 8.0 / secs(width) / 1e9;
+            self.rows.push(secs(start + width), s as u32, gbps);
+        }
+        self.bytes.fill(0);
+        self.cur += 1;
+        self.rows.flush_full(out);
+    }
+
+    /// The run stopped at `stopped`: write the bins that start before it,
+    /// the last one cut short there. With a duration every such bin has a
+    /// row; without one the series ends with the last delivery's bin.
+    pub fn finish(&mut self, stopped: Time, has_duration: bool, out: &mut Output) {
+        if self.bytes.iter().any(|&b| b > 0) {
+            self.bins_delivered = self.bins_delivered.max(self.cur + 1);
+        }
+        let mut bins = stopped.div_ceil(self.bin);
+        if !has_duration {
+            bins = bins.min(self.bins_delivered);
+        }
+        while self.cur < bins {
+            let start = self.cur * self.bin;
+            let width = (stopped.min(start + self.bin) - start).max(1);
+            self.close(width, out);
+        }
+        self.rows.flush(out);
+    }
+}
+
+/// Every time series of a run.
+pub struct Stats {
+    pub goodput: Goodput,
+    pub queues: QueueRows,
+    pub rtt: RttRows,
+    pub incast: IncastRows,
+    /// Sum and count of incast rounds' goodput (the summary's mean).
+    pub incast_gbps_sum: f64,
+    pub incast_rounds: u64,
+}
+
+impl Stats {
+    pub fn new(services: usize, active: Vec<usize>, goodput_bin: Time) -> Self {
+        Stats {
+            goodput: Goodput::new(services, active, goodput_bin),
+            queues: QueueRows::default(),
+            rtt: RttRows::default(),
+            incast: IncastRows::default(),
+            incast_gbps_sum: 0.0,
+            incast_rounds: 0,
         }
     }
 
-    /// A delivery past the last bin of a run without a duration (with one,
-    /// nothing is delivered past its end): every service gets bins to `bin`.
-    #[cold]
-    fn grow(&mut self, service: usize, bin: usize, bytes: u64) {
-        for g in &mut self.goodput {
-            g.resize(bin + 1, 0);
+    pub fn incast_round(&mut self, round: u32, start: Time, finish: Time, gbps: f64, out: &mut Output) {
+        self.incast.push(round, secs(start), secs(finish), gbps);
+        self.incast_gbps_sum += gbps;
+        self.incast_rounds += 1;
+        self.incast.flush_full(out);
+    }
+
+    /// Hand over what is left of every series: the run stopped at `stopped`.
+    pub fn finish(&mut self, stopped: Time, has_duration: bool, out: &mut Output) {
+        self.goodput.finish(stopped, has_duration, out);
+        self.queues.flush(out);
+        self.rtt.flush(out);
+        self.incast.flush(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Collect;
+    use crate::report::Column;
+
+    fn table(c: &Collect) -> (Vec<f64>, Vec<u32>, Vec<f64>) {
+        let t = c.tables.iter().find(|t| t.name == "goodput").expect("goodput sent");
+        let (Some(Column::F64(time)), Some(Column::U32(svc)), Some(Column::F64(g))) =
+            (t.column("time"), t.column("service"), t.column("gbps"))
+        else {
+            panic!("goodput columns")
+        };
+        (time.clone(), svc.clone(), g.clone())
+    }
+
+    /// Bins close as later deliveries arrive; empty bins get rows of 0;
+    /// the last bin is cut at the stop, and a run without a duration ends
+    /// its series with the last delivery's bin.
+    #[test]
+    fn goodput_bins_close_in_order_and_the_last_is_cut_short() {
+        const MS: Time = 1_000_000_000;
+        for has_duration in [true, false] {
+            let mut c = Collect::default();
+            let mut out = Output::new(&mut c);
+            let mut g = Goodput::new(3, vec![0, 2], MS);
+            g.deliver(0, MS / 2, 125_000, &mut out); // 1 Gbps over bin 0
+            g.deliver(2, 3 * MS + 1, 250_000, &mut out); // bin 3; bins 1, 2 empty
+            g.deliver(0, 3 * MS + 2, 125_000, &mut out);
+            g.finish(3 * MS + MS / 2, has_duration, &mut out);
+            let (time, svc, gbps) = table(&c);
+            assert_eq!(svc, [0, 2, 0, 2, 0, 2, 0, 2]);
+            let t: Vec<f64> = time.iter().map(|t| (t * 1e4).round() / 1e4).collect();
+            assert_eq!(t, [0.001, 0.001, 0.002, 0.002, 0.003, 0.003, 0.0035, 0.0035]);
+            let g: Vec<f64> = gbps.iter().map(|x| (x * 1e9).round() / 1e9).collect();
+            // Half a bin: 125 kB in 0.5 ms is 2 Gbps.
+            assert_eq!(g, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 4.0]);
         }
-        self.goodput[service][bin] += bytes;
+        // Stopped well after the last delivery: with a duration the empty
+        // bins up to the stop are written, without one they are not.
+        for (has_duration, rows) in [(true, 5), (false, 1)] {
+            let mut c = Collect::default();
+            let mut out = Output::new(&mut c);
+            let mut g = Goodput::new(1, vec![0], MS);
+            g.deliver(0, 10, 1, &mut out);
+            g.finish(5 * MS, has_duration, &mut out);
+            assert_eq!(table(&c).0.len(), rows);
+        }
     }
 }

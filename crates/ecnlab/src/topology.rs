@@ -34,6 +34,8 @@ pub struct Port {
     pub txdone_sched: Time,
     /// Owned by a switch (counts toward its shared pool), else a host NIC.
     pub switch: Option<u32>,
+    /// The packets it sends are captured (`run.pcap`).
+    pub capture: bool,
 }
 
 // Four lines exactly: a field that grows it to five costs every hop (a
@@ -241,6 +243,7 @@ impl Builder {
                     lazy: false,
                     txdone_sched: 0,
                     switch,
+                    capture: false,
                 });
                 out[from as usize].push(id);
                 if let NodeKind::Host { nic } = &mut nodes[from as usize].kind {

@@ -11,6 +11,14 @@ pub type Time = u64;
 
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
+/// The longest time a config may give: 10^6 s (11.6 days) is 10^18 ps, a
+/// eighteenth of what 64 bits count, so sums of times never overflow.
+pub const MAX_TIME: Time = 1_000_000 * PS_PER_S;
+
+/// The fastest rate a config may give: one byte per picosecond, so that
+/// every packet takes time on the wire and simulated time moves on.
+pub const MAX_RATE_BPS: u64 = 8 * PS_PER_S;
+
 pub fn secs(t: Time) -> f64 {
     t as f64 / PS_PER_S as f64
 }
@@ -85,7 +93,11 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
     if n < 0.0 {
         return Err("must not be negative".into());
     }
-    Ok((n * scale).round() as Time)
+    let t = (n * scale).round();
+    if t > MAX_TIME as f64 {
+        return Err("longer than 1000000s (11.6 days), the longest simulated time ecnlab counts".into());
+    }
+    Ok(t as Time)
 }
 
 /// `value` in the largest of `units` (name, size) that holds it a whole
@@ -127,6 +139,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     if bps < 1.0 {
         return Err("must be positive".into());
     }
+    if bps > MAX_RATE_BPS as f64 {
+        return Err("faster than 8Tbps (one byte per picosecond), the fastest link ecnlab models".into());
+    }
     Ok(bps as u64)
 }
 
@@ -142,7 +157,7 @@ impl Amount {
     pub fn bytes(self, pkt_bytes: u64) -> u64 {
         match self {
             Amount::Bytes(b) => b,
-            Amount::Packets(p) => p * pkt_bytes,
+            Amount::Packets(p) => p.saturating_mul(pkt_bytes),
         }
     }
 }
@@ -159,12 +174,15 @@ impl fmt::Display for Amount {
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     match parse_amount(s)? {
         Amount::Bytes(b) => Ok(b),
-        Amount::Packets(_) => Err("expected a size in bytes (B, KB, MB, GB, KiB, MiB), not packets".into()),
+        Amount::Packets(_) => {
+            Err("expected a size in bytes (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), not packets".into())
+        }
     }
 }
 
 pub fn parse_amount(s: &str) -> Result<Amount, String> {
-    const ALLOWED: &str = "a number followed by B, KB, MB, GB, KiB, MiB or pkt (e.g. \"300KB\", \"65pkt\")";
+    const ALLOWED: &str =
+        "a number followed by B, KB, MB, GB, TB, KiB, MiB, GiB, TiB or pkt (e.g. \"300KB\", \"65pkt\")";
     let (n, unit) = split_number(s).ok_or_else(|| format!("expected {ALLOWED}"))?;
     if n < 0.0 {
         return Err("must not be negative".into());
@@ -180,9 +198,11 @@ pub fn parse_amount(s: &str) -> Result<Amount, String> {
         "KB" => 1e3,
         "MB" => 1e6,
         "GB" => 1e9,
+        "TB" => 1e12,
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
         _ => return Err(format!("unknown size unit {unit:?}; expected {ALLOWED}")),
     };
     Ok(Amount::Bytes((n * scale).round() as u64))
@@ -202,6 +222,8 @@ mod tests {
         assert!(parse_duration("5").unwrap_err().contains("unknown time unit"));
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("-1s").is_err());
+        assert_eq!(parse_duration("1000000s"), Ok(MAX_TIME));
+        assert!(parse_duration("999999999s").unwrap_err().contains("longer than 1000000s"));
     }
 
     #[test]
@@ -209,6 +231,8 @@ mod tests {
         assert_eq!(parse_rate("10Gbps"), Ok(10_000_000_000));
         assert_eq!(parse_rate("2.5Gbps"), Ok(2_500_000_000));
         assert!(parse_rate("10Gbs").is_err());
+        assert_eq!(parse_rate("8Tbps"), Ok(MAX_RATE_BPS));
+        assert!(parse_rate("9Tbps").unwrap_err().contains("faster than 8Tbps"));
         assert_eq!(parse_amount("300KB"), Ok(Amount::Bytes(300_000)));
         assert_eq!(parse_amount("64KiB"), Ok(Amount::Bytes(65_536)));
         assert_eq!(parse_amount("65pkt"), Ok(Amount::Packets(65)));

@@ -172,6 +172,41 @@ pub struct Arrival {
     pub start: crate::units::Time,
 }
 
+/// Flows per second that load every host link (`capacity` bits/s in all)
+/// to `w.load` on average, with services picked with `p_service`.
+fn flow_rate(
+    w: &crate::config::WorkloadCfg,
+    p_service: &[f64],
+    dists: &[SizeDist],
+    capacity: f64,
+    mss: u32,
+    header: u32,
+) -> f64 {
+    // Expected bytes on the wire per flow: payload plus one header per
+    // segment (half a segment of rounding on average).
+    let wire = |m: f64| m + header as f64 * (m / mss as f64 + 0.5);
+    let mean_wire: f64 = p_service.iter().zip(dists).map(|(p, d)| p * wire(d.mean())).sum();
+    w.load * capacity / (8.0 * mean_wire)
+}
+
+/// How long the workload's arrivals last, in seconds (the resource
+/// guard's estimate of a run without a duration): flows over their rate.
+pub fn arrival_span(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32, header: u32) -> Result<f64, String> {
+    let dists: Vec<SizeDist> = w.distribution_names().iter().map(|n| SizeDist::resolve(n)).collect::<Result<_, _>>()?;
+    let services = w.services as usize;
+    // Services weighted as in `poisson`, closely enough for an estimate.
+    let p_service = match &w.service_weights {
+        Some(wts) => {
+            let sum: f64 = wts.iter().sum();
+            wts.iter().map(|x| x / sum).collect()
+        }
+        None => vec![1.0 / services as f64; services],
+    };
+    let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
+    let bottleneck = Endpoints::new(w, host_rates).map_or(capacity, |e| e.capacity);
+    Ok(w.flows as f64 / flow_rate(w, &p_service, &dists, bottleneck, mss, header))
+}
+
 /// Poisson arrivals sized so that every host's access link carries `load`
 /// on average (headers counted); uniform random source and destination;
 /// services by host pair or by weight; sizes from each service's CDF.
@@ -198,17 +233,13 @@ pub fn poisson(
             wts.iter().map(|x| x / sum).collect()
         }
     };
-    // Expected bytes on the wire per flow: payload plus one header per
-    // segment (half a segment of rounding on average).
-    let wire = |m: f64| m + header as f64 * (m / mss as f64 + 0.5);
-    let mean_wire: f64 = p_service.iter().zip(&dists).map(|(p, d)| p * wire(d.mean())).sum();
     let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
     let ends = Endpoints::new(w, host_rates);
     // All to all, every link carries `load`; from senders to receivers,
     // the side with less capacity does (the client's link, when one
     // client fetches from many servers).
     let bottleneck = ends.as_ref().map_or(capacity, |e| e.capacity);
-    let rate = w.load * bottleneck / (8.0 * mean_wire); // flows per second
+    let rate = flow_rate(w, &p_service, &dists, bottleneck, mss, header);
     let mut rng = Rng::stream(seed, 0x3017_0AD5);
     let mut cdf = p_service.clone();
     for i in 1..cdf.len() {

@@ -6,12 +6,14 @@ use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
+use crate::output::{Output, Sink};
 use crate::packet::{Arena, Ecn, Kind, Packet};
+use crate::pcap::Capture;
 use crate::prefetch::{prefetch, prefetch_all};
-use crate::report::{Column, Report, Table};
 use crate::rng::hash64;
 use crate::stats::Stats;
 use crate::switch::marker::Marker;
+use crate::tables::{FlowRows, PortRows};
 use crate::topology::{Network, NodeKind};
 use crate::units::{secs, Time};
 use serde_json::{json, Map, Value};
@@ -72,7 +74,12 @@ struct Incast {
 
 /// Why a run stopped before its end.
 #[derive(Debug)]
-pub struct Interrupted;
+pub enum Stop {
+    /// The progress callback asked to stop.
+    Interrupted,
+    /// The sink failed; its message.
+    Output(String),
+}
 
 /// `from` of a packet a host hands to its own NIC.
 const NO_PORT: u32 = u32::MAX;
@@ -101,6 +108,10 @@ pub struct World<'a> {
     delack_timeout: Time,
     host_queue_limit: u64,
     sample_ports: Vec<u32>,
+    /// Packet captures of `run.pcap`'s ports.
+    captures: Vec<Capture>,
+    /// Where tables and captures go as they are produced.
+    out: Output<'a>,
     /// Workload flows are flows[workload.0..workload.1], in start order;
     /// each one's start schedules the next.
     workload: (usize, usize),
@@ -121,10 +132,13 @@ pub struct World<'a> {
     /// Payload bytes delivered in order after warmup, per service.
     goodput_after_warmup: Vec<u64>,
     wall_seconds: f64,
+    /// The run was stopped before its end (Ctrl-C).
+    interrupted: bool,
 }
 
 impl<'a> World<'a> {
-    pub fn new(cfg: &'a Config) -> Result<World<'a>, ConfigError> {
+    /// Build the experiment; its outputs will go to `sink`.
+    pub fn new(cfg: &'a Config, sink: &'a mut dyn Sink) -> Result<World<'a>, ConfigError> {
         let mut net = Network::build(cfg);
         // A switch port's departures only change its own queue and the
         // packets it sends, so they can wait until something looks: its next
@@ -227,7 +241,23 @@ impl<'a> World<'a> {
             })
             .collect();
         let sample_ports = sampled_ports(&net, &cfg.run.sample_ports)?;
+        let mut captures = Vec::new();
+        for (i, p) in captured_ports(&net, &cfg.run.pcap)?.into_iter().enumerate() {
+            let port = &mut net.ports[p as usize];
+            port.capture = true;
+            let (node, peer) = (port.node, port.peer);
+            if captures.iter().any(|c: &Capture| c.port == p) {
+                return Err(ConfigError(format!(
+                    "run.pcap[{i}] = {:?}: listed twice; each port is captured once",
+                    net.port_name(p)
+                )));
+            }
+            captures.push(Capture::new(p, net.port_name(p), node, peer));
+        }
         let services = cfg.switch.queues as usize;
+        let mut active: Vec<usize> = flows.iter().map(|f| f.service as usize).collect();
+        active.sort_unstable();
+        active.dedup();
         Ok(World {
             cfg,
             q: EventQueue::new(),
@@ -235,7 +265,7 @@ impl<'a> World<'a> {
             flows,
             pings,
             incasts,
-            stats: Stats::new(services, cfg.end(), cfg.run.goodput_interval.0),
+            stats: Stats::new(services, active, cfg.run.goodput_interval.0),
             end: cfg.end(),
             warmup: cfg.run.warmup.0,
             hdr: t.header,
@@ -245,6 +275,8 @@ impl<'a> World<'a> {
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
             sample_ports,
+            captures,
+            out: Output::new(sink),
             net,
             sent: 0,
             delivered: 0,
@@ -252,6 +284,7 @@ impl<'a> World<'a> {
             in_transit: 0,
             goodput_after_warmup: vec![0; services],
             wall_seconds: 0.0,
+            interrupted: false,
             workload,
             serial_next,
             unfinished,
@@ -264,8 +297,9 @@ impl<'a> World<'a> {
 
     /// Run to the configured duration, or until every flow has finished.
     /// `progress(sim_s, fraction_done)` is called a few times a second of
-    /// wall time; returning false aborts the run.
-    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<(), Interrupted> {
+    /// wall time; returning false stops the run, as does a failing sink.
+    /// Either way [`World::finish`] can still write what the run has done.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<(), Stop> {
         let wall = std::time::Instant::now();
         for f in 0..self.flows.len() as u32 {
             let fl = &self.flows[f as usize];
@@ -300,10 +334,15 @@ impl<'a> World<'a> {
                 self.stopped = self.q.now;
                 break;
             }
-            if self.q.processed & 0x3FFFF == 0 && last_report.elapsed().as_secs_f64() > 0.25 {
-                last_report = std::time::Instant::now();
-                if !progress(secs(self.q.now), self.progress_fraction()) {
-                    return Err(Interrupted);
+            if self.q.processed & 0x3FFFF == 0 {
+                if let Some(e) = &self.out.failed {
+                    return Err(self.stop_at(Stop::Output(e.clone()), wall));
+                }
+                if last_report.elapsed().as_secs_f64() > 0.25 {
+                    last_report = std::time::Instant::now();
+                    if !progress(secs(self.q.now), self.progress_fraction()) {
+                        return Err(self.stop_at(Stop::Interrupted, wall));
+                    }
                 }
             }
         }
@@ -315,7 +354,20 @@ impl<'a> World<'a> {
         // Departures due by the end, so the ports' counters are final.
         self.catch_up_all(self.stopped);
         self.wall_seconds = wall.elapsed().as_secs_f64();
-        Ok(())
+        match &self.out.failed {
+            Some(e) => Err(Stop::Output(e.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// The run stops early, now: its outputs end here.
+    #[cold]
+    fn stop_at(&mut self, why: Stop, wall: std::time::Instant) -> Stop {
+        self.stopped = self.q.now;
+        self.interrupted = true;
+        self.catch_up_all(self.stopped);
+        self.wall_seconds = wall.elapsed().as_secs_f64();
+        why
     }
 
     /// How far the run has got, in [0, 1]: simulated time over the
@@ -460,10 +512,14 @@ impl<'a> World<'a> {
             }
         }
         self.in_transit += 1;
+        let nic = p.switch.is_none();
+        if p.capture {
+            self.capture(port, now, id);
+        }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.
         let pkt = self.arena.get(id);
-        if p.switch.is_none() && pkt.kind == Kind::Data {
+        if nic && pkt.kind == Kind::Data {
             // The NIC took a data packet: a paused sender may go on.
             let (fid, size) = (pkt.flow, size as u64);
             let f = &mut self.flows[fid as usize];
@@ -473,6 +529,14 @@ impl<'a> World<'a> {
                 self.try_send(fid);
             }
         }
+    }
+
+    /// Record packet `id`, leaving `port` at `now`, in the port's capture.
+    #[cold]
+    #[inline(never)]
+    fn capture(&mut self, port: u32, now: Time, id: u32) {
+        let c = self.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
+        c.record(now, self.arena.get(id), &mut self.out);
     }
 
     /// Offer packet `id`, which came over the link of port `from` (or
@@ -601,12 +665,9 @@ impl<'a> World<'a> {
             }
             Kind::PingRep => {
                 if p.ts >= self.warmup {
-                    let s = &mut self.stats;
-                    s.rtt_time.push(secs(p.ts));
-                    s.rtt_src.push(p.dst);
-                    s.rtt_dst.push(p.src);
-                    s.rtt_service.push(p.service as u32);
-                    s.rtt.push(secs(now - p.ts));
+                    let rtt = &mut self.stats.rtt;
+                    rtt.push(secs(p.ts), p.dst, p.src, p.service as u32, secs(now - p.ts));
+                    rtt.flush_full(&mut self.out);
                 }
             }
         }
@@ -633,7 +694,7 @@ impl<'a> World<'a> {
             self.send_ack(fid, a, p.ts);
         }
         if out.delivered > 0 {
-            self.stats.deliver(service, now, out.delivered);
+            self.stats.goodput.deliver(service, now, out.delivered, &mut self.out);
             if now >= self.warmup {
                 self.goodput_after_warmup[service] += out.delivered;
             }
@@ -668,10 +729,7 @@ impl<'a> World<'a> {
                 if inc.done == inc.flows.len() as u32 {
                     let dt = secs(now - inc.round_start);
                     let bits = (inc.block * inc.flows.len() as u64 * 8) as f64;
-                    self.stats.inc_round.push(inc.round);
-                    self.stats.inc_start.push(secs(inc.round_start));
-                    self.stats.inc_finish.push(secs(now));
-                    self.stats.inc_gbps.push(bits / dt / 1e9);
+                    self.stats.incast_round(inc.round, inc.round_start, now, bits / dt / 1e9, &mut self.out);
                     if inc.round < inc.rounds {
                         inc.round_start = now;
                         self.q.after(inc.req_delay, Event::IncastRound { group: g });
@@ -823,16 +881,14 @@ impl<'a> World<'a> {
             self.catch_up(self.sample_ports[i], now.saturating_sub(1), None);
         }
         let t = secs(now);
+        let rows = &mut self.stats.queues;
         for &pi in &self.sample_ports {
             let p = &self.net.ports[pi as usize];
             for (qi, q) in p.qdisc.queues.iter().enumerate() {
-                self.stats.q_time.push(t);
-                self.stats.q_port.push(pi);
-                self.stats.q_queue.push(qi as u32);
-                self.stats.q_bytes.push(q.fifo.bytes);
-                self.stats.q_packets.push(q.fifo.len() as u32);
+                rows.push(t, pi, qi as u32, q.fifo.bytes, q.fifo.len() as u32);
             }
         }
+        rows.flush_full(&mut self.out);
         let next = now + self.cfg.run.sample_interval.0;
         if next <= self.end {
             self.q.at(next, Event::Sample);
@@ -847,110 +903,92 @@ impl<'a> World<'a> {
         queued + self.in_transit
     }
 
-    pub fn report(&self) -> Report {
-        let mut tables = vec![self.flows_table(), self.goodput_table()];
-        let s = &self.stats;
-        tables.push(Table {
-            name: "queues",
-            columns: vec![
-                ("time", Column::F64(s.q_time.clone())),
-                ("port", Column::U32(s.q_port.clone())),
-                ("queue", Column::U32(s.q_queue.clone())),
-                ("bytes", Column::U64(s.q_bytes.clone())),
-                ("packets", Column::U32(s.q_packets.clone())),
-            ],
-        });
-        tables.push(Table {
-            name: "rtt",
-            columns: vec![
-                ("time", Column::F64(s.rtt_time.clone())),
-                ("src", Column::U32(s.rtt_src.clone())),
-                ("dst", Column::U32(s.rtt_dst.clone())),
-                ("service", Column::U32(s.rtt_service.clone())),
-                ("rtt", Column::F64(s.rtt.clone())),
-            ],
-        });
-        tables.push(self.ports_table());
-        tables.push(Table {
-            name: "incast",
-            columns: vec![
-                ("round", Column::U32(s.inc_round.clone())),
-                ("start", Column::F64(s.inc_start.clone())),
-                ("finish", Column::F64(s.inc_finish.clone())),
-                ("goodput_gbps", Column::F64(s.inc_gbps.clone())),
-            ],
-        });
-        Report { summary: self.summary(), tables }
+    /// After [`World::run`], finished or stopped: hand the rest of every
+    /// table and capture to the sink and return the summary. Per-flow and
+    /// per-port records go now, in batches: their counters can change
+    /// until the run ends.
+    pub fn finish(&mut self) -> Result<Map<String, Value>, String> {
+        let has_duration = self.end != crate::config::NO_END;
+        self.flows_table();
+        self.stats.finish(self.stopped, has_duration, &mut self.out);
+        self.ports_table();
+        for c in &mut self.captures {
+            c.flush(&mut self.out);
+        }
+        match self.out.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(self.summary()),
+        }
     }
 
-    fn flows_table(&self) -> Table {
-        let fl = &self.flows;
+    fn flows_table(&mut self) {
         let nan = f64::NAN;
-        Table {
-            name: "flows",
-            columns: vec![
-                ("id", Column::U32((0..fl.len() as u32).collect())),
-                ("src", Column::U32(fl.iter().map(|f| f.src).collect())),
-                ("dst", Column::U32(fl.iter().map(|f| f.dst).collect())),
-                ("service", Column::U32(fl.iter().map(|f| f.service as u32).collect())),
-                ("size", Column::I64(fl.iter().map(|f| f.size.map(|s| s as i64).unwrap_or(-1)).collect())),
-                ("start", Column::F64(fl.iter().map(|f| f.opened.map(secs).unwrap_or(nan)).collect())),
-                ("finish", Column::F64(fl.iter().map(|f| f.finish.map(secs).unwrap_or(nan)).collect())),
-                (
-                    "fct",
-                    Column::F64(
-                        fl.iter()
-                            .map(|f| match (f.opened, f.finish) {
-                                (Some(a), Some(b)) => secs(b - a),
-                                _ => nan,
-                            })
-                            .collect(),
-                    ),
-                ),
-                ("bytes_received", Column::U64(fl.iter().map(|f| f.rx.rcv_nxt).collect())),
-                ("timeouts", Column::U32(fl.iter().map(|f| f.tx.timeouts).collect())),
-                ("retransmits", Column::U32(fl.iter().map(|f| f.tx.retransmits).collect())),
-                ("ce_marks", Column::U32(fl.iter().map(|f| f.rx.ce_received).collect())),
-                ("drops", Column::U32(fl.iter().map(|f| f.drops).collect())),
-                ("reordered", Column::U32(fl.iter().map(|f| f.reordered).collect())),
-                (
-                    "kind",
-                    Column::Str(
-                        fl.iter()
-                            .map(|f| match f.kind {
-                                FlowKind::Long => "long",
-                                FlowKind::Sized => "sized",
-                                FlowKind::Incast => "incast",
-                            })
-                            .map(String::from)
-                            .collect(),
-                    ),
-                ),
-            ],
+        let mut rows = FlowRows::default();
+        for (id, f) in self.flows.iter().enumerate() {
+            let fct = match (f.opened, f.finish) {
+                (Some(a), Some(b)) => secs(b - a),
+                _ => nan,
+            };
+            let kind = match f.kind {
+                FlowKind::Long => "long",
+                FlowKind::Sized => "sized",
+                FlowKind::Incast => "incast",
+            };
+            rows.push(
+                id as u32,
+                f.src,
+                f.dst,
+                f.service as u32,
+                f.size.map(|s| s as i64).unwrap_or(-1),
+                f.opened.map(secs).unwrap_or(nan),
+                f.finish.map(secs).unwrap_or(nan),
+                fct,
+                f.rx.rcv_nxt,
+                f.tx.timeouts,
+                f.tx.retransmits,
+                f.rx.ce_received,
+                f.drops,
+                f.reordered,
+                kind.to_string(),
+            );
+            rows.flush_full(&mut self.out);
         }
+        rows.flush(&mut self.out);
     }
 
-    fn goodput_table(&self) -> Table {
-        let s = &self.stats;
-        let bin = s.goodput_bin;
-        let (mut t, mut sv, mut g) = (Vec::new(), Vec::new(), Vec::new());
-        let active = self.active_services();
-        for (b, _) in s.goodput.first().map(|v| v.iter().enumerate()).into_iter().flatten() {
-            let start = b as Time * bin;
-            if start >= self.stopped {
-                break;
+    fn ports_table(&mut self) {
+        let mut rows = PortRows::default();
+        for (i, p) in self.net.ports.iter().enumerate() {
+            let c: Vec<_> = (0..p.qdisc.queues.len()).map(|q| p.qdisc.counters(q)).collect();
+            let mut total = crate::switch::QueueCounters::default();
+            for q in &c {
+                total.enqueued += q.enqueued;
+                total.marked += q.marked;
+                total.dropped_overflow += q.dropped_overflow;
+                total.dropped_aqm += q.dropped_aqm;
+                total.sent_packets += q.sent_packets;
+                total.sent_bytes += q.sent_bytes;
             }
-            let width = (self.stopped.min(start + bin) - start).max(1);
-            for &svc in &active {
-                t.push(secs(start + width));
-                sv.push(svc as u32);
-                g.push(s.goodput[svc][b] as f64 * 8.0 / secs(width) / 1e9);
+            total.max_bytes = p.qdisc.max_bytes;
+            let (node, peer) = (&self.net.nodes[p.node as usize].name, &self.net.nodes[p.peer as usize].name);
+            for (q, c) in std::iter::once((-1, total)).chain(c.into_iter().enumerate().map(|(q, c)| (q as i64, c))) {
+                rows.push(
+                    i as u32,
+                    node.clone(),
+                    peer.clone(),
+                    q,
+                    c.enqueued,
+                    c.marked,
+                    c.dropped_overflow,
+                    c.dropped_aqm,
+                    c.max_bytes,
+                    c.sent_packets,
+                    c.sent_bytes,
+                );
             }
+            rows.flush_full(&mut self.out);
         }
-        Table {
-            name: "goodput",
-            columns: vec![("time", Column::F64(t)), ("service", Column::U32(sv)), ("gbps", Column::F64(g))],
-        }
+        rows.flush(&mut self.out);
     }
 
     /// Services that carry at least one flow.
@@ -961,58 +999,6 @@ impl<'a> World<'a> {
         v
     }
 
-    fn ports_table(&self) -> Table {
-        let (mut port, mut node, mut peer, mut queue) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut enq, mut marked, mut dov, mut daqm, mut maxb, mut sp, mut sb) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (i, p) in self.net.ports.iter().enumerate() {
-            let c: Vec<_> = (0..p.qdisc.queues.len()).map(|q| p.qdisc.counters(q)).collect();
-            let mut rows: Vec<(i64, crate::switch::QueueCounters)> = vec![(-1, {
-                let mut t = crate::switch::QueueCounters::default();
-                for q in &c {
-                    t.enqueued += q.enqueued;
-                    t.marked += q.marked;
-                    t.dropped_overflow += q.dropped_overflow;
-                    t.dropped_aqm += q.dropped_aqm;
-                    t.sent_packets += q.sent_packets;
-                    t.sent_bytes += q.sent_bytes;
-                }
-                t.max_bytes = p.qdisc.max_bytes;
-                t
-            })];
-            rows.extend(c.into_iter().enumerate().map(|(q, c)| (q as i64, c)));
-            for (q, c) in rows {
-                port.push(i as u32);
-                node.push(self.net.nodes[p.node as usize].name.clone());
-                peer.push(self.net.nodes[p.peer as usize].name.clone());
-                queue.push(q);
-                enq.push(c.enqueued);
-                marked.push(c.marked);
-                dov.push(c.dropped_overflow);
-                daqm.push(c.dropped_aqm);
-                maxb.push(c.max_bytes);
-                sp.push(c.sent_packets);
-                sb.push(c.sent_bytes);
-            }
-        }
-        Table {
-            name: "ports",
-            columns: vec![
-                ("port", Column::U32(port)),
-                ("node", Column::Str(node)),
-                ("peer", Column::Str(peer)),
-                ("queue", Column::I64(queue)),
-                ("enqueued", Column::U64(enq)),
-                ("marked", Column::U64(marked)),
-                ("dropped_overflow", Column::U64(dov)),
-                ("dropped_aqm", Column::U64(daqm)),
-                ("max_bytes", Column::U64(maxb)),
-                ("sent_packets", Column::U64(sp)),
-                ("sent_bytes", Column::U64(sb)),
-            ],
-        }
-    }
-
     fn summary(&self) -> Map<String, Value> {
         let span = secs(self.stopped.saturating_sub(self.warmup).max(1));
         let mut by_service = Map::new();
@@ -1020,11 +1006,8 @@ impl<'a> World<'a> {
             by_service.insert(svc.to_string(), json!(self.goodput_after_warmup[svc] as f64 * 8.0 / span / 1e9));
         }
         let marks: u64 = self.net.ports.iter().flat_map(|p| p.qdisc.queues.iter()).map(|q| q.marked).sum();
-        let incast = if self.stats.inc_gbps.is_empty() {
-            Value::Null
-        } else {
-            json!(self.stats.inc_gbps.iter().sum::<f64>() / self.stats.inc_gbps.len() as f64)
-        };
+        let rounds = self.stats.incast_rounds;
+        let incast = if rounds == 0 { Value::Null } else { json!(self.stats.incast_gbps_sum / rounds as f64) };
         let events = self.q.processed;
         let mut m = Map::new();
         m.insert("events".into(), json!(events));
@@ -1033,9 +1016,19 @@ impl<'a> World<'a> {
         m.insert("events_per_second".into(), json!(events as f64 / self.wall_seconds.max(1e-9)));
         m.insert("sim_seconds".into(), json!(secs(self.stopped)));
         // "finished": every sized flow completed; "duration": run.duration
-        // was reached first (sized flows may be unfinished).
-        let ended_by = if self.unfinished == 0 && !self.open_ended { "finished" } else { "duration" };
+        // was reached first (sized flows may be unfinished); "interrupted":
+        // stopped early, and the outputs end there.
+        let ended_by = if self.interrupted {
+            "interrupted"
+        } else if self.unfinished == 0 && !self.open_ended {
+            "finished"
+        } else {
+            "duration"
+        };
         m.insert("ended_by".into(), json!(ended_by));
+        if self.interrupted {
+            m.insert("complete".into(), json!(false));
+        }
         m.insert("flows_unfinished".into(), json!(self.unfinished));
         m.insert("packets_sent".into(), json!(self.sent));
         m.insert("packets_delivered".into(), json!(self.delivered));
@@ -1045,10 +1038,17 @@ impl<'a> World<'a> {
         m.insert("ce_marks".into(), json!(marks));
         m.insert("goodput_gbps_by_service".into(), Value::Object(by_service));
         m.insert("incast_goodput_gbps".into(), incast);
-        m.insert("incast_rounds_completed".into(), json!(self.stats.inc_gbps.len()));
+        m.insert("incast_rounds_completed".into(), json!(rounds));
         m.insert("timeouts".into(), json!(self.flows.iter().map(|f| f.tx.timeouts as u64).sum::<u64>()));
         m.insert("retransmits".into(), json!(self.flows.iter().map(|f| f.tx.retransmits as u64).sum::<u64>()));
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.finish.is_some()).count()));
+        if !self.captures.is_empty() {
+            let mut pc = Map::new();
+            for c in &self.captures {
+                pc.insert(c.name.clone(), json!(c.packets));
+            }
+            m.insert("pcap_packets".into(), Value::Object(pc));
+        }
         m
     }
 }
@@ -1089,4 +1089,26 @@ fn sampled_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, Con
             v
         }
     })
+}
+
+/// The ports whose packets are captured (`run.pcap`), in the order listed.
+fn captured_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, ConfigError> {
+    let names: Vec<&String> = match sel {
+        OneOrList::All(s) => vec![s],
+        OneOrList::List(l) => l.iter().collect(),
+    };
+    let switch_ports = || (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].switch.is_some());
+    let mut v = Vec::with_capacity(names.len());
+    for (i, name) in names.into_iter().enumerate() {
+        match switch_ports().find(|&p| net.port_name(p) == *name) {
+            Some(p) => v.push(p),
+            None => {
+                return Err(ConfigError(format!(
+                    "run.pcap[{i}] = {name:?}: no such switch port; ports are named \"node:peer\", e.g. {:?}",
+                    switch_ports().next().map(|p| net.port_name(p)).unwrap_or_default()
+                )))
+            }
+        }
+    }
+    Ok(v)
 }

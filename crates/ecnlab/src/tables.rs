@@ -1,0 +1,83 @@
+//! The output tables and their columns, in the order they are written
+//! (README: "Each run writes these files").
+
+use crate::output::table_rows;
+
+table_rows! {
+    /// Per flow, written when the run ends (its counters can change until then).
+    FlowRows = "flows" {
+        id: U32(u32),
+        src: U32(u32),
+        dst: U32(u32),
+        service: U32(u32),
+        size: I64(i64),
+        start: F64(f64),
+        finish: F64(f64),
+        fct: F64(f64),
+        bytes_received: U64(u64),
+        timeouts: U32(u32),
+        retransmits: U32(u32),
+        ce_marks: U32(u32),
+        drops: U32(u32),
+        reordered: U32(u32),
+        kind: Str(String),
+    }
+}
+
+table_rows! {
+    /// Goodput per service and bin, written as bins close.
+    GoodputRows = "goodput" {
+        time: F64(f64),
+        service: U32(u32),
+        gbps: F64(f64),
+    }
+}
+
+table_rows! {
+    /// Queue-length samples of the sampled ports.
+    QueueRows = "queues" {
+        time: F64(f64),
+        port: U32(u32),
+        queue: U32(u32),
+        bytes: U64(u64),
+        packets: U32(u32),
+    }
+}
+
+table_rows! {
+    /// Ping round trips.
+    RttRows = "rtt" {
+        time: F64(f64),
+        src: U32(u32),
+        dst: U32(u32),
+        service: U32(u32),
+        rtt: F64(f64),
+    }
+}
+
+table_rows! {
+    /// Port (queue = -1) and queue counters, written when the run ends.
+    PortRows = "ports" {
+        port: U32(u32),
+        node: Str(String),
+        peer: Str(String),
+        queue: I64(i64),
+        enqueued: U64(u64),
+        marked: U64(u64),
+        dropped_overflow: U64(u64),
+        dropped_aqm: U64(u64),
+        max_bytes: U64(u64),
+        sent_packets: U64(u64),
+        sent_bytes: U64(u64),
+    }
+}
+
+table_rows! {
+    /// Incast rounds, written as they complete.
+    IncastRows = "incast" {
+        round: U32(u32),
+        start: F64(f64),
+        finish: F64(f64),
+        goodput_gbps: F64(f64),
+    }
+}
