@@ -666,6 +666,14 @@ pub struct IncastCfg {
     pub service: u32,
     #[serde(default = "zero_dur")]
     pub start: Dur,
+    /// Time between the receiver's consecutive requests in a round (its
+    /// send loop); 0: all leave at once.
+    #[serde(default = "zero_dur")]
+    pub request_gap: Dur,
+    /// Each sender answers after a seeded random delay, uniform in
+    /// [0, response_jitter), drawn anew every round (host latency).
+    #[serde(default = "zero_dur")]
+    pub response_jitter: Dur,
 }
 
 /// Keys of `[switch]` that fabric ports may set differently.

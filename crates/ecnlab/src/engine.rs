@@ -45,6 +45,8 @@ pub enum Event {
     Ping { probe: u32 },
     /// Start round `round` of an incast group at its senders.
     IncastRound { group: u32 },
+    /// An incast request reaches one sender (spread rounds).
+    IncastRequest { flow: u32 },
     /// Take a queue-length sample of every sampled port.
     Sample,
 }
@@ -67,6 +69,7 @@ impl Event {
             Event::Ping { probe } => (6, probe as u64),
             Event::IncastRound { group } => (7, group as u64),
             Event::Sample => (8, 0),
+            Event::IncastRequest { flow } => (9, flow as u64),
         };
         kind << 60 | x
     }
@@ -83,6 +86,7 @@ impl Event {
             5 => Event::DelAck { flow: x },
             6 => Event::Ping { probe: x },
             7 => Event::IncastRound { group: x },
+            9 => Event::IncastRequest { flow: x },
             _ => Event::Sample,
         }
     }

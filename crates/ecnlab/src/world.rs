@@ -4,6 +4,7 @@
 use crate::config::{Config, ConfigError, FlowSize, OneOrList};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
+use crate::host::incast::Incast;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
 use crate::output::{Output, Sink};
@@ -57,19 +58,6 @@ struct PingStream {
     service: u8,
     interval: Time,
     size: u32,
-}
-
-struct Incast {
-    flows: Vec<u32>,
-    block: u64,
-    rounds: u32,
-    round: u32,
-    target: u64,
-    done: u32,
-    established: u32,
-    round_start: Time,
-    /// Base one-way delay of the request from the receiver to its senders.
-    req_delay: Time,
 }
 
 /// Why a run stopped before its end.
@@ -202,19 +190,9 @@ impl<'a> World<'a> {
                 f.incast = Some(g as u32);
                 flows.push(f);
             }
-            let req_delay =
-                senders.iter().map(|&s| net.base_one_way(c.receiver, s, t.header as u64)).max().unwrap_or(0);
-            incasts.push(Incast {
-                flows: ids,
-                block: c.block.0,
-                rounds: c.rounds,
-                round: 0,
-                target: 0,
-                done: 0,
-                established: 0,
-                round_start: 0,
-                req_delay,
-            });
+            let one_way = senders.iter().map(|&s| net.base_one_way(c.receiver, s, t.header as u64)).collect();
+            let rng = crate::rng::Rng::stream(cfg.run.seed, 0x1CA5_7000 + g as u64);
+            incasts.push(Incast::new(ids, one_way, c.block.0, c.rounds, c.request_gap.0, c.response_jitter.0, rng));
         }
         let w0 = flows.len();
         if let Some(w) = &cfg.workload {
@@ -425,6 +403,7 @@ impl<'a> World<'a> {
             }
             Event::Ping { probe } => self.ping(probe),
             Event::IncastRound { group } => self.incast_round(group),
+            Event::IncastRequest { flow } => self.incast_request(flow),
             Event::Sample => self.sample(),
         }
     }
@@ -643,8 +622,7 @@ impl<'a> World<'a> {
                     let inc = &mut self.incasts[g as usize];
                     inc.established += 1;
                     if inc.established == inc.flows.len() as u32 {
-                        inc.round_start = now;
-                        self.q.after(inc.req_delay, Event::IncastRound { group: g });
+                        self.start_round(g);
                     }
                 }
                 self.try_send(p.flow);
@@ -731,8 +709,7 @@ impl<'a> World<'a> {
                     let bits = (inc.block * inc.flows.len() as u64 * 8) as f64;
                     self.stats.incast_round(inc.round, inc.round_start, now, bits / dt / 1e9, &mut self.out);
                     if inc.round < inc.rounds {
-                        inc.round_start = now;
-                        self.q.after(inc.req_delay, Event::IncastRound { group: g });
+                        self.start_round(g);
                     } else {
                         for &fl in &inc.flows {
                             self.flows[fl as usize].finish = Some(now);
@@ -860,12 +837,41 @@ impl<'a> World<'a> {
         }
     }
 
-    fn incast_round(&mut self, g: u32) {
+    /// The receiver of incast group `g` sends this round's requests: each
+    /// carries any ACK the receiver was holding back for its connection,
+    /// and reaches its sender after the path's delay (all at once, or
+    /// spread by the group's gap and jitter).
+    fn start_round(&mut self, g: u32) {
+        let now = self.q.now;
+        for i in 0..self.incasts[g as usize].flows.len() {
+            let fid = self.incasts[g as usize].flows[i];
+            let f = &mut self.flows[fid as usize];
+            if let Some(a) = f.rx.flush() {
+                let ts = f.last_data_ts;
+                self.send_ack(fid, a, ts);
+            }
+        }
         let inc = &mut self.incasts[g as usize];
-        inc.round += 1;
-        inc.target += inc.block;
-        inc.done = 0;
-        let target = inc.target;
+        inc.round_start = now;
+        if !inc.spread() {
+            self.q.after(inc.req_delay, Event::IncastRound { group: g });
+            return;
+        }
+        inc.begin_round();
+        for (fid, delay) in inc.request_delays() {
+            self.q.after(delay, Event::IncastRequest { flow: fid });
+        }
+    }
+
+    /// A spread round's request reaches the sender of flow `fid`.
+    fn incast_request(&mut self, fid: u32) {
+        let g = self.flows[fid as usize].incast.expect("an incast flow");
+        self.flows[fid as usize].tx.limit = self.incasts[g as usize].target;
+        self.try_send(fid);
+    }
+
+    fn incast_round(&mut self, g: u32) {
+        let target = self.incasts[g as usize].begin_round();
         for i in 0..self.incasts[g as usize].flows.len() {
             let fid = self.incasts[g as usize].flows[i];
             self.flows[fid as usize].tx.limit = target;
