@@ -1,5 +1,5 @@
-"""Most senders with goodput >= 600 Mbps per (request gap, jitter, scheme), rounds 3-50 as the figure counts them,
-from a store filled by spread.toml."""
+"""Most senders with goodput >= 600 Mbps per (request gap, jitter, scheme),
+rounds 3-50 as the figure counts them, from a store filled by spread.toml."""
 
 from __future__ import annotations
 
