@@ -145,6 +145,41 @@ def _incast_aggregate(
     return float((rate[keep] * span[keep]).sum() / span[keep].sum())
 
 
+def _flow_stat(
+    p: PointView,
+    column: str = "fct",
+    stat: str = "mean",
+    kind: str | None = None,
+    size_min: int | None = None,
+    size_max: int | None = None,
+    above: float = 0.0,
+    **_: Any,
+) -> float:
+    """A statistic of one ``flows`` column over the finished flows (those
+    with an FCT) of a kind and size range: ``mean``, ``pNN`` (a percentile,
+    ``p50`` the median) or ``fraction`` (the share whose value exceeds
+    ``above``: with ``column = "timeouts"``, the flows that timed out)."""
+    t = p.table("flows")
+    mask = ~np.isnan(np.asarray(t.column("fct").to_numpy(), dtype=float))
+    if kind is not None:
+        mask &= np.asarray(t.column("kind").to_pylist()) == kind
+    sizes = np.asarray(t.column("size").to_numpy())
+    if size_min is not None:
+        mask &= sizes >= size_min
+    if size_max is not None:
+        mask &= sizes <= size_max
+    values = np.asarray(t.column(column).to_numpy(), dtype=float)[mask]
+    if values.size == 0:
+        return math.nan
+    if stat == "mean":
+        return float(values.mean())
+    if stat == "fraction":
+        return float((values > above).mean())
+    if stat.startswith("p"):
+        return float(np.percentile(values, float(stat[1:])))
+    raise ValueError(f"flow_stat: stat = {stat!r}: expected mean, fraction or pNN (e.g. p50)")
+
+
 METRICS: dict[str, Callable[..., float]] = {
     "goodput_total_gbps": _goodput_total,
     "incast_aggregate_gbps": _incast_aggregate,
@@ -152,6 +187,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "port_max_packets": _port_max_packets,
     "long_goodput_gbps": _long_goodput,
     "service_share": _service_share,
+    "flow_stat": _flow_stat,
 }
 """Derived metrics by name; any index column is a metric too."""
 
