@@ -39,6 +39,33 @@ def test_each_flow_opens_when_the_previous_is_acknowledged() -> None:
     assert res.summary["ended_by"] == "finished"
 
 
+def gaps(extra: dict[str, object], n: int = 200) -> np.ndarray:
+    cfg = star(
+        hosts=2,
+        rate="1Gbps",
+        delay="25us",
+        duration="5s",
+        warmup="0s",
+        flows=[{"src": 1, "dst": 0, "size": "20KB", "count": n, "serial": True, **extra}],
+    )
+    flows = run_checked(cfg)["flows"].to_pylist()
+    starts = np.array([f["start"] for f in flows])
+    finishes = np.array([f["finish"] for f in flows])
+    return starts[1:] - finishes[:-1]
+
+
+def test_a_pause_between_serial_flows() -> None:
+    # A fixed pause adds itself to the last ACK's 50.3 us trip.
+    assert np.allclose(gaps({"serial_gap": "2ms"}, n=20), 2e-3 + 50.3e-6, atol=1e-6)
+    # Exponential pauses of mean 1 ms: 199 draws have a mean within 3 standard
+    # errors (1 ms / sqrt(199) = 71 us) and the spread of an exponential
+    # (standard deviation = mean).
+    g = gaps({"serial_gap": "1ms", "serial_gap_kind": "exponential"}) - 50.3e-6
+    assert abs(g.mean() - 1e-3) < 3 * 1e-3 / np.sqrt(g.size), g.mean()
+    assert 0.7e-3 < g.std() < 1.3e-3
+    assert g.min() >= -1e-6
+
+
 def test_serial_needs_sized_flows() -> None:
     import pytest
 
@@ -46,4 +73,14 @@ def test_serial_needs_sized_flows() -> None:
 
     cfg = star(flows=[{"src": 0, "dst": 2, "count": 3, "serial": True}])
     with pytest.raises(ecnlab.ConfigError, match=r"flows\[0\].serial = true: needs sized flows"):
+        ecnlab.validate(cfg)
+    cfg = star(flows=[{"src": 0, "dst": 2, "size": "1KB", "serial_gap": "1ms"}])
+    with pytest.raises(ecnlab.ConfigError, match=r"flows\[0\].serial_gap = 0.001s: only applies"):
+        ecnlab.validate(cfg)
+    cfg = star(
+        flows=[
+            {"src": 0, "dst": 2, "size": "1KB", "serial": True, "serial_gap_kind": "exponential"}
+        ]
+    )
+    with pytest.raises(ecnlab.ConfigError, match="needs a positive serial_gap"):
         ecnlab.validate(cfg)

@@ -630,6 +630,25 @@ pub struct FlowCfg {
     /// opens a new connection per transfer (Tuning ECN §5.2's 20 KB flows).
     #[serde(default)]
     pub serial: bool,
+    /// Serial flows: the pause between one flow's last ACK and the next
+    /// flow's SYN (an application's think time between transfers).
+    #[serde(default = "zero_dur")]
+    pub serial_gap: Dur,
+    /// "fixed": every pause is serial_gap; "exponential": each is drawn
+    /// with mean serial_gap from the seed (Poisson-spaced transfers).
+    #[serde(default = "fixed_gap")]
+    pub serial_gap_kind: GapKind,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum GapKind {
+    Fixed,
+    Exponential,
+}
+
+fn fixed_gap() -> GapKind {
+    GapKind::Fixed
 }
 
 fn infinite() -> FlowSize {
@@ -1205,6 +1224,20 @@ impl Config {
             service(format!("flows[{i}].service"), f.service)?;
             if f.count == 0 {
                 return Err(bad(&format!("flows[{i}].count"), 0, "must be at least 1"));
+            }
+            if !f.serial && (f.serial_gap.0 > 0 || f.serial_gap_kind != GapKind::Fixed) {
+                return Err(bad(
+                    &format!("flows[{i}].serial_gap"),
+                    fmt_t(f.serial_gap.0),
+                    "only applies with serial = true",
+                ));
+            }
+            if f.serial_gap_kind == GapKind::Exponential && f.serial_gap.0 == 0 {
+                return Err(bad(
+                    &format!("flows[{i}].serial_gap_kind"),
+                    "\"exponential\"",
+                    "needs a positive serial_gap (the mean pause)",
+                ));
             }
             if f.serial && f.size == FlowSize::Infinite {
                 return Err(bad(&format!("flows[{i}].serial"), true, "needs sized flows (a size, not \"infinite\")"));

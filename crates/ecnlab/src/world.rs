@@ -1,7 +1,7 @@
 //! A built experiment and its event loop: hosts' TCP and applications meet
 //! switch ports here. Every handler is a small function of (state, event).
 
-use crate::config::{Config, ConfigError, FlowSize, OneOrList};
+use crate::config::{Config, ConfigError, FlowSize, GapKind, OneOrList};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::incast::Incast;
@@ -104,9 +104,12 @@ pub struct World<'a> {
     /// each one's start schedules the next.
     workload: (usize, usize),
     /// For flows of a `serial` entry, the flow that starts when this one's
-    /// data is all acknowledged (NO_FLOW: none); empty when no entry is
-    /// serial, so other runs never look.
-    serial_next: Vec<u32>,
+    /// data is all acknowledged (NO_FLOW: none) and the entry's index in
+    /// `cfg.flows` (its pause); empty when no entry is serial, so other
+    /// runs never look.
+    serial_next: Vec<(u32, u32)>,
+    /// Draws of exponential serial pauses.
+    serial_rng: crate::rng::Rng,
     /// Sized flows not yet finished; the run ends when none are left and
     /// nothing open-ended (long-lived flows, pings, incast) runs.
     unfinished: usize,
@@ -164,7 +167,7 @@ impl<'a> World<'a> {
             incast: None,
         };
         let mut serial_next = Vec::new();
-        for f in &cfg.flows {
+        for (entry, f) in cfg.flows.iter().enumerate() {
             for i in 0..f.count {
                 let (kind, size) = match f.size {
                     FlowSize::Infinite => (FlowKind::Long, None),
@@ -174,8 +177,8 @@ impl<'a> World<'a> {
                 // is done (`serial_done`), never from the initial schedule.
                 let start = if f.serial && i > 0 { NOT_YET } else { f.start.0 };
                 if f.serial && i + 1 < f.count {
-                    serial_next.resize(flows.len() + 1, NO_FLOW);
-                    serial_next[flows.len()] = flows.len() as u32 + 1;
+                    serial_next.resize(flows.len() + 1, (NO_FLOW, 0));
+                    serial_next[flows.len()] = (flows.len() as u32 + 1, entry as u32);
                 }
                 flows.push(new_flow(f.src, f.dst, f.service, kind, size, start, f.stop.map(|s| s.0)));
             }
@@ -265,6 +268,7 @@ impl<'a> World<'a> {
             interrupted: false,
             workload,
             serial_next,
+            serial_rng: crate::rng::Rng::stream(cfg.run.seed, 0x5E41_A1),
             unfinished,
             open_ended,
             stopped: cfg.end(),
@@ -737,10 +741,21 @@ impl<'a> World<'a> {
         if f.size.is_none() || !f.tx.drained() {
             return;
         }
-        let Some(next) = self.serial_next.get_mut(fid as usize).map(|n| std::mem::replace(n, NO_FLOW)) else { return };
+        let Some((next, entry)) = self.serial_next.get_mut(fid as usize).map(|n| std::mem::replace(n, (NO_FLOW, 0)))
+        else {
+            return;
+        };
         if next != NO_FLOW {
-            self.flows[next as usize].start = self.q.now;
-            self.q.at(self.q.now, Event::FlowStart { flow: next });
+            let c = &self.cfg.flows[entry as usize];
+            let pause = match c.serial_gap_kind {
+                GapKind::Fixed => c.serial_gap.0,
+                GapKind::Exponential => {
+                    (-(1.0 - self.serial_rng.uniform()).ln() * c.serial_gap.0 as f64).round() as Time
+                }
+            };
+            let at = self.q.now + pause;
+            self.flows[next as usize].start = at;
+            self.q.at(at, Event::FlowStart { flow: next });
         }
     }
 
