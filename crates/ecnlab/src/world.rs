@@ -268,7 +268,7 @@ impl<'a> World<'a> {
             interrupted: false,
             workload,
             serial_next,
-            serial_rng: crate::rng::Rng::stream(cfg.run.seed, 0x5E41_A1),
+            serial_rng: crate::rng::Rng::stream(cfg.run.seed, 0x005E_41A1),
             unfinished,
             open_ended,
             stopped: cfg.end(),
