@@ -117,12 +117,21 @@ def _service_share(p: PointView, service: int, **_: Any) -> float:
     return _num(p.row.get(f"goodput_gbps_s{service}")) / total if total else math.nan
 
 
+def _per_flow(p: PointView, column: str, **_: Any) -> float:
+    """An index column (``timeouts``, ``packets_dropped``, ...) per sized
+    flow of the run: counts from runs of different sizes compare (a quick
+    run against the paper's 50,000 flows, with ``scale = 50000``)."""
+    flows = _num(p.row.get("fct_flows"))
+    return _num(p.row.get(column)) / flows if flows else math.nan
+
+
 METRICS: dict[str, Callable[..., float]] = {
     "goodput_total_gbps": _goodput_total,
     "rtt": _rtt,
     "port_max_packets": _port_max_packets,
     "long_goodput_gbps": _long_goodput,
     "service_share": _service_share,
+    "per_flow": _per_flow,
 }
 """Derived metrics by name; any index column is a metric too."""
 
