@@ -180,6 +180,14 @@ def _flow_stat(
     raise ValueError(f"flow_stat: stat = {stat!r}: expected mean, fraction or pNN (e.g. p50)")
 
 
+def _per_flow(p: PointView, column: str, **_: Any) -> float:
+    """An index column (``timeouts``, ``packets_dropped``, ...) per sized
+    flow of the run: counts from runs of different sizes compare (a quick
+    run against the paper's 50,000 flows, with ``scale = 50000``)."""
+    flows = _num(p.row.get("fct_flows"))
+    return _num(p.row.get(column)) / flows if flows else math.nan
+
+
 METRICS: dict[str, Callable[..., float]] = {
     "goodput_total_gbps": _goodput_total,
     "incast_aggregate_gbps": _incast_aggregate,
@@ -188,6 +196,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "long_goodput_gbps": _long_goodput,
     "service_share": _service_share,
     "flow_stat": _flow_stat,
+    "per_flow": _per_flow,
 }
 """Derived metrics by name; any index column is a metric too."""
 
