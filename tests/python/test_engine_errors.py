@@ -33,6 +33,7 @@ CASES = [
     ("transport.cc=cubic", ["transport.cc", "cubic", "dctcp"]),
     ("switch.dequeue_marking=yes", ["switch.dequeue_marking", "yes"]),
     ("run.warmup=1s", ["run.warmup", "shorter than run.duration"]),
+    ("topology.ecmp=random", ["topology.ecmp", "random", "per-flow", "per-packet"]),
 ]
 
 

@@ -274,6 +274,17 @@ pub enum Preset {
     Fqcodel,
 }
 
+/// How a switch picks among equal-cost next hops (see `ecmp.rs`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcmpMode {
+    /// A per-switch salted hash of the flow: one path per flow, in order.
+    #[default]
+    PerFlow,
+    /// A fresh draw for every packet at every switch: reorders.
+    PerPacket,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
@@ -294,6 +305,9 @@ pub struct TopologyCfg {
     pub hosts_per_leaf: Option<u32>,
     /// Fat-tree arity: k pods, k³/4 hosts.
     pub k: Option<u32>,
+    /// Equal-cost multipath: "per-flow" (default) or "per-packet".
+    #[serde(default)]
+    pub ecmp: EcmpMode,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -1064,6 +1078,9 @@ link_delay = "25us"
         assert!(e.starts_with("switch.quantum = a list of 1"), "{e}");
         let e = err("[switch]\ndequeue_marking = true\n");
         assert_eq!(e, "switch.dequeue_marking = true: needs a marking scheme (switch.marking is \"none\")");
+        let e = Config::from_toml(&BASE.replace("hosts = 3", "hosts = 3\necmp = \"random\"")).unwrap_err().0;
+        assert!(e.starts_with("topology.ecmp: unknown variant `random`"), "{e}");
+        assert!(e.contains("per-flow") && e.contains("per-packet"), "{e}");
         let e = err("[transport]\nmin_rto = 5\n");
         assert!(e.starts_with("transport.min_rto: 5: a duration needs a unit"), "{e}");
     }

@@ -6,6 +6,7 @@
 //! A run is a pure function of its config (and the seed inside it).
 
 pub mod config;
+pub mod ecmp;
 pub mod engine;
 pub mod host;
 pub mod packet;

@@ -2,7 +2,7 @@
 //! A preset fills every key the experiment leaves out, so any of them can
 //! be overridden one by one.
 
-use crate::config::{ConfigError, Dur, OneOrList, Preset, Rate, TopologyCfg, TopologyKind};
+use crate::config::{ConfigError, Dur, EcmpMode, OneOrList, Preset, Rate, TopologyCfg, TopologyKind};
 
 const G: u64 = 1_000_000_000;
 const US: u64 = 1_000_000;
@@ -23,6 +23,7 @@ fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32, down: u64, up: u64)
         spines: Some(spines),
         hosts_per_leaf: Some(hosts_per_leaf),
         k: None,
+        ecmp: EcmpMode::PerFlow,
     }
 }
 
@@ -75,6 +76,7 @@ impl TopologyCfg {
             spines: self.spines.or(base.spines),
             hosts_per_leaf: self.hosts_per_leaf.or(base.hosts_per_leaf),
             k: self.k,
+            ecmp: self.ecmp,
         })
     }
 

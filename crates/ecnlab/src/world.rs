@@ -2,6 +2,7 @@
 //! switch ports here. Every handler is a small function of (state, event).
 
 use crate::config::{Config, ConfigError, FlowSize, OneOrList};
+use crate::ecmp::Ecmp;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
@@ -89,7 +90,9 @@ pub struct World<'a> {
     end: Time,
     warmup: Time,
     hdr: u32,
+    /// Seeds the per-flow hash each packet carries.
     ecmp_seed: u64,
+    ecmp: Ecmp,
     /// ECN codepoint of new data and of retransmissions (per the cc and
     /// `transport.ect_retransmits`).
     ect_new: Ecn,
@@ -224,6 +227,7 @@ impl<'a> World<'a> {
             warmup: cfg.run.warmup.0,
             hdr: t.header,
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
+            ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
             ect_new: if echo != EchoMode::None { Ecn::Ect } else { Ecn::NotEct },
             ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
             delack_timeout: t.delayed_ack_timeout.0,
@@ -497,15 +501,13 @@ impl<'a> World<'a> {
 
     /// The port of switch `sw` that packet `id` leaves by.
     #[inline]
-    fn route(&self, sw: u32, id: u32) -> u32 {
+    fn route(&mut self, sw: u32, id: u32) -> u32 {
         let h = self.arena.get(id);
         let routes = self.net.routes(sw, h.dst);
         if routes.len() == 1 {
             routes[0]
         } else {
-            // Multiply-shift maps the flow's hash onto the set without a
-            // division.
-            routes[((h.ecmp as u64 * routes.len() as u64) >> 32) as usize]
+            routes[self.ecmp.pick(sw, h.ecmp, routes.len())]
         }
     }
 
@@ -515,7 +517,7 @@ impl<'a> World<'a> {
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
         // Per-flow ECMP: every packet of a flow in one direction carries the
-        // same hash, so it always takes the same path.
+        // same hash, which each switch salts with its own (see `ecmp.rs`).
         let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
         let id = self.arena.alloc(p, (hash64(self.ecmp_seed, key) >> 32) as u32);
         self.sent += 1;
