@@ -79,7 +79,8 @@ fn example_for(what: &str) -> &'static str {
 unit_type!(Dur, Time, units::parse_duration, "duration");
 unit_type!(Rate, u64, units::parse_rate, "rate");
 unit_type!(Bytes, u64, units::parse_bytes, "size");
-unit_type!(Amt, Amount, units::parse_amount, "amount");
+unit_type!(Amt, Amount, units::parse_threshold, "amount");
+unit_type!(BufAmt, Amount, units::parse_amount, "amount");
 
 /// One value for all, or a list with one per item (queue, host, port).
 #[derive(Clone, Debug, PartialEq)]
@@ -339,9 +340,10 @@ pub enum MarkingKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
-    /// Per-port buffer shared first-come-first-serve by its queues.
+    /// Per-port buffer shared first-come-first-serve by its queues: bytes
+    /// ("300KB", "200pkt") or a count of packets of any size ("200 packets").
     #[serde(default = "default_buffer")]
-    pub buffer: Amt,
+    pub buffer: BufAmt,
     #[serde(default = "one_u32")]
     pub queues: u32,
     #[serde(default = "default_scheduler")]
@@ -371,8 +373,8 @@ pub struct SwitchCfg {
 fn one_u32() -> u32 {
     1
 }
-fn default_buffer() -> Amt {
-    Amt(Amount::Bytes(300_000))
+fn default_buffer() -> BufAmt {
+    BufAmt(Amount::Bytes(300_000))
 }
 fn default_scheduler() -> SchedulerKind {
     SchedulerKind::Dwrr
@@ -565,7 +567,7 @@ pub struct IncastCfg {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FabricCfg {
-    pub buffer: Option<Amt>,
+    pub buffer: Option<BufAmt>,
     pub scheduler: Option<SchedulerKind>,
     pub quantum: Option<OneOrList<Bytes>>,
     pub sp_queues: Option<u32>,
@@ -1081,6 +1083,10 @@ link_delay = "25us"
         let e = Config::from_toml(&BASE.replace("hosts = 3", "hosts = 3\necmp = \"random\"")).unwrap_err().0;
         assert!(e.starts_with("topology.ecmp: unknown variant `random`"), "{e}");
         assert!(e.contains("per-flow") && e.contains("per-packet"), "{e}");
+        let e = err("[switch]\nbuffer = \"200pkts\"\n");
+        assert!(e.starts_with("switch.buffer: \"200pkts\": \"pkts\" is ambiguous"), "{e}");
+        let e = err("[switch]\nmarking = \"per-port\"\nthreshold = \"65 packets\"\n");
+        assert!(e.starts_with("switch.threshold: \"65 packets\": a threshold is compared with queued bytes"), "{e}");
         let e = err("[transport]\nmin_rto = 5\n");
         assert!(e.starts_with("transport.min_rto: 5: a duration needs a unit"), "{e}");
     }

@@ -30,6 +30,9 @@ fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32, down: u64, up: u64)
 pub fn preset(p: Preset) -> TopologyCfg {
     match p {
         // MQ-ECN §5.2: 144 hosts, 12 leaves, 12 spines, 10 Gbps everywhere.
+        // (Its 300 KB per port is a byte limit: the authors' ns-2 DWRR queue
+        // admits while queued bytes fit in 200 × 1500 B. Set it with
+        // `switch.buffer = "300KB"`; a preset fills topology keys only.)
         Preset::Mqecn => leaf_spine(12, 12, 12, 10 * G, 10 * G),
         // CEDM §V and pFabric: 9 leaves × 16 hosts, 4 spines, 10G/40G.
         Preset::Cedm | Preset::Pfabric => leaf_spine(9, 4, 16, 10 * G, 40 * G),
