@@ -14,7 +14,7 @@ from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
 from .results import Result
 
-__all__ = ["engine_version", "load_engine", "run", "validate"]
+__all__ = ["engine_version", "flow_paths", "load_engine", "run", "validate"]
 
 ENGINE_MODULE = "ecnlab._engine"
 
@@ -84,6 +84,18 @@ def validate(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, A
     resolved = load_config(config, overrides)
     _call_engine(load_engine(), "validate", config_to_json(resolved))
     return resolved
+
+
+def flow_paths(
+    config: ConfigSource, overrides: Sequence[str] = ()
+) -> list[tuple[list[str], list[str]]]:
+    """The switches each flow's data and its ACKs cross, by flow id (the
+    ``id`` of the flows table), as per-flow ECMP hashes them for this config
+    and seed; nothing is run. Under ``topology.ecmp = "per-packet"`` the lists
+    are empty: every packet picks its own path."""
+    resolved = load_config(config, overrides)
+    paths = _call_engine(load_engine(), "flow_paths", config_to_json(resolved))
+    return [(list(data), list(acks)) for data, acks in paths]
 
 
 def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | None:

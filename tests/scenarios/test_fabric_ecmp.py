@@ -107,3 +107,29 @@ def test_per_packet_spraying_evens_the_cores_and_reorders() -> None:
     assert sum(res.summary["goodput_gbps_by_service"].values()) > sum(
         hashed["goodput_gbps_by_service"].values()
     )
+
+
+def test_flow_paths_are_the_ports_the_run_uses() -> None:
+    # ecnlab.flow_paths reports where per-flow ECMP sends each flow's data
+    # and ACKs; the switch ports that carry packets in the run should be
+    # exactly the hops of those paths (k = 4: 16 hosts, 4 cores).
+    flows = [{"src": s, "dst": (5 * s + 3) % 16, "size": "30KB"} for s in range(0, 16, 3)]
+    cfg = {
+        "run": {"seed": 3, "duration": "5ms", "sample_ports": "none"},
+        "topology": {"kind": "fat-tree", "k": 4, "link_rate": "10Gbps", "link_delay": "1us"},
+        "flows": flows,
+    }
+    res = run_checked(cfg)
+    used = {
+        (node, peer)
+        for (node, peer), r in port_totals(res).items()
+        if not node.startswith("host") and r["sent_packets"] > 0
+    }
+    want = set()
+    for f, (data, acks) in zip(flows, ecnlab.flow_paths(cfg)):
+        for hops, dst in ((data, f["dst"]), (acks, f["src"])):
+            want.update(zip(hops, [*hops[1:], f"host{dst}"]))
+    assert used == want
+    assert {n for n, _ in used if n.startswith("core")}, "some flow should cross a core"
+    cfg["topology"]["ecmp"] = "per-packet"
+    assert all(p == ([], []) for p in ecnlab.flow_paths(cfg))

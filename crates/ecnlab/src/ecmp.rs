@@ -16,6 +16,7 @@
 
 use crate::config::EcmpMode;
 use crate::rng::{hash64, Rng};
+use crate::topology::{Network, NodeKind};
 
 pub struct Ecmp {
     mode: EcmpMode,
@@ -39,13 +40,42 @@ impl Ecmp {
     /// packet whose flow hashes to `flow_hash`.
     #[inline]
     pub fn pick(&mut self, sw: u32, flow_hash: u32, n: usize) -> usize {
-        let x = match self.mode {
-            EcmpMode::PerFlow => mix(flow_hash ^ self.salt[sw as usize]),
-            EcmpMode::PerPacket => (self.spray.next_u64() >> 32) as u32,
-        };
-        // Multiply-shift maps x onto the set without a division.
-        ((x as u64 * n as u64) >> 32) as usize
+        match self.mode {
+            EcmpMode::PerFlow => self.per_flow(sw, flow_hash, n),
+            EcmpMode::PerPacket => onto((self.spray.next_u64() >> 32) as u32, n),
+        }
     }
+
+    #[inline]
+    fn per_flow(&self, sw: u32, flow_hash: u32, n: usize) -> usize {
+        onto(mix(flow_hash ^ self.salt[sw as usize]), n)
+    }
+
+    /// The switches (node ids) a packet from host `src` to host `dst` with
+    /// flow hash `flow_hash` crosses, in order; None when spraying, where
+    /// every packet draws its own.
+    pub fn path(&self, net: &Network, src: u32, dst: u32, flow_hash: u32) -> Option<Vec<u32>> {
+        if self.mode == EcmpMode::PerPacket {
+            return None;
+        }
+        let mut hops = Vec::new();
+        let NodeKind::Host { nic } = net.nodes[src as usize].kind else { return None };
+        let mut node = net.ports[nic as usize].peer;
+        while let NodeKind::Switch { index } = net.nodes[node as usize].kind {
+            hops.push(node);
+            let routes = net.routes(index, dst);
+            let port =
+                if routes.len() == 1 { routes[0] } else { routes[self.per_flow(index, flow_hash, routes.len())] };
+            node = net.ports[port as usize].peer;
+        }
+        Some(hops)
+    }
+}
+
+/// Multiply-shift: x onto 0..n without a division.
+#[inline]
+fn onto(x: u32, n: usize) -> usize {
+    ((x as u64 * n as u64) >> 32) as usize
 }
 
 /// A 32-bit mix (two multiply-xorshift rounds; the constants are

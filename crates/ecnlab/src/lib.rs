@@ -49,6 +49,12 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<R
     Ok(w.report())
 }
 
+/// The switches each flow's data and ACKs cross under per-flow ECMP, by
+/// flow id (empty lists under per-packet ECMP), without running.
+pub fn flow_paths(cfg: &Config) -> Result<Vec<world::FlowPath>, ConfigError> {
+    Ok(World::new(cfg)?.flow_paths())
+}
+
 /// Run a config given as JSON text (the Python layer's entry point).
 pub fn run_json(json: &str, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
     let cfg = Config::from_json(json).map_err(RunError::Config)?;

@@ -71,6 +71,9 @@ struct Incast {
     req_delay: Time,
 }
 
+/// Switch names a flow's data cross, then its ACKs' (see `World::flow_paths`).
+pub type FlowPath = (Vec<String>, Vec<String>);
+
 /// Why a run stopped before its end.
 #[derive(Debug)]
 pub struct Interrupted;
@@ -516,12 +519,32 @@ impl<'a> World<'a> {
             NodeKind::Host { nic } => nic,
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
-        // Per-flow ECMP: every packet of a flow in one direction carries the
-        // same hash, which each switch salts with its own (see `ecmp.rs`).
-        let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
-        let id = self.arena.alloc(p, (hash64(self.ecmp_seed, key) >> 32) as u32);
+        let id = self.arena.alloc(p, self.flow_hash(p.flow, p.src, p.dst));
         self.sent += 1;
         self.enqueue(nic, id, NO_PORT);
+    }
+
+    /// Per-flow ECMP: every packet of a flow in one direction carries the
+    /// same hash, which each switch salts with its own (see `ecmp.rs`).
+    #[inline]
+    fn flow_hash(&self, flow: u32, src: u32, dst: u32) -> u32 {
+        let key = ((flow as u64) << 32) | ((src as u64) << 16) ^ dst as u64;
+        (hash64(self.ecmp_seed, key) >> 32) as u32
+    }
+
+    /// Switch names on each flow's path: its data's and its ACKs'. Empty
+    /// under per-packet ECMP, where packets take paths of their own.
+    pub fn flow_paths(&self) -> Vec<FlowPath> {
+        let names = |src: u32, dst: u32, flow: u32| -> Vec<String> {
+            let hops = self.ecmp.path(&self.net, src, dst, self.flow_hash(flow, src, dst));
+            hops.unwrap_or_default().iter().map(|&n| self.net.nodes[n as usize].name.clone()).collect()
+        };
+        (0..self.flows.len() as u32)
+            .map(|i| {
+                let f = &self.flows[i as usize];
+                (names(f.src, f.dst, i), names(f.dst, f.src, i))
+            })
+            .collect()
     }
 
     // ---------------- hosts ----------------
