@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python bench stability lint fmt build clean
+.PHONY: all run test test-rust test-python bench bench-htsim stability lint fmt build clean
 
 all: build
 
@@ -48,6 +48,13 @@ bench:
 # Memory over a long run (10^8 events, outputs streaming): at 10% and 100%.
 stability: build
 	$(PY) bench/stability.py
+
+# The same DCTCP permutation in ecnlab and in htsim (goodput and speed side
+# by side): HTSIM is a built htsim sim/ folder; bench/htsim_permutation.py
+# says how to build one.
+bench-htsim: build
+	@test -n "$(HTSIM)" || { echo "usage: make bench-htsim HTSIM=/path/to/csg-htsim/sim"; exit 2; }
+	$(PY) bench/htsim_permutation.py --htsim $(HTSIM)
 
 lint: $(STAMP)
 	cargo fmt --all -- --check

@@ -19,7 +19,7 @@ from .config import config_hash, load_config
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats
 from .results import Result
-from .runner import run, validate
+from .runner import flow_paths, run, validate
 
 
 def _package_version() -> str:
@@ -48,6 +48,7 @@ __all__ = [
     "__version__",
     "config_hash",
     "fct_stats",
+    "flow_paths",
     "load_config",
     "run",
     "validate",

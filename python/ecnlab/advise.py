@@ -82,7 +82,13 @@ def parse_rate(text: str) -> float:
 
 def parse_bytes(text: str, packet_bytes: int) -> float:
     value, unit = _split(text)
-    if unit in ("pkt", "pkts", "packets"):
+    if unit == "pkts":
+        raise ValueError(
+            f"{text!r}: 'pkts' is ambiguous; write 'pkt' (bytes of full packets) or 'packets'"
+        )
+    if unit in ("pkt", "packet", "packets"):
+        # A count of packets is taken as full-size ones: the advisor bounds
+        # data queues, which hold full segments.
         scale = float(packet_bytes)
     elif unit in _BYTE_UNITS:
         scale = _BYTE_UNITS[unit]

@@ -17,7 +17,7 @@ from .progress import ProgressBar
 from .results import Result, _PcapFiles, _TableFiles
 from .stream import RunWriter
 
-__all__ = ["engine_version", "load_engine", "run", "validate"]
+__all__ = ["engine_version", "flow_paths", "load_engine", "run", "validate"]
 
 Progress = Union[bool, None, Callable[[float, float], Any]]
 
@@ -168,6 +168,18 @@ def validate(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, A
     resolved = load_config(config, overrides)
     _call_engine(load_engine(), "validate", config_to_json(resolved))
     return resolved
+
+
+def flow_paths(
+    config: ConfigSource, overrides: Sequence[str] = ()
+) -> list[tuple[list[str], list[str]]]:
+    """The switches each flow's data and its ACKs cross, by flow id (the
+    ``id`` of the flows table), as per-flow ECMP hashes them for this config
+    and seed; nothing is run. Under ``topology.ecmp = "per-packet"`` the lists
+    are empty: every packet picks its own path."""
+    resolved = load_config(config, overrides)
+    paths = _call_engine(load_engine(), "flow_paths", config_to_json(resolved))
+    return [(list(data), list(acks)) for data, acks in paths]
 
 
 def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | None:

@@ -33,6 +33,11 @@ CASES = [
     ("transport.cc=cubic", ["transport.cc", "cubic", "dctcp"]),
     ("switch.dequeue_marking=yes", ["switch.dequeue_marking", "yes"]),
     ("run.warmup=1s", ["run.warmup", "shorter than run.duration"]),
+    ("topology.ecmp=random", ["topology.ecmp", "random", "per-flow", "per-packet"]),
+    ("switch.buffer=200pkts", ["switch.buffer", "200pkts", '"200pkt"', '"200 packets"']),
+    ("switch.buffer=200 pkt s", ["switch.buffer", "200 pkt s", "packets"]),
+    ("switch.threshold=65 packets", ["switch.threshold", "65 packets", 'write "65pkt"']),
+    ("fabric.buffer=2.5 packets", ["fabric.buffer", "2.5 packets", "whole number"]),
 ]
 
 

@@ -44,7 +44,8 @@ def star(
 
 def mqecn_point(marking: str, load: float, flows: int, seed: int = 1) -> dict[str, Any]:
     """A point of MQ-ECN §5.2's large-scale runs: the mqecn preset, 8 DWRR
-    queues, 300 KB per port, DCTCP with K = 65 packets, IW 16, RTOmin 5 ms,
+    queues, 300 KB per port (a byte limit, as the authors' ns-2 DWRR queue
+    counts), DCTCP with K = 65 packets, IW 16, RTOmin 5 ms,
     web search on all 8 services with host pairs spread evenly over them."""
     return {
         "run": {"seed": seed, "duration": "2s", "sample_ports": "none"},

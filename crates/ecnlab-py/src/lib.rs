@@ -132,6 +132,14 @@ fn validate(config_json: &str) -> PyResult<()> {
     ecnlab::Config::from_json(config_json).map(|_| ()).map_err(|e| ConfigError::new_err(e.0))
 }
 
+/// The switch names each flow's data and ACKs cross (per-flow ECMP), by
+/// flow id; empty lists under per-packet ECMP.
+#[pyfunction]
+fn flow_paths(config_json: &str) -> PyResult<Vec<ecnlab::world::FlowPath>> {
+    let cfg = ecnlab::Config::from_json(config_json).map_err(|e| ConfigError::new_err(e.0))?;
+    ecnlab::flow_paths(&cfg).map_err(|e| ConfigError::new_err(e.0))
+}
+
 /// Draw `n` flow sizes (bytes) from a distribution: a built-in name, "mix",
 /// or a CSV path. Returns a raw u64 column.
 #[pyfunction]
@@ -158,6 +166,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(sample_flow_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(distribution_mean, m)?)?;

@@ -83,7 +83,8 @@ fn example_for(what: &str) -> &'static str {
 unit_type!(Dur, Time, units::parse_duration, "duration");
 unit_type!(Rate, u64, units::parse_rate, "rate");
 unit_type!(Bytes, u64, units::parse_bytes, "size");
-unit_type!(Amt, Amount, units::parse_amount, "amount");
+unit_type!(Amt, Amount, units::parse_threshold, "amount");
+unit_type!(BufAmt, Amount, units::parse_amount, "amount");
 
 // Serialised, every value has one spelling that parses back to it, so the
 // resolved config (`Config::resolved_json`) is a canonical form: two files
@@ -104,6 +105,11 @@ impl Serialize for Bytes {
     }
 }
 impl Serialize for Amt {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.to_string())
+    }
+}
+impl Serialize for BufAmt {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.0.to_string())
     }
@@ -390,6 +396,17 @@ pub enum Preset {
     Fqcodel,
 }
 
+/// How a switch picks among equal-cost next hops (see `ecmp.rs`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcmpMode {
+    /// A per-switch salted hash of the flow: one path per flow, in order.
+    #[default]
+    PerFlow,
+    /// A fresh draw for every packet at every switch: reorders.
+    PerPacket,
+}
+
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
@@ -410,6 +427,9 @@ pub struct TopologyCfg {
     pub hosts_per_leaf: Option<u32>,
     /// Fat-tree arity: k pods, k³/4 hosts.
     pub k: Option<u32>,
+    /// Equal-cost multipath: "per-flow" (default) or "per-packet".
+    #[serde(default)]
+    pub ecmp: EcmpMode,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
@@ -441,9 +461,10 @@ pub enum MarkingKind {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
-    /// Per-port buffer shared first-come-first-serve by its queues.
+    /// Per-port buffer shared first-come-first-serve by its queues: bytes
+    /// ("300KB", "200pkt") or a count of packets of any size ("200 packets").
     #[serde(default = "default_buffer")]
-    pub buffer: Amt,
+    pub buffer: BufAmt,
     #[serde(default = "one_u32")]
     pub queues: u32,
     #[serde(default = "default_scheduler")]
@@ -473,8 +494,8 @@ pub struct SwitchCfg {
 fn one_u32() -> u32 {
     1
 }
-fn default_buffer() -> Amt {
-    Amt(Amount::Bytes(300_000))
+fn default_buffer() -> BufAmt {
+    BufAmt(Amount::Bytes(300_000))
 }
 fn default_scheduler() -> SchedulerKind {
     SchedulerKind::Dwrr
@@ -699,7 +720,7 @@ pub struct IncastCfg {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FabricCfg {
-    pub buffer: Option<Amt>,
+    pub buffer: Option<BufAmt>,
     pub scheduler: Option<SchedulerKind>,
     pub quantum: Option<OneOrList<Bytes>>,
     pub sp_queues: Option<u32>,
@@ -1436,6 +1457,13 @@ link_delay = "25us"
         assert_eq!(e, "flows[0]: a string \"x\"; expected a table, a [[flows]] entry with its keys");
         let e = err("[switch]\nscheduler = [\"dwrr\"]\n");
         assert_eq!(e, "switch.scheduler: invalid type: sequence, expected one of sp, wrr, dwrr, sp-dwrr");
+        let e = Config::from_toml(&BASE.replace("hosts = 3", "hosts = 3\necmp = \"random\"")).unwrap_err().0;
+        assert!(e.starts_with("topology.ecmp: unknown variant `random`"), "{e}");
+        assert!(e.contains("per-flow") && e.contains("per-packet"), "{e}");
+        let e = err("[switch]\nbuffer = \"200pkts\"\n");
+        assert!(e.starts_with("switch.buffer: \"200pkts\": \"pkts\" is ambiguous"), "{e}");
+        let e = err("[switch]\nmarking = \"per-port\"\nthreshold = \"65 packets\"\n");
+        assert!(e.starts_with("switch.threshold: \"65 packets\": a threshold is compared with queued bytes"), "{e}");
         let e = err("[transport]\nmin_rto = 5\n");
         assert!(e.starts_with("transport.min_rto: 5: a duration needs a unit"), "{e}");
         // 64 B every 10 ns is 51.2 Gbps, over a 10 Gbps host link.

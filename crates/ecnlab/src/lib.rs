@@ -8,6 +8,7 @@
 
 pub mod budget;
 pub mod config;
+pub mod ecmp;
 pub mod engine;
 pub mod host;
 pub mod output;
@@ -83,7 +84,15 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<R
     Ok(sink.into_report(summary))
 }
 
-/// Run a config given as JSON text.
+/// The switches each flow's data and ACKs cross under per-flow ECMP, by
+/// flow id (empty lists under per-packet ECMP), without running.
+pub fn flow_paths(cfg: &Config) -> Result<Vec<world::FlowPath>, ConfigError> {
+    let mut sink = Collect::default();
+    let paths = World::new(cfg, &mut sink)?.flow_paths();
+    Ok(paths)
+}
+
+/// Run a config given as JSON text (the Python layer's entry point).
 pub fn run_json(json: &str, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Report, RunError> {
     let cfg = Config::from_json(json).map_err(RunError::Config)?;
     run(&cfg, progress)

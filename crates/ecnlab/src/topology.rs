@@ -10,7 +10,7 @@ use crate::switch::buffer::Buffer;
 use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
-use crate::units::{tx_time, Amount, Time};
+use crate::units::{tx_time, Time};
 use std::collections::{HashMap, VecDeque};
 
 /// Aligned to a cache line: a hop reads most of it, and 256 bytes so
@@ -342,7 +342,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
             Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle))
         }
     };
-    let mut q = Qdisc::new(n, sched, marker, Buffer { limit: s.buffer.0 }, rate_bps);
+    let mut q = Qdisc::new(n, sched, marker, Buffer::new(s.buffer.0, pkt), rate_bps);
     q.dequeue_marking = s.dequeue_marking;
     q.drop_not_ect = s.drop_not_ect;
     q
@@ -350,7 +350,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
 
 /// A host NIC: one FIFO with room for everything its TCP sends.
 fn nic_qdisc(rate_bps: u64) -> Qdisc {
-    Qdisc::new(1, Scheduler::Sp(Sp), Marker::None, Buffer { limit: Amount::Bytes(u64::MAX / 4) }, rate_bps)
+    Qdisc::new(1, Scheduler::Sp(Sp), Marker::None, Buffer::Bytes(u64::MAX / 4), rate_bps)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Units: time is integer picoseconds, sizes are bytes, rates are bits/s.
 //!
-//! Config strings carry their unit ("10Gbps", "85.2us", "300KB", "65pkt").
+//! Config strings carry their unit ("10Gbps", "85.2us", "300KB", "65pkt",
+//! "200 packets"). `pkt` is a size (full packets' worth of bytes);
+//! `packets` is a count, where any packet takes one.
 //! KB/MB/GB are decimal (1000), KiB/MiB are binary (1024), as in most
 //! simulator scripts' "K" for bytes being ambiguous: we pick SI and say so.
 
@@ -145,10 +147,17 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     Ok(bps as u64)
 }
 
-/// An amount of buffer or threshold: bytes, or whole packets.
+/// An amount of buffer or threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Amount {
+    /// Bytes ("300KB").
     Bytes(u64),
+    /// Bytes, in full-size packets of mss + header ("65pkt" = 65 × 1500 B
+    /// with the default mss): a size, whatever the packets queued are.
+    Pkt(u64),
+    /// A count of packets of any size ("200 packets"): a buffer where a
+    /// 40-byte ACK takes a slot as a 1500-byte segment does (ns-2's
+    /// DropTail, switches with fixed-size cells). Buffers only.
     Packets(u64),
 }
 
@@ -157,7 +166,7 @@ impl Amount {
     pub fn bytes(self, pkt_bytes: u64) -> u64 {
         match self {
             Amount::Bytes(b) => b,
-            Amount::Packets(p) => p.saturating_mul(pkt_bytes),
+            Amount::Pkt(p) | Amount::Packets(p) => p.saturating_mul(pkt_bytes),
         }
     }
 }
@@ -166,7 +175,8 @@ impl fmt::Display for Amount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Amount::Bytes(b) => write!(f, "{b}B"),
-            Amount::Packets(p) => write!(f, "{p}pkt"),
+            Amount::Pkt(p) => write!(f, "{p}pkt"),
+            Amount::Packets(p) => write!(f, "{p} packets"),
         }
     }
 }
@@ -174,25 +184,37 @@ impl fmt::Display for Amount {
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     match parse_amount(s)? {
         Amount::Bytes(b) => Ok(b),
-        Amount::Packets(_) => {
+        Amount::Pkt(_) | Amount::Packets(_) => {
             Err("expected a size in bytes (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), not packets".into())
         }
     }
 }
 
+/// A buffer size: bytes, `pkt` (full packets' worth of bytes) or a count
+/// of `packets`.
 pub fn parse_amount(s: &str) -> Result<Amount, String> {
-    const ALLOWED: &str =
-        "a number followed by B, KB, MB, GB, TB, KiB, MiB, GiB, TiB or pkt (e.g. \"300KB\", \"65pkt\")";
+    const ALLOWED: &str = "a number followed by B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, pkt (full packets' \
+         worth of bytes) or packets (a count of packets of any size), e.g. \"300KB\", \"200pkt\", \"200 packets\"";
     let (n, unit) = split_number(s).ok_or_else(|| format!("expected {ALLOWED}"))?;
     if n < 0.0 {
         return Err("must not be negative".into());
     }
+    let whole = |n: f64| {
+        if n.fract() != 0.0 {
+            Err("a packet count must be a whole number".to_string())
+        } else {
+            Ok(n as u64)
+        }
+    };
     let scale = match unit {
-        "pkt" | "pkts" | "packets" => {
-            if n.fract() != 0.0 {
-                return Err("a packet count must be a whole number".into());
-            }
-            return Ok(Amount::Packets(n as u64));
+        "pkt" => return Ok(Amount::Pkt(whole(n)?)),
+        "packets" | "packet" => return Ok(Amount::Packets(whole(n)?)),
+        "pkts" => {
+            let n = whole(n)?;
+            return Err(format!(
+                "\"pkts\" is ambiguous; write \"{n}pkt\" for {n} full packets' worth of bytes, \
+                 or \"{n} packets\" for a count of packets of any size"
+            ));
         }
         "B" => 1.0,
         "KB" => 1e3,
@@ -206,6 +228,17 @@ pub fn parse_amount(s: &str) -> Result<Amount, String> {
         _ => return Err(format!("unknown size unit {unit:?}; expected {ALLOWED}")),
     };
     Ok(Amount::Bytes((n * scale).round() as u64))
+}
+
+/// A marking threshold: bytes or `pkt`. Marking compares bytes, so a count
+/// of packets of any size is refused rather than guessed at.
+pub fn parse_threshold(s: &str) -> Result<Amount, String> {
+    match parse_amount(s)? {
+        Amount::Packets(n) => Err(format!(
+            "a threshold is compared with queued bytes; write \"{n}pkt\" for {n} full packets' worth of bytes"
+        )),
+        a => Ok(a),
+    }
 }
 
 #[cfg(test)]
@@ -235,9 +268,16 @@ mod tests {
         assert!(parse_rate("9Tbps").unwrap_err().contains("faster than 8Tbps"));
         assert_eq!(parse_amount("300KB"), Ok(Amount::Bytes(300_000)));
         assert_eq!(parse_amount("64KiB"), Ok(Amount::Bytes(65_536)));
-        assert_eq!(parse_amount("65pkt"), Ok(Amount::Packets(65)));
+        assert_eq!(parse_amount("65pkt"), Ok(Amount::Pkt(65)));
+        assert_eq!(parse_amount("200 packets"), Ok(Amount::Packets(200)));
+        assert_eq!(parse_amount("1packet"), Ok(Amount::Packets(1)));
+        assert_eq!(Amount::Pkt(65).bytes(1500), 97_500);
         assert!(parse_amount("6.5pkt").is_err());
+        assert!(parse_amount("200pkts").unwrap_err().contains("ambiguous"));
         assert!(parse_bytes("3pkt").is_err());
+        assert!(parse_bytes("3 packets").is_err());
+        assert_eq!(parse_threshold("65pkt"), Ok(Amount::Pkt(65)));
+        assert!(parse_threshold("65 packets").unwrap_err().contains("write \"65pkt\""));
     }
 
     #[test]

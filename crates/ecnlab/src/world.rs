@@ -2,6 +2,7 @@
 //! switch ports here. Every handler is a small function of (state, event).
 
 use crate::config::{Config, ConfigError, FlowSize, GapKind, OneOrList};
+use crate::ecmp::Ecmp;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::incast::Incast;
@@ -60,6 +61,9 @@ struct PingStream {
     size: u32,
 }
 
+/// Switch names a flow's data cross, then its ACKs' (see `World::flow_paths`).
+pub type FlowPath = (Vec<String>, Vec<String>);
+
 /// Why a run stopped before its end.
 #[derive(Debug)]
 pub enum Stop {
@@ -88,7 +92,9 @@ pub struct World<'a> {
     end: Time,
     warmup: Time,
     hdr: u32,
+    /// Seeds the per-flow hash each packet carries.
     ecmp_seed: u64,
+    ecmp: Ecmp,
     /// ECN codepoint of new data and of retransmissions (per the cc and
     /// `transport.ect_retransmits`).
     ect_new: Ecn,
@@ -251,6 +257,7 @@ impl<'a> World<'a> {
             warmup: cfg.run.warmup.0,
             hdr: t.header,
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
+            ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
             ect_new: if echo != EchoMode::None { Ecn::Ect } else { Ecn::NotEct },
             ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
             delack_timeout: t.delayed_ack_timeout.0,
@@ -577,15 +584,13 @@ impl<'a> World<'a> {
 
     /// The port of switch `sw` that packet `id` leaves by.
     #[inline]
-    fn route(&self, sw: u32, id: u32) -> u32 {
+    fn route(&mut self, sw: u32, id: u32) -> u32 {
         let h = self.arena.get(id);
         let routes = self.net.routes(sw, h.dst);
         if routes.len() == 1 {
             routes[0]
         } else {
-            // Multiply-shift maps the flow's hash onto the set without a
-            // division.
-            routes[((h.ecmp as u64 * routes.len() as u64) >> 32) as usize]
+            routes[self.ecmp.pick(sw, h.ecmp, routes.len())]
         }
     }
 
@@ -594,12 +599,32 @@ impl<'a> World<'a> {
             NodeKind::Host { nic } => nic,
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
-        // Per-flow ECMP: every packet of a flow in one direction carries the
-        // same hash, so it always takes the same path.
-        let key = ((p.flow as u64) << 32) | ((p.src as u64) << 16) ^ p.dst as u64;
-        let id = self.arena.alloc(p, (hash64(self.ecmp_seed, key) >> 32) as u32);
+        let id = self.arena.alloc(p, self.flow_hash(p.flow, p.src, p.dst));
         self.sent += 1;
         self.enqueue(nic, id, NO_PORT);
+    }
+
+    /// Per-flow ECMP: every packet of a flow in one direction carries the
+    /// same hash, which each switch salts with its own (see `ecmp.rs`).
+    #[inline]
+    fn flow_hash(&self, flow: u32, src: u32, dst: u32) -> u32 {
+        let key = ((flow as u64) << 32) | ((src as u64) << 16) ^ dst as u64;
+        (hash64(self.ecmp_seed, key) >> 32) as u32
+    }
+
+    /// Switch names on each flow's path: its data's and its ACKs'. Empty
+    /// under per-packet ECMP, where packets take paths of their own.
+    pub fn flow_paths(&self) -> Vec<FlowPath> {
+        let names = |src: u32, dst: u32, flow: u32| -> Vec<String> {
+            let hops = self.ecmp.path(&self.net, src, dst, self.flow_hash(flow, src, dst));
+            hops.unwrap_or_default().iter().map(|&n| self.net.nodes[n as usize].name.clone()).collect()
+        };
+        (0..self.flows.len() as u32)
+            .map(|i| {
+                let f = &self.flows[i as usize];
+                (names(f.src, f.dst, i), names(f.dst, f.src, i))
+            })
+            .collect()
     }
 
     // ---------------- hosts ----------------

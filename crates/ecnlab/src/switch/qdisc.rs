@@ -262,7 +262,6 @@ mod tests {
     use crate::packet::{Kind, Packet};
     use crate::switch::marker::PerQueue;
     use crate::switch::scheduler::Sp;
-    use crate::units::Amount;
 
     /// Queue counters add up, whichever side marks: per queue, every packet
     /// offered was refused (buffer full, or the AQM at enqueue) or taken in,
@@ -274,8 +273,7 @@ mod tests {
         for dequeue_marking in [false, true] {
             // 2 queues, K = 3 packets of 1000 B, room for 8 packets.
             let marker = Marker::PerQueue(PerQueue::standard(3000, 2));
-            let mut qd =
-                Qdisc::new(2, Scheduler::Sp(Sp), marker, Buffer { limit: Amount::Bytes(8000) }, 10_000_000_000);
+            let mut qd = Qdisc::new(2, Scheduler::Sp(Sp), marker, Buffer::Bytes(8000), 10_000_000_000);
             qd.dequeue_marking = dequeue_marking;
             qd.drop_not_ect = true;
             let mut arena = Arena::default();
@@ -400,7 +398,7 @@ mod tests {
             } else {
                 Marker::MqEcn(MqEcn::new(1400, &quanta, RATE, 0, 0.75, 1_200_000))
             };
-            let mut qd = Qdisc::new(2, s, m, Buffer { limit: Amount::Bytes(8_000) }, RATE);
+            let mut qd = Qdisc::new(2, s, m, Buffer::Bytes(8_000), RATE);
             // One packet in 11 is Not-ECT and dropped where it would be marked.
             qd.drop_not_ect = true;
             Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0), shortcut_aqm: 0 }
