@@ -52,7 +52,7 @@ def write_report(directory: str | Path) -> tuple[Path, Path]:
             f"{root}: no reproduced figures (<id>.json) here; run `ecnlab reproduce` first"
         )
     md = ["# ecnlab: the papers' figures, reproduced", ""]
-    md.append("| figure | run | points | matches | same direction | differs | wall time |")
+    md.append("| figure | run | points | matches | same direction | differs | runs (one core) |")
     md.append("|---|---|---|---|---|---|---|")
     for d in docs:
         v = d["verdicts"]
