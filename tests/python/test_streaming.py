@@ -158,6 +158,18 @@ def _cli(args: list[str], **kwargs: object) -> subprocess.Popen:
     )
 
 
+def _long_run_file(tmp_path: Path) -> Path:
+    """The built-in MQ-ECN star stretched to 100 s, long enough to interrupt."""
+    path = tmp_path / "long.toml"
+    path.write_text(
+        (Path(ecnlab.__file__).parent / "experiments" / "mqecn_motivation.toml")
+        .read_text(encoding="utf-8")
+        .replace('duration = "0.5s"', 'duration = "100s"'),
+        encoding="utf-8",
+    )
+    return path
+
+
 def _wait_for_temp_files(out: Path, proc: subprocess.Popen) -> None:
     """Until the run has started writing (its temporary files exist)."""
     deadline = time.monotonic() + 60
@@ -171,13 +183,7 @@ def _wait_for_temp_files(out: Path, proc: subprocess.Popen) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_at_the_command_line_says_which_files_it_left(tmp_path: Path, sig: int) -> None:
-    path = tmp_path / "long.toml"
-    path.write_text(
-        (Path(ecnlab.__file__).parent / "experiments" / "mqecn_motivation.toml")
-        .read_text(encoding="utf-8")
-        .replace('duration = "0.5s"', 'duration = "100s"'),
-        encoding="utf-8",
-    )
+    path = _long_run_file(tmp_path)
     out = tmp_path / "out"
     proc = _cli(["run", str(path), "--out", str(out)])
     _wait_for_temp_files(out, proc)
@@ -195,13 +201,7 @@ def test_ctrl_c_at_the_command_line_says_which_files_it_left(tmp_path: Path, sig
 
 
 def test_a_killed_run_leaves_no_file_that_claims_to_be_whole(tmp_path: Path) -> None:
-    path = tmp_path / "long.toml"
-    path.write_text(
-        (Path(ecnlab.__file__).parent / "experiments" / "mqecn_motivation.toml")
-        .read_text(encoding="utf-8")
-        .replace('duration = "0.5s"', 'duration = "100s"'),
-        encoding="utf-8",
-    )
+    path = _long_run_file(tmp_path)
     out = tmp_path / "out"
     proc = _cli(["run", str(path), "--out", str(out)])
     _wait_for_temp_files(out, proc)
