@@ -274,7 +274,7 @@ macro_rules! by_name {
 by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
 by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
 by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
-by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn" });
 by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
 by_name!(WorkloadKind { Poisson => "poisson" });
 by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
@@ -337,6 +337,16 @@ pub struct RunCfg {
     /// are written to one pcap file each.
     #[serde(default = "no_ports", skip_serializing_if = "is_no_ports")]
     pub pcap: OneOrList<String>,
+    /// Switch ports ("node:peer") whose every enqueue and dequeue is
+    /// written, with the queue's occupancy, to the `trace` table: the fine
+    /// queue evolution of CEDM Figs. 3 and 8.
+    #[serde(default = "no_ports", skip_serializing_if = "is_no_ports")]
+    pub trace_ports: OneOrList<String>,
+    /// The window traced, [from, to): default the whole run after warmup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_from: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_to: Option<Dur>,
     /// Budget for what a run writes and holds, estimated before it starts
     /// (see `budget.rs`). Left out of the resolved form at its default, as
     /// `pcap` is when empty, so configs without them resolve as before.
@@ -456,6 +466,12 @@ pub enum MarkingKind {
     PerPort,
     PerPool,
     MqEcn,
+    /// CEDM: K1 = threshold, K2 = cedm_k2, slope weight cedm_ws.
+    Cedm,
+    /// RED on an average queue: red_min, red_max, red_pmax, red_wq.
+    Red,
+    /// TCN: sojourn time over tcn_threshold, at dequeue.
+    Tcn,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -489,8 +505,37 @@ pub struct SwitchCfg {
     pub mqecn_beta: f64,
     /// MQ-ECN's idle slot T_idle; default one packet time at the port's rate.
     pub mqecn_idle: Option<Dur>,
+    /// CEDM's upper threshold K2 (≥ threshold = K1); the paper's guideline
+    /// for two senders with LSO is K2 = 5/4·K1 + C·d/4 (CEDM §IV-C).
+    pub cedm_k2: Option<Amt>,
+    /// CEDM's slope EWMA weight w_s (CEDM §IV-C: 0.129).
+    #[serde(default = "default_cedm_ws")]
+    pub cedm_ws: f64,
+    /// RED's thresholds on the average queue (marking "red", or "mq-ecn"
+    /// for MQ-ECN's probabilistic variant, §3.4) and its top probability.
+    pub red_min: Option<Amt>,
+    pub red_max: Option<Amt>,
+    pub red_pmax: Option<f64>,
+    /// RED's averaging weight w_q (Floyd & Jacobson §11: 0.002; 1 follows
+    /// the instantaneous queue).
+    #[serde(default = "default_red_wq")]
+    pub red_wq: f64,
+    /// Probability rising from red_pmax to 1 between red_max and 2·red_max.
+    #[serde(default)]
+    pub red_gentle: bool,
+    /// Space marks by the count since the last one (RED §7).
+    #[serde(default = "yes")]
+    pub red_spacing: bool,
+    /// TCN's sojourn-time threshold (K/C: 84 packets at 10 Gbps = 100.8us).
+    pub tcn_threshold: Option<Dur>,
 }
 
+fn default_cedm_ws() -> f64 {
+    0.129
+}
+fn default_red_wq() -> f64 {
+    0.002
+}
 fn one_u32() -> u32 {
     1
 }
@@ -524,6 +569,15 @@ impl Default for SwitchCfg {
             drop_not_ect: false,
             mqecn_beta: default_beta(),
             mqecn_idle: None,
+            cedm_k2: None,
+            cedm_ws: default_cedm_ws(),
+            red_min: None,
+            red_max: None,
+            red_pmax: None,
+            red_wq: default_red_wq(),
+            red_gentle: false,
+            red_spacing: true,
+            tcn_threshold: None,
         }
     }
 }
@@ -730,6 +784,15 @@ pub struct FabricCfg {
     pub drop_not_ect: Option<bool>,
     pub mqecn_beta: Option<f64>,
     pub mqecn_idle: Option<Dur>,
+    pub cedm_k2: Option<Amt>,
+    pub cedm_ws: Option<f64>,
+    pub red_min: Option<Amt>,
+    pub red_max: Option<Amt>,
+    pub red_pmax: Option<f64>,
+    pub red_wq: Option<f64>,
+    pub red_gentle: Option<bool>,
+    pub red_spacing: Option<bool>,
+    pub tcn_threshold: Option<Dur>,
 }
 
 impl SwitchCfg {
@@ -740,12 +803,11 @@ impl SwitchCfg {
             ($($k:ident),*) => { $( if let Some(v) = &f.$k { s.$k = v.clone(); } )* };
         }
         take!(buffer, scheduler, quantum, sp_queues, marking, dequeue_marking, drop_not_ect, mqecn_beta);
-        if f.threshold.is_some() {
-            s.threshold = f.threshold.clone();
+        take!(cedm_ws, red_wq, red_gentle, red_spacing);
+        macro_rules! take_opt {
+            ($($k:ident),*) => { $( if f.$k.is_some() { s.$k = f.$k.clone(); } )* };
         }
-        if f.mqecn_idle.is_some() {
-            s.mqecn_idle = f.mqecn_idle;
-        }
+        take_opt!(threshold, mqecn_idle, cedm_k2, red_min, red_max, red_pmax, tcn_threshold);
         s
     }
 
@@ -1094,15 +1156,16 @@ impl Config {
     }
 
     fn validate_switches(&self) -> Result<(), ConfigError> {
-        validate_switch(&self.switch, "switch")?;
+        let pkt = self.transport.packet_bytes();
+        validate_switch(&self.switch, "switch", pkt)?;
         if let Some(f) = &self.fabric {
-            validate_switch(&self.switch.with(f), "fabric")?;
+            validate_switch(&self.switch.with(f), "fabric", pkt)?;
         }
         Ok(())
     }
 }
 
-fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
+fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
     if !(1..=64).contains(&s.queues) {
         return Err(bad(&format!("{sec}.queues"), s.queues, "must be 1 to 64"));
     }
@@ -1143,6 +1206,15 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
             ));
         }
         (MarkingKind::None, _) => {}
+        (m @ (MarkingKind::Cedm | MarkingKind::Red | MarkingKind::Tcn), _) if s.dequeue_marking => {
+            return Err(bad(
+                &format!("{sec}.dequeue_marking"),
+                true,
+                &format!("\"{}\" decides on its own sides (CEDM at both, RED at enqueue, TCN at dequeue); leave dequeue_marking off", marking_name(m)),
+            ));
+        }
+        (MarkingKind::Red | MarkingKind::Tcn, _) => {}
+        (MarkingKind::MqEcn, None) if s.red_min.is_some() => {}
         (m, None) => {
             return Err(ConfigError(format!(
                 "{sec}.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
@@ -1178,6 +1250,80 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
     if let Some(d) = s.mqecn_idle {
         if d.0 == 0 {
             return Err(bad(&format!("{sec}.mqecn_idle"), "0s", "must be positive"));
+        }
+    }
+    validate_aqm(s, sec, pkt)
+}
+
+/// The keys of CEDM, RED and TCN: present where their scheme needs them,
+/// and in range.
+fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("{sec}.{k}");
+    let missing = |k: &str, why: &str| ConfigError(format!("{sec}.{k}: missing; {why}"));
+    if !(s.cedm_ws > 0.0 && s.cedm_ws <= 1.0) {
+        return Err(bad(&key("cedm_ws"), s.cedm_ws, "must be in (0, 1] (CEDM §IV-C uses 0.129)"));
+    }
+    if s.marking == MarkingKind::Cedm {
+        let k1 = match &s.threshold {
+            Some(OneOrList::All(a)) => a.0.bytes(pkt),
+            _ => 0,
+        };
+        let Some(k2) = s.cedm_k2 else {
+            return Err(missing("cedm_k2", "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\""));
+        };
+        if k2.0.bytes(pkt) < k1 {
+            return Err(bad(&key("cedm_k2"), k2.0, &format!("must be at least threshold (K1 = {})", k1)));
+        }
+    }
+    if !(s.red_wq > 0.0 && s.red_wq <= 1.0) {
+        return Err(bad(&key("red_wq"), s.red_wq, "must be in (0, 1]"));
+    }
+    if let Some(p) = s.red_pmax {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(bad(&key("red_pmax"), p, "must be in (0, 1]"));
+        }
+    }
+    let red = s.marking == MarkingKind::Red || (s.marking == MarkingKind::MqEcn && s.red_min.is_some());
+    if red {
+        let what = if s.marking == MarkingKind::Red {
+            "marking \"red\" needs red_min, red_max and red_pmax"
+        } else {
+            "MQ-ECN's probabilistic variant needs red_min, red_max and red_pmax"
+        };
+        let (Some(min), Some(max)) = (s.red_min, s.red_max) else {
+            return Err(missing(if s.red_min.is_none() { "red_min" } else { "red_max" }, what));
+        };
+        if s.red_pmax.is_none() {
+            return Err(missing("red_pmax", what));
+        }
+        if min.0.bytes(pkt) > max.0.bytes(pkt) {
+            return Err(bad(&key("red_min"), min.0, &format!("must not exceed red_max ({})", max.0)));
+        }
+        if s.marking == MarkingKind::MqEcn && s.threshold.is_some() {
+            return Err(bad(
+                &key("threshold"),
+                "set",
+                "MQ-ECN's probabilistic variant takes red_min/red_max instead of threshold; give one or the other",
+            ));
+        }
+    } else if s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some() {
+        let k = if s.red_min.is_some() {
+            "red_min"
+        } else if s.red_max.is_some() {
+            "red_max"
+        } else {
+            "red_pmax"
+        };
+        return Err(ConfigError(format!(
+            "{sec}.{k}: set, but marking \"{}\" does not use it (only \"red\" and \"mq-ecn\" do)",
+            marking_name(s.marking)
+        )));
+    }
+    if s.marking == MarkingKind::Tcn {
+        match s.tcn_threshold {
+            None => return Err(missing("tcn_threshold", "marking \"tcn\" needs a sojourn time, e.g. \"100.8us\"")),
+            Some(d) if d.0 == 0 => return Err(bad(&key("tcn_threshold"), "0s", "must be positive")),
+            _ => {}
         }
     }
     Ok(())
@@ -1352,6 +1498,9 @@ pub fn marking_name(m: MarkingKind) -> &'static str {
         MarkingKind::PerPort => "per-port",
         MarkingKind::PerPool => "per-pool",
         MarkingKind::MqEcn => "mq-ecn",
+        MarkingKind::Cedm => "cedm",
+        MarkingKind::Red => "red",
+        MarkingKind::Tcn => "tcn",
     }
 }
 

@@ -104,6 +104,8 @@ pub struct World<'a> {
     sample_ports: Vec<u32>,
     /// Packet captures of `run.pcap`'s ports.
     captures: Vec<Capture>,
+    /// `run.trace_from`, `run.trace_to`.
+    trace_window: (Time, Time),
     /// Where tables and captures go as they are produced.
     out: Output<'a>,
     /// Workload flows are flows[workload.0..workload.1], in start order;
@@ -229,7 +231,7 @@ impl<'a> World<'a> {
             .collect();
         let sample_ports = sampled_ports(&net, &cfg.run.sample_ports)?;
         let mut captures = Vec::new();
-        for (i, p) in captured_ports(&net, &cfg.run.pcap)?.into_iter().enumerate() {
+        for (i, p) in captured_ports(&net, &cfg.run.pcap, "run.pcap")?.into_iter().enumerate() {
             let port = &mut net.ports[p as usize];
             port.capture = true;
             let (node, peer) = (port.node, port.peer);
@@ -241,6 +243,13 @@ impl<'a> World<'a> {
             }
             captures.push(Capture::new(p, net.port_name(p), node, peer));
         }
+        for p in captured_ports(&net, &cfg.run.trace_ports, "run.trace_ports")? {
+            net.ports[p as usize].trace = true;
+        }
+        let trace_window = (
+            cfg.run.trace_from.map(|d| d.0).unwrap_or(cfg.run.warmup.0),
+            cfg.run.trace_to.map(|d| d.0).unwrap_or(Time::MAX),
+        );
         let services = cfg.switch.queues as usize;
         let mut active: Vec<usize> = flows.iter().map(|f| f.service as usize).collect();
         active.sort_unstable();
@@ -264,6 +273,7 @@ impl<'a> World<'a> {
             host_queue_limit: t.host_queue_limit.0,
             sample_ports,
             captures,
+            trace_window,
             out: Output::new(sink),
             net,
             sent: 0,
@@ -503,8 +513,8 @@ impl<'a> World<'a> {
         }
         self.in_transit += 1;
         let nic = p.switch.is_none();
-        if p.capture {
-            self.capture(port, now, id);
+        if p.capture | p.trace {
+            self.watch(port, now, id, -1);
         }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.
@@ -521,12 +531,22 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Record packet `id`, leaving `port` at `now`, in the port's capture.
+    /// Packet `id` entered (`event` 1) or left (-1) watched `port` at
+    /// `now`: a departure goes to the port's capture, and both to the trace.
     #[cold]
     #[inline(never)]
-    fn capture(&mut self, port: u32, now: Time, id: u32) {
-        let c = self.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
-        c.record(now, self.arena.get(id), &mut self.out);
+    fn watch(&mut self, port: u32, now: Time, id: u32, event: i64) {
+        let p = &self.net.ports[port as usize];
+        if p.trace && (self.trace_window.0..self.trace_window.1).contains(&now) {
+            let q = p.qdisc.classify(self.arena.get(id).service);
+            let fifo = &p.qdisc.queues[q].fifo;
+            self.stats.trace.push(secs(now), port, q as u32, event, fifo.bytes, fifo.len() as u32);
+            self.stats.trace.flush_full(&mut self.out);
+        }
+        if p.capture && event < 0 {
+            let c = self.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
+            c.record(now, self.arena.get(id), &mut self.out);
+        }
     }
 
     /// Offer packet `id`, which came over the link of port `from` (or
@@ -538,10 +558,11 @@ impl<'a> World<'a> {
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
-        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending {
+        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending && !p.trace {
             // An idle, empty port sends the packet at once. The qdisc then
             // skips its FIFO and round-robin list, which would hold the
-            // packet for no time (see `Qdisc::pass_through`).
+            // packet for no time (see `Qdisc::pass_through`). A traced port
+            // goes the long way, so its trace shows the packet queued.
             if let Some(r) = p.qdisc.pass_through(now, id, &mut self.arena, pool) {
                 match r {
                     Ok(()) => self.transmit(port, now, id, size as u32),
@@ -555,6 +576,10 @@ impl<'a> World<'a> {
                 if let Some(s) = p.switch {
                     self.net.switches[s as usize].pool_bytes += size;
                 }
+                if p.trace {
+                    self.watch(port, now, id, 1);
+                }
+                let p = &mut self.net.ports[port as usize];
                 if !p.txdone_pending {
                     if p.lazy && p.qdisc.packets > 1 {
                         // Busy, or a departure due now that runs after
@@ -1010,6 +1035,7 @@ impl<'a> World<'a> {
             for q in &c {
                 total.enqueued += q.enqueued;
                 total.marked += q.marked;
+                total.unmarked += q.unmarked;
                 total.dropped_overflow += q.dropped_overflow;
                 total.dropped_aqm += q.dropped_aqm;
                 total.sent_packets += q.sent_packets;
@@ -1025,6 +1051,7 @@ impl<'a> World<'a> {
                     q,
                     c.enqueued,
                     c.marked,
+                    c.unmarked,
                     c.dropped_overflow,
                     c.dropped_aqm,
                     c.max_bytes,
@@ -1138,7 +1165,7 @@ fn sampled_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, Con
 }
 
 /// The ports whose packets are captured (`run.pcap`), in the order listed.
-fn captured_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, ConfigError> {
+fn captured_ports(net: &Network, sel: &OneOrList<String>, key: &str) -> Result<Vec<u32>, ConfigError> {
     let names: Vec<&String> = match sel {
         OneOrList::All(s) => vec![s],
         OneOrList::List(l) => l.iter().collect(),
@@ -1150,7 +1177,7 @@ fn captured_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, Co
             Some(p) => v.push(p),
             None => {
                 return Err(ConfigError(format!(
-                    "run.pcap[{i}] = {name:?}: no such switch port; ports are named \"node:peer\", e.g. {:?}",
+                    "{key}[{i}] = {name:?}: no such switch port; ports are named \"node:peer\", e.g. {:?}",
                     switch_ports().next().map(|p| net.port_name(p)).unwrap_or_default()
                 )))
             }

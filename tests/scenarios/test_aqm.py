@@ -1,0 +1,177 @@
+"""RED, TCN, CEDM and queue traces on a 10 Gbps, 100 us star (4 × 25 us
+links), with long DCTCP flows."""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import ecnlab
+from scenario_kit import (
+    PAYLOAD_FRACTION,
+    check_conservation,
+    goodput,
+    output_files,
+    port_queue,
+    run_checked,
+    star,
+)
+
+LINE = 10.0 * PAYLOAD_FRACTION  # 9.733 Gbps of payload on a 10G link
+PKT = 1500
+
+
+def long_flows(n: int, services: list[int] | None = None) -> list[dict]:
+    services = services or [0] * n
+    return [{"src": i, "dst": n, "service": services[i]} for i in range(n)]
+
+
+def test_red_with_wq_1_and_min_equal_max_is_per_queue_marking() -> None:
+    # RED's average with w_q = 1 is the instantaneous queue, and with
+    # min = max = K its only regions are "pass" (avg <= K) and "mark"
+    # (avg > K): per-queue marking with K, packet for packet (red.rs). RED
+    # drops the Not-ECT packets it would mark, so the per-queue run drops
+    # them too (drop_not_ect). Every output file must be byte-identical.
+    k = "20pkt"
+    base = star(hosts=3, duration="0.1s", warmup="0.02s", flows=long_flows(2))
+    per_queue = copy.deepcopy(base)
+    per_queue["switch"].update({"marking": "per-queue", "threshold": k, "drop_not_ect": True})
+    red = copy.deepcopy(base)
+    red["switch"].update({"marking": "red", "red_min": k, "red_max": k, "red_pmax": 0.5, "red_wq": 1.0})
+    a = run_checked(per_queue)
+    b = run_checked(red)
+    with tempfile.TemporaryDirectory() as tmp:
+        ecnlab.run(per_queue, out=Path(tmp) / "a", progress=False)
+        ecnlab.run(red, out=Path(tmp) / "b", progress=False)
+        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
+    assert fa.keys() == fb.keys()
+    for name in fa:
+        if name not in ("config.json",):
+            assert fa[name] == fb[name], name
+    # Marking happened, or the comparison shows nothing.
+    assert a.summary["ce_marks"] > 1000 and b.summary["ce_marks"] == a.summary["ce_marks"]
+
+
+def test_red_average_queue_lets_bursts_through_then_holds_the_queue_low() -> None:
+    # RED with the classic w_q = 0.002 and min 20 / max 60 packets,
+    # p_max 0.1: DCTCP's window reacts to the marks, so the average stays
+    # in the ramp, and the queue's mean lies between min and max (RED §4:
+    # the average is held between the thresholds); throughput stays full
+    # with min 20 > 0.17·C·RTT.
+    cfg = star(
+        hosts=3,
+        duration="0.2s",
+        warmup="0.05s",
+        switch={"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 0.1},
+        flows=long_flows(2),
+    )
+    res = run_checked(cfg)
+    assert goodput(res)[0] >= 0.95 * LINE
+    q = port_queue(res, "switch", "host2", warmup=0.05)
+    assert 20 <= q.mean() <= 60, q.mean()
+
+
+def test_tcn_threshold_follows_each_queues_drain_rate() -> None:
+    # TCN marks on sojourn time T = K/C (shared/schemes/tcn.md, prediction
+    # 2): two DWRR queues with equal quanta, both backlogged, each drain at
+    # C/2, so a queue's packets are marked once its own backlog passes
+    # about K/2. Per-queue marking with the same K lets each queue hold K.
+    # K = 65 packets at 10 Gbps: T = 78 us. Expected mean occupancy per
+    # queue: TCN ~ K/2 = 32.5, per-queue ~ K = 65 (DCTCP: queue near K).
+    k = 65
+    t_us = k * PKT * 8 / 10e9 * 1e6
+    flows = long_flows(2, services=[0, 1])
+    sw = {"queues": 2, "scheduler": "dwrr"}
+    tcn = star(hosts=3, duration="0.15s", warmup="0.05s", flows=flows,
+               switch={**sw, "marking": "tcn", "tcn_threshold": f"{t_us}us"})
+    pq = star(hosts=3, duration="0.15s", warmup="0.05s", flows=flows,
+              switch={**sw, "marking": "per-queue", "threshold": f"{k}pkt"})
+    r_tcn, r_pq = run_checked(tcn), run_checked(pq)
+    for q in (0, 1):
+        m_tcn = port_queue(r_tcn, "switch", "host2", warmup=0.05, queue=q).mean()
+        m_pq = port_queue(r_pq, "switch", "host2", warmup=0.05, queue=q).mean()
+        assert 0.7 * k / 2 <= m_tcn <= 1.3 * k / 2, (q, m_tcn)
+        assert 0.75 * k <= m_pq <= 1.15 * k, (q, m_pq)
+    # Both keep the link full and share it equally.
+    g = goodput(r_tcn)
+    assert g[0] + g[1] >= 0.95 * LINE and abs(g[0] - g[1]) <= 0.05 * LINE
+
+
+def test_cedm_without_batching_marks_like_k1_and_takes_few_marks_back() -> None:
+    # Without host batching the queue rises smoothly, so CEDM (K1 = 20,
+    # K2 = 40 packets) behaves close to single-threshold marking at K1: the
+    # queue oscillates around K1 and throughput is full (DCTCP with
+    # K1 > 0.17·C·RTT ≈ 14 packets, DCTCP paper §3.3). Marks are taken
+    # back only on the queue's falling edges: some, but far fewer than set.
+    cfg = star(
+        hosts=3,
+        duration="0.15s",
+        warmup="0.05s",
+        switch={"marking": "cedm", "threshold": "20pkt", "cedm_k2": "40pkt"},
+        flows=long_flows(2),
+    )
+    res = run_checked(cfg)
+    assert goodput(res)[0] >= 0.95 * LINE
+    q = port_queue(res, "switch", "host2", warmup=0.05)
+    assert 14 <= q.mean() <= 30, q.mean()
+    port = [r for r in res["ports"].to_pylist() if r["node"] == "switch" and r["peer"] == "host2"]
+    row = next(r for r in port if r["queue"] == -1)
+    assert row["marked"] > 100 and 0 < row["unmarked"] < row["marked"], row
+
+
+def test_trace_records_every_enqueue_and_dequeue() -> None:
+    # The trace of the bottleneck port over 2 ms: each row is one packet in
+    # (+1) or out (-1), and the occupancy it reports moves by exactly that
+    # packet; the packets the port sent in the window equal the -1 rows.
+    cfg = star(
+        hosts=3,
+        duration="0.05s",
+        warmup="0.02s",
+        switch={"marking": "per-queue", "threshold": "20pkt"},
+        flows=long_flows(2),
+        run={"seed": 1, "duration": "0.05s", "warmup": "0.02s", "sample_interval": "20us",
+             "trace_ports": ["switch:host2"], "trace_from": "0.03s", "trace_to": "0.032s"},
+    )
+    res = run_checked(cfg)
+    tr = res["trace"]
+    t = tr["time"].to_numpy()
+    ev = tr["event"].to_numpy()
+    pk = tr["packets"].to_numpy().astype(int)
+    assert len(t) > 2000  # 2 ms at 10 Gbps: ~1670 packets out, as many in
+    assert t.min() >= 0.03 and t.max() < 0.032 and np.all(np.diff(t) >= 0)
+    assert set(np.unique(ev)) == {-1, 1}
+    # Occupancy steps by one packet per row, in the event's direction.
+    assert np.all(np.diff(pk) == ev[1:])
+    # A departure every 1.2 us while backlogged: ~2 ms / 1.2 us leave.
+    out = int((ev == -1).sum())
+    assert abs(out - 2e-3 / 1.2e-6) <= 20, out
+    check_conservation(res.summary)
+
+
+def test_bad_aqm_keys_get_one_clear_error() -> None:
+    cases = [
+        ({"marking": "cedm", "threshold": "20pkt", "cedm_k2": "10pkt"}, "switch.cedm_k2 = 10pkt"),
+        ({"marking": "cedm", "threshold": "20pkt"}, "switch.cedm_k2: missing"),
+        ({"marking": "cedm", "threshold": "20pkt", "cedm_k2": "30pkt", "cedm_ws": 0.0}, "switch.cedm_ws = 0"),
+        ({"marking": "cedm", "threshold": "20pkt", "cedm_k2": "30pkt", "cedm_ws": 1.5}, "switch.cedm_ws = 1.5"),
+        ({"marking": "red", "red_min": "60pkt", "red_max": "20pkt", "red_pmax": 0.1}, "switch.red_min = 60pkt"),
+        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 1.5}, "switch.red_pmax = 1.5"),
+        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 0.0}, "switch.red_pmax = 0"),
+        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt"}, "switch.red_pmax: missing"),
+        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 0.1, "red_wq": 0.0},
+         "switch.red_wq = 0"),
+        ({"marking": "per-queue", "threshold": "20pkt", "red_min": "20pkt"}, "switch.red_min: set, but"),
+        ({"marking": "tcn"}, "switch.tcn_threshold: missing"),
+        ({"marking": "tcn", "tcn_threshold": "80us", "dequeue_marking": True}, "switch.dequeue_marking = true"),
+    ]
+    for sw, want in cases:
+        cfg = star(hosts=3, switch=sw, flows=long_flows(2))
+        try:
+            ecnlab.run(cfg, progress=False)
+        except ecnlab.ConfigError as e:
+            assert str(e).startswith(want), (sw, str(e))
+        else:
+            raise AssertionError(f"{sw} was accepted")
