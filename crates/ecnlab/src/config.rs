@@ -290,6 +290,9 @@ pub struct Config {
     pub switch: SwitchCfg,
     #[serde(default)]
     pub transport: TransportCfg,
+    /// Batching at the hosts: segmentation offload, receive coalescing.
+    #[serde(default)]
+    pub host: HostCfg,
     #[serde(default)]
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
@@ -685,6 +688,64 @@ impl TransportCfg {
     }
 }
 
+/// `[host]`: the batching of a host's network stack (CEDM §II-A), all off
+/// by default. See `host/lso.rs`, `host/coalesce.rs` and `host/gro.rs`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    /// TCP hands the NIC segments of several packets (LSO/TSO), deferring
+    /// a send until a large enough one is allowed.
+    #[serde(default)]
+    pub lso: bool,
+    /// Largest segment, one header and its payload (Linux: 64 KB).
+    #[serde(default = "default_lso_max")]
+    pub lso_max: Bytes,
+    /// β: sending stops deferring once the window allows this fraction of
+    /// cwnd (Linux `tcp_tso_win_divisor` = 3).
+    #[serde(default = "default_lso_fraction")]
+    pub lso_fraction: f64,
+    /// Longest a deferral lasts (CEDM Table I cond. 6: 2 ticks).
+    #[serde(default = "default_lso_defer")]
+    pub lso_defer_limit: Dur,
+    /// Receive interrupt coalescing: arrivals wait at most this long after
+    /// the first unhandled one (0: every arrival is handled at once).
+    #[serde(default = "zero_dur")]
+    pub interrupt_coalescing: Dur,
+    /// ...or until this many frames wait (0: no frame limit).
+    #[serde(default)]
+    pub interrupt_frames: u32,
+    /// Receive offload: in-order packets of a flow handled in one batch
+    /// merge into one segment, acknowledged once.
+    #[serde(default)]
+    pub gro: bool,
+    /// Largest merged segment, one header and its payload.
+    #[serde(default = "default_lso_max")]
+    pub gro_max: Bytes,
+}
+
+fn default_lso_max() -> Bytes {
+    Bytes(64_000)
+}
+fn default_lso_fraction() -> f64 {
+    0.333
+}
+fn default_lso_defer() -> Dur {
+    Dur(2 * units::PS_PER_S / 1000)
+}
+
+impl Default for HostCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("host defaults")
+    }
+}
+
+impl HostCfg {
+    /// Receive batching is on.
+    pub fn coalescing(&self) -> bool {
+        self.interrupt_coalescing.0 > 0
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowCfg {
@@ -927,7 +988,7 @@ fn section_shape(v: &serde_json::Value) -> Option<ConfigError> {
         Value::Object(_) => "a table".to_string(),
     };
     let top = v.as_object()?;
-    for key in ["run", "topology", "switch", "transport", "workload", "fabric"] {
+    for key in ["run", "topology", "switch", "transport", "host", "workload", "fabric"] {
         match top.get(key) {
             Some(x) if !x.is_object() => {
                 return Some(ConfigError(format!("{key}: {}; expected a table, [{key}] with its keys", what(x))));
@@ -1042,6 +1103,7 @@ impl Config {
         self.validate_topology()?;
         self.validate_switches()?;
         self.validate_transport()?;
+        self.validate_host()?;
         self.validate_apps()?;
         self.validate_workload()?;
         crate::budget::check(self)
@@ -1365,6 +1427,45 @@ impl Config {
         Ok(())
     }
 
+    fn validate_host(&self) -> Result<(), ConfigError> {
+        let h = &self.host;
+        let packet = self.transport.packet_bytes();
+        if !(h.lso_fraction > 0.0 && h.lso_fraction <= 1.0) {
+            return Err(bad(
+                "host.lso_fraction",
+                h.lso_fraction,
+                "must be in (0, 1]: the share of cwnd one segment may take",
+            ));
+        }
+        for (key, b) in [("host.lso_max", h.lso_max), ("host.gro_max", h.gro_max)] {
+            if b.0 < packet {
+                return Err(bad(
+                    key,
+                    format!("{}B", b.0),
+                    &format!("must hold at least one full packet ({packet}B: transport.mss + transport.header)"),
+                ));
+            }
+        }
+        if h.lso_defer_limit.0 == 0 {
+            return Err(bad("host.lso_defer_limit", "0s", "must be positive (Linux: 2 ticks, \"2ms\")"));
+        }
+        if h.interrupt_frames > 0 && !h.coalescing() {
+            return Err(bad(
+                "host.interrupt_frames",
+                h.interrupt_frames,
+                "needs host.interrupt_coalescing (a delay): without one, fewer frames would wait forever",
+            ));
+        }
+        if h.gro && !h.coalescing() {
+            return Err(bad(
+                "host.gro",
+                true,
+                "needs host.interrupt_coalescing: without receive batching every packet is handled alone and nothing merges",
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_apps(&self) -> Result<(), ConfigError> {
         let hosts = self.hosts();
         let q = self.switch.queues;
@@ -1563,6 +1664,56 @@ link_delay = "25us"
         let q = Config::from_json(&p.to_string()).unwrap().resolved_json();
         assert_eq!(p, q);
         assert_eq!(p["topology"]["leaves"], 12);
+    }
+
+    /// `[host]`: one error per bad key, naming it, the value and what is
+    /// allowed; the section resolves with its defaults (CEDM §II-A: 64 KB,
+    /// β = 1/3, 2 ticks of 1 ms) whether written or not.
+    #[test]
+    fn host_section_errors_and_defaults() {
+        let e = err("[host]\nlso = true\nlso_fraction = 1.5\n");
+        assert_eq!(e, "host.lso_fraction = 1.5: must be in (0, 1]: the share of cwnd one segment may take");
+        let e = err("[host]\nlso_fraction = 0\n");
+        assert!(e.starts_with("host.lso_fraction = 0: must be in (0, 1]"), "{e}");
+        let e = err("[host]\nlso_fraction = -0.2\n");
+        assert!(e.starts_with("host.lso_fraction = -0.2: must be in (0, 1]"), "{e}");
+        let e = err("[host]\nlso_max = \"1000B\"\n");
+        assert_eq!(
+            e,
+            "host.lso_max = 1000B: must hold at least one full packet (1500B: transport.mss + transport.header)"
+        );
+        let e = err("[host]\ngro_max = \"1KB\"\ninterrupt_coalescing = \"20us\"\ngro = true\n");
+        assert!(e.starts_with("host.gro_max = 1000B: must hold at least one full packet"), "{e}");
+        let e = err("[host]\nlso_defer_limit = \"0ms\"\n");
+        assert!(e.starts_with("host.lso_defer_limit = 0s: must be positive"), "{e}");
+        let e = err("[host]\nlso_defer_limit = \"-1ms\"\n");
+        assert!(e.starts_with("host.lso_defer_limit: \"-1ms\""), "{e}");
+        let e = err("[host]\ninterrupt_coalescing = \"-20us\"\n");
+        assert!(e.starts_with("host.interrupt_coalescing: \"-20us\""), "{e}");
+        let e = err("[host]\ninterrupt_coalescing = 20\n");
+        assert!(e.starts_with("host.interrupt_coalescing: 20: a duration needs a unit"), "{e}");
+        let e = err("[host]\ninterrupt_frames = 8\n");
+        assert!(e.starts_with("host.interrupt_frames = 8: needs host.interrupt_coalescing"), "{e}");
+        let e = err("[host]\ninterrupt_frames = -1\ninterrupt_coalescing = \"20us\"\n");
+        assert!(e.starts_with("host.interrupt_frames: invalid value: integer `-1`"), "{e}");
+        let e = err("[host]\ngro = true\n");
+        assert!(e.starts_with("host.gro = true: needs host.interrupt_coalescing"), "{e}");
+        let e = err("[host]\nlso = \"yes\"\n");
+        assert!(e.starts_with("host.lso: invalid type: string \"yes\", expected a boolean"), "{e}");
+        let e = err("[host]\ntso = true\n");
+        assert!(e.starts_with("host.tso: unknown field `tso`, expected one of `lso`"), "{e}");
+        let e = Config::from_toml(&format!("host = 1\n{BASE}")).unwrap_err().0;
+        assert_eq!(e, "host: a number (1); expected a table, [host] with its keys");
+        let a = Config::from_toml(BASE).unwrap().resolved_json();
+        let h = &a["host"];
+        assert_eq!(
+            (h["lso"].clone(), h["lso_max"].clone(), h["lso_fraction"].clone()),
+            (false.into(), "64000B".into(), 0.333.into())
+        );
+        assert_eq!((h["lso_defer_limit"].clone(), h["interrupt_coalescing"].clone()), ("2ms".into(), "0s".into()));
+        let b = Config::from_toml(&format!("{BASE}[host]\nlso = false\nlso_max = \"64KB\"\ngro_max = \"64000B\"\n"))
+            .unwrap();
+        assert_eq!(a, b.resolved_json());
     }
 
     #[test]

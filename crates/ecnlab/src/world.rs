@@ -5,7 +5,9 @@ use crate::config::{Config, ConfigError, FlowSize, GapKind, OneOrList};
 use crate::ecmp::Ecmp;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
+use crate::host::coalesce::{Arrival, Coalescer};
 use crate::host::incast::Incast;
+use crate::host::lso::{Lso, Timer, Verdict};
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
 use crate::output::{Output, Sink};
@@ -101,6 +103,10 @@ pub struct World<'a> {
     ect_rtx: Ecn,
     delack_timeout: Time,
     host_queue_limit: u64,
+    /// `[host]` batching: segmentation offload at senders, receive
+    /// interrupt coalescing (and GRO) at receivers; None when off.
+    lso: Option<Lso>,
+    rx_batching: Option<Coalescer>,
     sample_ports: Vec<u32>,
     /// Packet captures of `run.pcap`'s ports.
     captures: Vec<Capture>,
@@ -251,6 +257,8 @@ impl<'a> World<'a> {
             cfg.run.trace_to.map(|d| d.0).unwrap_or(Time::MAX),
         );
         let services = cfg.switch.queues as usize;
+        let lso = Lso::new(&cfg.host, t, flows.len());
+        let rx_batching = Coalescer::new(&cfg.host, net.hosts);
         let mut active: Vec<usize> = flows.iter().map(|f| f.service as usize).collect();
         active.sort_unstable();
         active.dedup();
@@ -271,6 +279,8 @@ impl<'a> World<'a> {
             ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
+            lso,
+            rx_batching,
             sample_ports,
             captures,
             trace_window,
@@ -426,6 +436,12 @@ impl<'a> World<'a> {
             Event::IncastRound { group } => self.incast_round(group),
             Event::IncastRequest { flow } => self.incast_request(flow),
             Event::Sample => self.sample(),
+            Event::LsoDefer { flow } => self.lso_timer(flow),
+            Event::RxInterrupt { host } => {
+                if self.rx_batching.as_ref().is_some_and(|c| c.due(host, self.q.now)) {
+                    self.rx_interrupt(host);
+                }
+            }
         }
     }
 
@@ -659,6 +675,32 @@ impl<'a> World<'a> {
         self.arena.free(id);
         self.delivered += 1;
         debug_assert_eq!(p.dst, host);
+        if let Some(c) = &mut self.rx_batching {
+            match c.arrive(host, p, self.q.now) {
+                Arrival::Schedule(t) => self.q.at(t, Event::RxInterrupt { host }),
+                Arrival::Wait => {}
+                Arrival::HandleNow => self.rx_interrupt(host),
+            }
+            return;
+        }
+        self.host_handle(host, p);
+    }
+
+    /// The receive interrupt of `host`: handle its waiting frames (merged
+    /// by GRO if on) now, so their ACKs leave together.
+    fn rx_interrupt(&mut self, host: u32) {
+        let Some(c) = &mut self.rx_batching else { return };
+        let batch = c.take(host);
+        for p in &batch {
+            self.host_handle(host, *p);
+        }
+        if let Some(c) = &mut self.rx_batching {
+            c.done(batch);
+        }
+    }
+
+    /// The host's stack takes packet `p`.
+    fn host_handle(&mut self, host: u32, p: Packet) {
         let now = self.q.now;
         match p.kind {
             Kind::Syn => {
@@ -835,26 +877,78 @@ impl<'a> World<'a> {
     }
 
     fn try_send(&mut self, fid: u32) {
-        let now = self.q.now;
-        let (hdr, ect_new, ect_rtx) = (self.hdr, self.ect_new, self.ect_rtx);
+        if self.lso.is_some() {
+            return self.try_send_lso(fid);
+        }
         loop {
             let f = &mut self.flows[fid as usize];
             if f.nic_bytes >= self.host_queue_limit {
                 f.nic_blocked = true;
                 break;
             }
-            let Some(seg) = f.tx.next_segment(now) else { break };
-            f.nic_bytes += (seg.len + hdr) as u64;
-            let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, seg.len + hdr);
-            p.payload = seg.len;
-            p.seq = seg.seq;
-            p.cwr = seg.cwr;
-            p.rtx = seg.retransmit;
-            p.ts = now;
-            p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
-            self.host_send(p);
+            if !self.send_packet(fid) {
+                break;
+            }
         }
         self.sync_rto(fid);
+    }
+
+    /// Hand the NIC the next packet the sender allows, if any.
+    #[inline(always)]
+    fn send_packet(&mut self, fid: u32) -> bool {
+        let now = self.q.now;
+        let (hdr, ect_new, ect_rtx) = (self.hdr, self.ect_new, self.ect_rtx);
+        let f = &mut self.flows[fid as usize];
+        let Some(seg) = f.tx.next_segment(now) else { return false };
+        f.nic_bytes += (seg.len + hdr) as u64;
+        let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, seg.len + hdr);
+        p.payload = seg.len;
+        p.seq = seg.seq;
+        p.cwr = seg.cwr;
+        p.rtx = seg.retransmit;
+        p.ts = now;
+        p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
+        self.host_send(p);
+        true
+    }
+
+    /// With LSO (`host/lso.rs`): hand the NIC whole segments, or defer.
+    /// The NIC queue limit (TCP small queues) is checked per segment, so
+    /// it never splits one: Linux's TSQ, too, lets a whole skb through
+    /// (and 2.6.38, CEDM's kernel, has no TSQ at all).
+    fn try_send_lso(&mut self, fid: u32) {
+        let now = self.q.now;
+        loop {
+            let f = &mut self.flows[fid as usize];
+            if f.nic_bytes >= self.host_queue_limit {
+                f.nic_blocked = true;
+                break;
+            }
+            let lso = self.lso.as_mut().expect("LSO is on");
+            let n = match lso.decide(fid, now, f.tx.allowance()) {
+                Verdict::Send(n) => n,
+                Verdict::Idle => break,
+                Verdict::Defer(timer) => {
+                    if let Some(t) = timer {
+                        self.q.at(t, Event::LsoDefer { flow: fid });
+                    }
+                    break;
+                }
+            };
+            if !(0..n).all(|_| self.send_packet(fid)) {
+                break;
+            }
+        }
+        self.sync_rto(fid);
+    }
+
+    fn lso_timer(&mut self, fid: u32) {
+        let now = self.q.now;
+        match self.lso.as_mut().map(|l| l.timer_fired(fid, now)) {
+            Some(Timer::Due) => self.try_send(fid),
+            Some(Timer::Again(t)) => self.q.at(t, Event::LsoDefer { flow: fid }),
+            _ => {}
+        }
     }
 
     /// Keep one timer event no later than the sender's RTO deadline; stale
