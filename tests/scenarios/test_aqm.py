@@ -40,7 +40,9 @@ def test_red_with_wq_1_and_min_equal_max_is_per_queue_marking() -> None:
     per_queue = copy.deepcopy(base)
     per_queue["switch"].update({"marking": "per-queue", "threshold": k, "drop_not_ect": True})
     red = copy.deepcopy(base)
-    red["switch"].update({"marking": "red", "red_min": k, "red_max": k, "red_pmax": 0.5, "red_wq": 1.0})
+    red["switch"].update(
+        {"marking": "red", "red_min": k, "red_max": k, "red_pmax": 0.5, "red_wq": 1.0}
+    )
     a = run_checked(per_queue)
     b = run_checked(red)
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,10 +87,20 @@ def test_tcn_threshold_follows_each_queues_drain_rate() -> None:
     t_us = k * PKT * 8 / 10e9 * 1e6
     flows = long_flows(2, services=[0, 1])
     sw = {"queues": 2, "scheduler": "dwrr"}
-    tcn = star(hosts=3, duration="0.15s", warmup="0.05s", flows=flows,
-               switch={**sw, "marking": "tcn", "tcn_threshold": f"{t_us}us"})
-    pq = star(hosts=3, duration="0.15s", warmup="0.05s", flows=flows,
-              switch={**sw, "marking": "per-queue", "threshold": f"{k}pkt"})
+    tcn = star(
+        hosts=3,
+        duration="0.15s",
+        warmup="0.05s",
+        flows=flows,
+        switch={**sw, "marking": "tcn", "tcn_threshold": f"{t_us}us"},
+    )
+    pq = star(
+        hosts=3,
+        duration="0.15s",
+        warmup="0.05s",
+        flows=flows,
+        switch={**sw, "marking": "per-queue", "threshold": f"{k}pkt"},
+    )
     r_tcn, r_pq = run_checked(tcn), run_checked(pq)
     for q in (0, 1):
         m_tcn = port_queue(r_tcn, "switch", "host2", warmup=0.05, queue=q).mean()
@@ -132,8 +144,15 @@ def test_trace_records_every_enqueue_and_dequeue() -> None:
         warmup="0.02s",
         switch={"marking": "per-queue", "threshold": "20pkt"},
         flows=long_flows(2),
-        run={"seed": 1, "duration": "0.05s", "warmup": "0.02s", "sample_interval": "20us",
-             "trace_ports": ["switch:host2"], "trace_from": "0.03s", "trace_to": "0.032s"},
+        run={
+            "seed": 1,
+            "duration": "0.05s",
+            "warmup": "0.02s",
+            "sample_interval": "20us",
+            "trace_ports": ["switch:host2"],
+            "trace_from": "0.03s",
+            "trace_to": "0.032s",
+        },
     )
     res = run_checked(cfg)
     tr = res["trace"]
@@ -155,17 +174,46 @@ def test_bad_aqm_keys_get_one_clear_error() -> None:
     cases = [
         ({"marking": "cedm", "threshold": "20pkt", "cedm_k2": "10pkt"}, "switch.cedm_k2 = 10pkt"),
         ({"marking": "cedm", "threshold": "20pkt"}, "switch.cedm_k2: missing"),
-        ({"marking": "cedm", "threshold": "20pkt", "cedm_k2": "30pkt", "cedm_ws": 0.0}, "switch.cedm_ws = 0"),
-        ({"marking": "cedm", "threshold": "20pkt", "cedm_k2": "30pkt", "cedm_ws": 1.5}, "switch.cedm_ws = 1.5"),
-        ({"marking": "red", "red_min": "60pkt", "red_max": "20pkt", "red_pmax": 0.1}, "switch.red_min = 60pkt"),
-        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 1.5}, "switch.red_pmax = 1.5"),
-        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 0.0}, "switch.red_pmax = 0"),
+        (
+            {"marking": "cedm", "threshold": "20pkt", "cedm_k2": "30pkt", "cedm_ws": 0.0},
+            "switch.cedm_ws = 0",
+        ),
+        (
+            {"marking": "cedm", "threshold": "20pkt", "cedm_k2": "30pkt", "cedm_ws": 1.5},
+            "switch.cedm_ws = 1.5",
+        ),
+        (
+            {"marking": "red", "red_min": "60pkt", "red_max": "20pkt", "red_pmax": 0.1},
+            "switch.red_min = 60pkt",
+        ),
+        (
+            {"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 1.5},
+            "switch.red_pmax = 1.5",
+        ),
+        (
+            {"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 0.0},
+            "switch.red_pmax = 0",
+        ),
         ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt"}, "switch.red_pmax: missing"),
-        ({"marking": "red", "red_min": "20pkt", "red_max": "60pkt", "red_pmax": 0.1, "red_wq": 0.0},
-         "switch.red_wq = 0"),
-        ({"marking": "per-queue", "threshold": "20pkt", "red_min": "20pkt"}, "switch.red_min: set, but"),
+        (
+            {
+                "marking": "red",
+                "red_min": "20pkt",
+                "red_max": "60pkt",
+                "red_pmax": 0.1,
+                "red_wq": 0.0,
+            },
+            "switch.red_wq = 0",
+        ),
+        (
+            {"marking": "per-queue", "threshold": "20pkt", "red_min": "20pkt"},
+            "switch.red_min: set, but",
+        ),
         ({"marking": "tcn"}, "switch.tcn_threshold: missing"),
-        ({"marking": "tcn", "tcn_threshold": "80us", "dequeue_marking": True}, "switch.dequeue_marking = true"),
+        (
+            {"marking": "tcn", "tcn_threshold": "80us", "dequeue_marking": True},
+            "switch.dequeue_marking = true",
+        ),
     ]
     for sw, want in cases:
         cfg = star(hosts=3, switch=sw, flows=long_flows(2))
