@@ -24,6 +24,18 @@ LINE = 10.0 * PAYLOAD_FRACTION  # 9.733 Gbps of payload on a 10G link
 PKT = 1500
 
 
+def assert_same_outputs(a: dict, b: dict) -> None:
+    """Both configs write byte-identical outputs (config.json aside)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ecnlab.run(a, out=Path(tmp) / "a", progress=False)
+        ecnlab.run(b, out=Path(tmp) / "b", progress=False)
+        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
+    assert fa.keys() == fb.keys()
+    for name in fa:
+        if name != "config.json":
+            assert fa[name] == fb[name], name
+
+
 def long_flows(n: int, services: list[int] | None = None) -> list[dict]:
     services = services or [0] * n
     return [{"src": i, "dst": n, "service": services[i]} for i in range(n)]
@@ -45,16 +57,56 @@ def test_red_with_wq_1_and_min_equal_max_is_per_queue_marking() -> None:
     )
     a = run_checked(per_queue)
     b = run_checked(red)
-    with tempfile.TemporaryDirectory() as tmp:
-        ecnlab.run(per_queue, out=Path(tmp) / "a", progress=False)
-        ecnlab.run(red, out=Path(tmp) / "b", progress=False)
-        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
-    assert fa.keys() == fb.keys()
-    for name in fa:
-        if name not in ("config.json",):
-            assert fa[name] == fb[name], name
+    assert_same_outputs(per_queue, red)
     # Marking happened, or the comparison shows nothing.
     assert a.summary["ce_marks"] > 1000 and b.summary["ce_marks"] == a.summary["ce_marks"]
+
+
+def test_mq_ecn_probabilistic_variant_with_one_threshold_is_mq_ecn() -> None:
+    # MQ-ECN §3.4's probabilistic variant scales RED's K_min and K_max by
+    # min(quantum_i/(C·T_round), 1). With w_q = 1 and K_min = K_max = K it
+    # must mark exactly where MQ-ECN with K does (both test
+    # occupancy > K·share on the same T_round estimate): four flows in four
+    # DWRR queues, every output byte-identical (MQ-ECN drops the Not-ECT
+    # packets RED would, via drop_not_ect).
+    flows = [{"src": i, "dst": 4, "service": i, "start": f"{i * 3}ms"} for i in range(4)]
+    base = star(hosts=5, duration="0.06s", warmup="0.02s", flows=flows)
+    sw = {"queues": 4, "scheduler": "dwrr", "quantum": ["1500B", "3000B", "1500B", "4500B"]}
+    mq = copy.deepcopy(base)
+    mq["switch"].update({**sw, "marking": "mq-ecn", "threshold": "65pkt", "drop_not_ect": True})
+    red = copy.deepcopy(base)
+    red["switch"].update(
+        {
+            **sw,
+            "marking": "mq-ecn",
+            "red_min": "65pkt",
+            "red_max": "65pkt",
+            "red_pmax": 1.0,
+            "red_wq": 1.0,
+        }
+    )
+    a, b = run_checked(mq), run_checked(red)
+    assert_same_outputs(mq, red)
+    assert a.summary["ce_marks"] == b.summary["ce_marks"] > 1000
+    # And a real ramp (K_min 20, K_max 65 packets, p_max 0.2) marks on the
+    # average, so it differs, yet keeps the link full and weighted shares.
+    ramp = copy.deepcopy(base)
+    ramp["switch"].update(
+        {
+            **sw,
+            "marking": "mq-ecn",
+            "red_min": "20pkt",
+            "red_max": "65pkt",
+            "red_pmax": 0.2,
+            "red_wq": 0.1,
+        }
+    )
+    c = run_checked(ramp)
+    g = goodput(c)
+    assert sum(g.values()) >= 0.95 * LINE, g
+    # Quanta 1:2:1:3 (out of 7): each queue's share of the link.
+    for svc, w in enumerate([1, 2, 1, 3]):
+        assert abs(g[svc] / sum(g.values()) - w / 7) <= 0.02, g
 
 
 def test_red_average_queue_lets_bursts_through_then_holds_the_queue_low() -> None:
