@@ -27,7 +27,9 @@ def two_flows(cc: str, switch: dict[str, Any], lso: bool, offset: str, **run: An
         switch={"buffer": "1000pkt", **switch},
         transport={"cc": cc},
         flows=[{"src": 0, "dst": 2}, {"src": 1, "dst": 2, "start": offset}],
-        host={"lso": lso},
+        # The paper's LSO: deferral goes on in the CWR state (see
+        # test_lso.PAPER_LSO); its Cor. 1-4 and Figs. 4 and 10 assume it.
+        host={"lso": lso, "lso_defer_in_cwr": lso},
     )
     cfg["run"].update({"sample_ports": "none", **run})
     res = run_checked(cfg)

@@ -707,6 +707,11 @@ pub struct HostCfg {
     /// Longest a deferral lasts (CEDM Table I cond. 6: 2 ticks).
     #[serde(default = "default_lso_defer")]
     pub lso_defer_limit: Dur,
+    /// Keep deferring in the CWR state after an ECN cut. Off by default:
+    /// CWR is not the open state, so Linux (and CEDM Table I cond. 4) send
+    /// at once there; on, only loss recovery stops deferring.
+    #[serde(default)]
+    pub lso_defer_in_cwr: bool,
     /// Receive interrupt coalescing: arrivals wait at most this long after
     /// the first unhandled one (0: every arrival is handled at once).
     #[serde(default = "zero_dur")]

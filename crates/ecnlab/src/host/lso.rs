@@ -11,8 +11,11 @@
 //! 3. (and 5.) it allows all the data the application has handed over
 //!    (the last, short segment of a flow, which would wait for data that
 //!    never comes);
-//! 4. the sender is not in the open state (loss recovery: sent at once,
-//!    one packet per segment, as without LSO);
+//! 4. the sender is not in the open state: in loss recovery each packet is
+//!    sent at once, one per segment, as without LSO; in the CWR state after
+//!    an ECN cut, what the window allows is sent at once as one segment
+//!    (Linux: any state but TCP_CA_Open "sends now"). `lso_defer_in_cwr`
+//!    keeps deferring in CWR instead, to see what that condition is worth;
 //! 6. the deferral has lasted `lso_defer_limit` (2 ticks in Linux).
 //!
 //! A burst is thus about min(lso_max, β·cwnd) (CEDM §II-A). Linux checks
@@ -36,6 +39,8 @@ const NONE: Time = Time::MAX;
 pub struct Allowance {
     /// The sender is in the open state (no loss recovery).
     pub open: bool,
+    /// In the CWR state: an ECN cut's reduced window is draining.
+    pub cwr: bool,
     /// Full packets of new data the window allows.
     pub room: u64,
     /// The window, in packets.
@@ -72,6 +77,7 @@ pub struct Lso {
     max_packets: u64,
     fraction: f64,
     defer_limit: Time,
+    defer_in_cwr: bool,
     /// Per flow: when its current deferral began (NONE: none) and the time
     /// of its pending timer event (0: none).
     since: Vec<Time>,
@@ -88,6 +94,7 @@ impl Lso {
             max_packets: segment_packets(h.lso_max.0, t),
             fraction: h.lso_fraction,
             defer_limit: h.lso_defer_limit.0,
+            defer_in_cwr: h.lso_defer_in_cwr,
             since: vec![NONE; flows],
             timer: vec![0; flows],
         })
@@ -101,7 +108,7 @@ impl Lso {
     /// Decide for `flow` at `now`, given what it is allowed.
     pub fn decide(&mut self, flow: u32, now: Time, a: Allowance) -> Verdict {
         let f = flow as usize;
-        let Allowance { open, room, cwnd, rest } = a;
+        let Allowance { open, cwr, room, cwnd, rest } = a;
         if !open {
             self.since[f] = NONE;
             return Verdict::Send(1);
@@ -109,7 +116,8 @@ impl Lso {
         if room == 0 || rest == 0 {
             return Verdict::Idle;
         }
-        let send = rest <= room // cond. 3/5
+        let send = (cwr && !self.defer_in_cwr) // cond. 4, CWR
+            || rest <= room // cond. 3/5
             || room >= self.max_packets // cond. 2
             || room as f64 >= self.fraction * cwnd // cond. 1
             || (self.since[f] != NONE && now - self.since[f] >= self.defer_limit); // cond. 6
@@ -162,7 +170,7 @@ mod tests {
     /// Open state, `room` packets allowed of a window of `cwnd`, with
     /// `rest` bytes left to send.
     fn allow(room: u64, cwnd: f64, rest: u64) -> Allowance {
-        Allowance { open: true, room, cwnd, rest: rest.div_ceil(MSS) }
+        Allowance { open: true, cwr: false, room, cwnd, rest: rest.div_ceil(MSS) }
     }
 
     fn lso(extra: &str) -> Lso {
@@ -238,5 +246,15 @@ mod tests {
         assert_eq!(l.decide(0, 5 * ms, allow(1, 60.0, u64::MAX)), Verdict::Defer(None));
         assert_eq!(l.timer_fired(0, 6 * ms), Timer::Again(7 * ms));
         assert_eq!(l.timer_fired(0, 7 * ms), Timer::Due);
+    }
+
+    /// Table I cond. 4 for the CWR state: after an ECN cut the sender is not
+    /// in the open state, so what the window allows goes at once as one
+    /// segment (Linux); with `lso_defer_in_cwr` it waits for β of cwnd.
+    #[test]
+    fn cwr_state_sends_at_once_unless_told_to_defer() {
+        let cwr = Allowance { cwr: true, ..allow(3, 60.0, u64::MAX) };
+        assert_eq!(lso("").decide(0, 0, cwr), Verdict::Send(3));
+        assert!(matches!(lso(", \"lso_defer_in_cwr\": true").decide(0, 0, cwr), Verdict::Defer(_)));
     }
 }

@@ -335,6 +335,7 @@ impl TcpSender {
         let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).max(mss);
         super::lso::Allowance {
             open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
+            cwr: self.cc.in_cwr(self.una),
             room: cwnd_bytes.saturating_sub(self.nxt - self.una) / mss,
             cwnd: self.w.cwnd,
             rest: self.limit.saturating_sub(self.nxt).div_ceil(mss),
