@@ -111,10 +111,11 @@ def test_mq_ecn_probabilistic_variant_with_one_threshold_is_mq_ecn() -> None:
 
 def test_red_average_queue_lets_bursts_through_then_holds_the_queue_low() -> None:
     # RED with the classic w_q = 0.002 and min 20 / max 60 packets,
-    # p_max 0.1: DCTCP's window reacts to the marks, so the average stays
-    # in the ramp, and the queue's mean lies between min and max (RED §4:
-    # the average is held between the thresholds); throughput stays full
-    # with min 20 > 0.17·C·RTT.
+    # p_max 0.1: marks come only while the average is above min and every
+    # packet is marked above max, so the average, and with it the queue's
+    # long-run mean (the average is an EWMA of the queue), settles between
+    # the two (RED §4-5); throughput stays full with min 20 > 0.17·C·RTT
+    # (DCTCP's K guideline). Measured mean: 24.3 packets.
     cfg = star(
         hosts=3,
         duration="0.2s",
@@ -166,10 +167,13 @@ def test_tcn_threshold_follows_each_queues_drain_rate() -> None:
 
 def test_cedm_without_batching_marks_like_k1_and_takes_few_marks_back() -> None:
     # Without host batching the queue rises smoothly, so CEDM (K1 = 20,
-    # K2 = 40 packets) behaves close to single-threshold marking at K1: the
-    # queue oscillates around K1 and throughput is full (DCTCP with
-    # K1 > 0.17·C·RTT ≈ 14 packets, DCTCP paper §3.3). Marks are taken
-    # back only on the queue's falling edges: some, but far fewer than set.
+    # K2 = 40 packets) behaves close to single-threshold marking at K1:
+    # throughput is full (DCTCP with K1 > 0.17·C·RTT ≈ 14 packets, DCTCP
+    # paper §3.3) and the queue stays near K1, below K2: DCTCP's queue
+    # swings by ½·√(2N(C·d + K1)) ≈ 10 packets around K1 (CEDM §III-B
+    # remarks), so its mean lies within K1 ± 10 (measured 16.6). Marks are
+    # taken back only on the queue's falling edges: some, but fewer than set
+    # (measured 5,032 of 20,484).
     cfg = star(
         hosts=3,
         duration="0.15s",
@@ -180,7 +184,7 @@ def test_cedm_without_batching_marks_like_k1_and_takes_few_marks_back() -> None:
     res = run_checked(cfg)
     assert goodput(res)[0] >= 0.95 * LINE
     q = port_queue(res, "switch", "host2", warmup=0.05)
-    assert 14 <= q.mean() <= 30, q.mean()
+    assert 10 <= q.mean() <= 30, q.mean()
     port = [r for r in res["ports"].to_pylist() if r["node"] == "switch" and r["peer"] == "host2"]
     row = next(r for r in port if r["queue"] == -1)
     assert row["marked"] > 100 and 0 < row["unmarked"] < row["marked"], row
@@ -220,6 +224,26 @@ def test_trace_records_every_enqueue_and_dequeue() -> None:
     out = int((ev == -1).sum())
     assert abs(out - 2e-3 / 1.2e-6) <= 20, out
     check_conservation(res.summary)
+
+
+def test_bad_trace_keys_get_one_clear_error() -> None:
+    flows = long_flows(2)
+    for run, want in [
+        ({"trace_from": "0.1s"}, "run.trace_from: set, but run.trace_ports"),
+        (
+            {"trace_ports": ["switch:host2"], "trace_from": "0.2s", "trace_to": "0.1s"},
+            "run.trace_to = 0.1s: must be after run.trace_from",
+        ),
+        ({"trace_ports": ["nowhere:host2"]}, 'run.trace_ports[0] = "nowhere:host2"'),
+    ]:
+        cfg = star(hosts=3, flows=flows)
+        cfg["run"].update(run)
+        try:
+            ecnlab.run(cfg, progress=False) if "nowhere" in str(run) else ecnlab.validate(cfg)
+        except ecnlab.ConfigError as e:
+            assert str(e).startswith(want), (run, str(e))
+        else:
+            raise AssertionError(f"{run} was accepted")
 
 
 def test_bad_aqm_keys_get_one_clear_error() -> None:
@@ -266,11 +290,35 @@ def test_bad_aqm_keys_get_one_clear_error() -> None:
             {"marking": "tcn", "tcn_threshold": "80us", "dequeue_marking": True},
             "switch.dequeue_marking = true",
         ),
+        # Keys of one scheme given to another: refused, not ignored.
+        (
+            {"marking": "per-queue", "threshold": "20pkt", "cedm_k2": "30pkt"},
+            "switch.cedm_k2: set, but",
+        ),
+        (
+            {
+                "marking": "red",
+                "threshold": "20pkt",
+                "red_min": "20pkt",
+                "red_max": "60pkt",
+                "red_pmax": 0.1,
+            },
+            "switch.threshold: set, but",
+        ),
+        (
+            {"marking": "tcn", "tcn_threshold": "80us", "threshold": "20pkt"},
+            "switch.threshold: set, but",
+        ),
+        (
+            {"marking": "per-port", "threshold": "20pkt", "tcn_threshold": "80us"},
+            "switch.tcn_threshold: set, but",
+        ),
+        ({"marking": "mq-ecn", "red_max": "60pkt", "red_pmax": 0.1}, "switch.red_min: missing"),
     ]
     for sw, want in cases:
         cfg = star(hosts=3, switch=sw, flows=long_flows(2))
         try:
-            ecnlab.run(cfg, progress=False)
+            ecnlab.validate(cfg)
         except ecnlab.ConfigError as e:
             assert str(e).startswith(want), (sw, str(e))
         else:

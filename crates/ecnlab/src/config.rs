@@ -1105,6 +1105,17 @@ impl Config {
         if r.max_output.0 == 0 {
             return Err(bad("run.max_output", "0B", "must be positive, e.g. \"10GB\""));
         }
+        let traced = !matches!(&r.trace_ports, OneOrList::List(l) if l.is_empty());
+        for (key, t) in [("run.trace_from", r.trace_from), ("run.trace_to", r.trace_to)] {
+            if t.is_some() && !traced {
+                return Err(ConfigError(format!("{key}: set, but run.trace_ports names no port to trace")));
+            }
+        }
+        if let (Some(a), Some(b)) = (r.trace_from, r.trace_to) {
+            if b.0 <= a.0 {
+                return Err(bad("run.trace_to", fmt_t(b.0), &format!("must be after run.trace_from ({})", fmt_t(a.0))));
+            }
+        }
         self.validate_topology()?;
         self.validate_switches()?;
         self.validate_transport()?;
@@ -1281,7 +1292,7 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError
             ));
         }
         (MarkingKind::Red | MarkingKind::Tcn, _) => {}
-        (MarkingKind::MqEcn, None) if s.red_min.is_some() => {}
+        (MarkingKind::MqEcn, None) if s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some() => {}
         (m, None) => {
             return Err(ConfigError(format!(
                 "{sec}.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
@@ -1350,7 +1361,8 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
             return Err(bad(&key("red_pmax"), p, "must be in (0, 1]"));
         }
     }
-    let red = s.marking == MarkingKind::Red || (s.marking == MarkingKind::MqEcn && s.red_min.is_some());
+    let any_red = s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some();
+    let red = s.marking == MarkingKind::Red || (s.marking == MarkingKind::MqEcn && any_red);
     if red {
         let what = if s.marking == MarkingKind::Red {
             "marking \"red\" needs red_min, red_max and red_pmax"
@@ -1383,6 +1395,25 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
         };
         return Err(ConfigError(format!(
             "{sec}.{k}: set, but marking \"{}\" does not use it (only \"red\" and \"mq-ecn\" do)",
+            marking_name(s.marking)
+        )));
+    }
+    let unused = |k: &str| {
+        ConfigError(format!(
+            "{sec}.{k}: set, but marking \"{}\" does not use it",
+            marking_name(s.marking)
+        ))
+    };
+    if s.cedm_k2.is_some() && s.marking != MarkingKind::Cedm {
+        return Err(unused("cedm_k2"));
+    }
+    if s.tcn_threshold.is_some() && s.marking != MarkingKind::Tcn {
+        return Err(unused("tcn_threshold"));
+    }
+    if s.threshold.is_some() && matches!(s.marking, MarkingKind::Red | MarkingKind::Tcn) {
+        return Err(ConfigError(format!(
+            "{sec}.threshold: set, but marking \"{}\" does not use it (red takes red_min and red_max, tcn \
+             tcn_threshold)",
             marking_name(s.marking)
         )));
     }

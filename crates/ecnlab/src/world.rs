@@ -169,7 +169,7 @@ impl<'a> World<'a> {
             opened: None,
             finish: None,
             tx: TcpSender::new(t),
-            rx: TcpReceiver::new(echo, t.delayed_ack),
+            rx: TcpReceiver::new(echo, t.delayed_ack, t.mss),
             rto_event: 0,
             delack_event: 0,
             last_data_ts: 0,
@@ -504,6 +504,9 @@ impl<'a> World<'a> {
             self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
         }
         while let Some(id) = self.net.ports[port as usize].qdisc.take_dequeue_drop() {
+            if self.net.ports[port as usize].trace {
+                self.watch(port, now, id, -1);
+            }
             self.drop_packet(id);
         }
         if let Some((id, size)) = next {
@@ -593,9 +596,8 @@ impl<'a> World<'a> {
                     self.net.switches[s as usize].pool_bytes += size;
                 }
                 if p.trace {
-                    self.watch(port, now, id, 1);
+                    return self.enqueued_traced(port, now, id);
                 }
-                let p = &mut self.net.ports[port as usize];
                 if !p.txdone_pending {
                     if p.lazy && p.qdisc.packets > 1 {
                         // Busy, or a departure due now that runs after
@@ -611,6 +613,27 @@ impl<'a> World<'a> {
                 }
             }
             Err(_) => self.drop_packet(id),
+        }
+    }
+
+    /// `enqueue`'s end for a traced port: the arrival's trace row, then the
+    /// same departure bookkeeping (kept off the untraced path, where the
+    /// port is borrowed once).
+    #[cold]
+    #[inline(never)]
+    fn enqueued_traced(&mut self, port: u32, now: Time, id: u32) {
+        self.watch(port, now, id, 1);
+        let p = &mut self.net.ports[port as usize];
+        if !p.txdone_pending {
+            if p.lazy && p.qdisc.packets > 1 {
+            } else if now >= p.busy_until {
+                self.start_tx(port);
+            } else if p.lazy {
+                p.txdone_sched = now;
+            } else {
+                p.txdone_pending = true;
+                self.q.tx_done(port, p.busy_until);
+            }
         }
     }
 
@@ -700,6 +723,7 @@ impl<'a> World<'a> {
     }
 
     /// The host's stack takes packet `p`.
+    #[inline(always)]
     fn host_handle(&mut self, host: u32, p: Packet) {
         let now = self.q.now;
         match p.kind {

@@ -24,6 +24,15 @@ pub fn merge(batch: &[Packet], max: u64, out: &mut Vec<Packet>) {
     let mut open = 0usize;
     for p in batch {
         if p.kind != Kind::Data || p.payload == 0 || p.cwr {
+            // A CWR segment goes up alone, after its flow's open segment
+            // (Linux flushes that one first), so the flow stays in order.
+            let first_open = out.len() - open;
+            if p.kind == Kind::Data {
+                if let Some(i) = (first_open..out.len()).find(|&i| out[i].flow == p.flow && out[i].src == p.src) {
+                    out[first_open..=i].rotate_right(1);
+                    open -= 1;
+                }
+            }
             out.push(*p);
             // Keep the open segments at the end.
             if open > 0 {
@@ -100,5 +109,17 @@ mod tests {
         let mut out = Vec::new();
         merge(&b, 64_000, &mut out);
         assert_eq!(shape(&out), vec![(0, 0, 2920), (5, 0, 0), (1, 0, 2920), (0, 2920, 2920), (1, 4380, 1460)]);
+    }
+
+    /// A CWR packet closes its flow's open segment first and goes up after
+    /// it: A(0), B(1460, CWR), C(2920) leave as A, B, C, in order.
+    #[test]
+    fn cwr_packet_keeps_its_flow_in_order() {
+        let mut b = data(1, 1460, Ecn::Ect);
+        b.cwr = true;
+        let batch = [data(1, 0, Ecn::Ect), b, data(1, 2920, Ecn::Ect), data(2, 0, Ecn::Ect)];
+        let mut out = Vec::new();
+        merge(&batch, 64_000, &mut out);
+        assert_eq!(shape(&out), [(1, 0, 1460), (1, 1460, 1460), (1, 2920, 1460), (2, 0, 1460)]);
     }
 }

@@ -27,6 +27,7 @@ pub struct TcpReceiver {
     /// RFC 3168: echo ECE until CWR arrives.
     ece_latch: bool,
     pub ce_received: u32,
+    mss: u32,
 }
 
 /// What one data packet did at the receiver.
@@ -40,8 +41,11 @@ pub struct RxOutcome {
 }
 
 impl TcpReceiver {
-    pub fn new(mode: EchoMode, ack_every: u32) -> Self {
+    /// `mss`: a merged (GRO) segment of n·mss counts as n packets toward
+    /// `ack_every`, as Linux ACKs once over a full segment's worth arrived.
+    pub fn new(mode: EchoMode, ack_every: u32, mss: u32) -> Self {
         TcpReceiver {
+            mss: mss.max(1),
             rcv_nxt: 0,
             ooo: Vec::new(),
             mode,
@@ -102,7 +106,8 @@ impl TcpReceiver {
         } else if seq > self.rcv_nxt {
             super::ranges::insert(&mut self.ooo, seq, end);
         }
-        self.pending += 1;
+        // One per packet; a GRO-merged segment counts its packets.
+        self.pending += if len > self.mss { len.div_ceil(self.mss) } else { 1 };
         // Out-of-order, duplicate, or hole-filling data is ACKed at once.
         let now =
             !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_every;
@@ -133,7 +138,7 @@ mod tests {
     /// ACK carrying the old CE state (DCTCP paper §3.1, Fig. 10).
     #[test]
     fn dctcp_state_machine_acks_on_ce_change() {
-        let mut r = TcpReceiver::new(EchoMode::Exact, 2);
+        let mut r = TcpReceiver::new(EchoMode::Exact, 2, 1460);
         assert!(r.on_data(0, 1000, false, false).ack.is_none());
         let o = r.on_data(1000, 1000, true, false);
         let early = o.early_ack.expect("CE change must flush the pending ACK");
@@ -146,7 +151,7 @@ mod tests {
     /// RFC 3168: ECE is echoed on every ACK until a CWR-marked packet.
     #[test]
     fn rfc3168_latch_until_cwr() {
-        let mut r = TcpReceiver::new(EchoMode::Latched, 1);
+        let mut r = TcpReceiver::new(EchoMode::Latched, 1, 1460);
         assert!(r.on_data(0, 1000, true, false).ack.unwrap().ece);
         assert!(r.on_data(1000, 1000, false, false).ack.unwrap().ece);
         assert!(!r.on_data(2000, 1000, false, true).ack.unwrap().ece);
@@ -156,12 +161,23 @@ mod tests {
     /// delivers everything at once.
     #[test]
     fn reassembly_and_sack() {
-        let mut r = TcpReceiver::new(EchoMode::None, 1);
+        let mut r = TcpReceiver::new(EchoMode::None, 1, 1460);
         r.on_data(0, 100, false, false);
         let o = r.on_data(200, 100, false, false);
         assert_eq!(o.delivered, 0);
         assert_eq!(o.ack.unwrap().sack, (200, 300));
         let o = r.on_data(100, 100, false, false);
         assert_eq!((o.delivered, r.rcv_nxt), (200, 300));
+    }
+
+    /// With delayed ACKs (every 2nd packet), a GRO-merged segment of 17
+    /// packets is ACKed at once, as Linux ACKs once over one full segment
+    /// has arrived; a lone packet still waits.
+    #[test]
+    fn merged_segment_counts_its_packets_toward_delayed_ack() {
+        let mut r = TcpReceiver::new(EchoMode::Exact, 2, 1460);
+        assert!(r.on_data(0, 1460, false, false).ack.is_none());
+        assert!(r.on_data(1460, 1460, false, false).ack.is_some());
+        assert!(r.on_data(2920, 17 * 1460, false, false).ack.is_some());
     }
 }

@@ -9,10 +9,13 @@
 //!   dequeue, fold it into avg_s with weight w_s (Eq. 31), then take back the
 //!   mark of a packet this queue marked if q < K2 and (q < K1 or avg_s < 0).
 //!
-//! Units: q is the queue's occupancy in bytes with the judged packet
-//! counted (as every marker here counts it); the slope is in bytes per
-//! picosecond. Only avg_s's sign is ever used and the EWMA is linear, so the
-//! slope's unit changes no decision.
+//! Units: q is the queue's length in bytes. At enqueue it is the length
+//! the packet finds, tested as "occupancy with the packet > K", which for
+//! whole packets is Alg. 1's "length found ≥ K" (as every marker here
+//! tests); at dequeue it is the length the packet leaves behind (ns-2
+//! measures after the packet is taken). The slope is in bytes per
+//! picosecond; only avg_s's sign is ever used and the EWMA is linear, so
+//! the slope's unit changes no decision.
 //!
 //! State is per queue (the paper has one queue per port). The paper runs the
 //! algorithms for packets with payload; here every packet counts, as the
@@ -47,7 +50,7 @@ impl Cedm {
     #[inline]
     pub fn at_enqueue(&self, s: &Seen) -> Verdict {
         let q = s.occ.queue;
-        if q >= self.k2 || (q >= self.k1 && self.queue[s.q].0 >= 0.0) {
+        if q > self.k2 || (q > self.k1 && self.queue[s.q].0 >= 0.0) {
             Verdict::Mark
         } else {
             Verdict::Pass
@@ -57,7 +60,7 @@ impl Cedm {
     #[inline]
     pub fn at_dequeue(&mut self, s: &Seen) -> Verdict {
         let (avg, prev_q, prev_t) = &mut self.queue[s.q];
-        let q = s.occ.queue;
+        let q = s.occ.queue - s.size as u64;
         // Two dequeues of one queue are a transmission apart; a zero gap
         // (the very first dequeue at time 0) gives no slope.
         if s.now > *prev_t {
@@ -79,8 +82,10 @@ mod tests {
     use super::*;
     use crate::switch::marker::Occupancy;
 
+    /// The packet finds (enqueue) or leaves behind (dequeue) `q` bytes.
     fn seen(now: Time, q: u64) -> Seen {
-        Seen { now, q: 0, occ: Occupancy { queue: q, port: q, pool: q }, size: 1500, sojourn: 0 }
+        let occ = q + 1500;
+        Seen { now, q: 0, occ: Occupancy { queue: occ, port: occ, pool: occ }, size: 1500, sojourn: 0 }
     }
 
     /// Alg. 1 and 2 case by case, K1 = 10 and K2 = 30 packets of 1500 B
@@ -89,9 +94,9 @@ mod tests {
     fn algorithms_one_and_two() {
         let p = 1500;
         let mut c = Cedm::new(10 * p, 30 * p, 0.129, 1);
-        // avg_s starts at 0 (≥ 0): over K1 marks, under K1 does not.
+        // avg_s starts at 0 (≥ 0): finding K1 marks, one packet less does not.
         assert_eq!(c.at_enqueue(&seen(0, 10 * p)), Verdict::Mark);
-        assert_eq!(c.at_enqueue(&seen(0, 10 * p - 1)), Verdict::Pass);
+        assert_eq!(c.at_enqueue(&seen(0, 9 * p)), Verdict::Pass);
         // A falling queue: dequeues at 1 µs steps, 2 packets less each.
         let us = 1_000_000;
         for i in 0..10u64 {
