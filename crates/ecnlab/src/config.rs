@@ -1398,12 +1398,8 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
             marking_name(s.marking)
         )));
     }
-    let unused = |k: &str| {
-        ConfigError(format!(
-            "{sec}.{k}: set, but marking \"{}\" does not use it",
-            marking_name(s.marking)
-        ))
-    };
+    let unused =
+        |k: &str| ConfigError(format!("{sec}.{k}: set, but marking \"{}\" does not use it", marking_name(s.marking)));
     if s.cedm_k2.is_some() && s.marking != MarkingKind::Cedm {
         return Err(unused("cedm_k2"));
     }

@@ -94,6 +94,8 @@ pub struct World<'a> {
     end: Time,
     warmup: Time,
     hdr: u32,
+    /// transport.mss, for counting GRO-merged segments' packets.
+    mss: u32,
     /// Seeds the per-flow hash each packet carries.
     ecmp_seed: u64,
     ecmp: Ecmp,
@@ -169,7 +171,7 @@ impl<'a> World<'a> {
             opened: None,
             finish: None,
             tx: TcpSender::new(t),
-            rx: TcpReceiver::new(echo, t.delayed_ack, t.mss),
+            rx: TcpReceiver::new(echo, t.delayed_ack),
             rto_event: 0,
             delack_event: 0,
             last_data_ts: 0,
@@ -273,6 +275,7 @@ impl<'a> World<'a> {
             end: cfg.end(),
             warmup: cfg.run.warmup.0,
             hdr: t.header,
+            mss: t.mss,
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
             ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
             ect_new: if echo != EchoMode::None { Ecn::Ect } else { Ecn::NotEct },
@@ -437,11 +440,7 @@ impl<'a> World<'a> {
             Event::IncastRequest { flow } => self.incast_request(flow),
             Event::Sample => self.sample(),
             Event::LsoDefer { flow } => self.lso_timer(flow),
-            Event::RxInterrupt { host } => {
-                if self.rx_batching.as_ref().is_some_and(|c| c.due(host, self.q.now)) {
-                    self.rx_interrupt(host);
-                }
-            }
+            Event::RxInterrupt { host } => self.rx_interrupt_due(host),
         }
     }
 
@@ -698,15 +697,31 @@ impl<'a> World<'a> {
         self.arena.free(id);
         self.delivered += 1;
         debug_assert_eq!(p.dst, host);
-        if let Some(c) = &mut self.rx_batching {
-            match c.arrive(host, p, self.q.now) {
-                Arrival::Schedule(t) => self.q.at(t, Event::RxInterrupt { host }),
-                Arrival::Wait => {}
-                Arrival::HandleNow => self.rx_interrupt(host),
-            }
-            return;
+        if self.rx_batching.is_some() {
+            return self.batch_arrival(host, p);
         }
         self.host_handle(host, p);
+    }
+
+    /// Packet `p` joins `host`'s receive batch (interrupt coalescing).
+    #[cold]
+    #[inline(never)]
+    fn batch_arrival(&mut self, host: u32, p: Packet) {
+        let Some(c) = &mut self.rx_batching else { return };
+        match c.arrive(host, p, self.q.now) {
+            Arrival::Schedule(t) => self.q.at(t, Event::RxInterrupt { host }),
+            Arrival::Wait => {}
+            Arrival::HandleNow => self.rx_interrupt(host),
+        }
+    }
+
+    /// An RxInterrupt event: the interrupt, unless it is a stale one.
+    #[cold]
+    #[inline(never)]
+    fn rx_interrupt_due(&mut self, host: u32) {
+        if self.rx_batching.as_ref().is_some_and(|c| c.due(host, self.q.now)) {
+            self.rx_interrupt(host);
+        }
     }
 
     /// The receive interrupt of `host`: handle its waiting frames (merged
@@ -786,7 +801,7 @@ impl<'a> World<'a> {
             // (RFC 7323 §4.3), so delayed ACKs do not shrink RTT samples.
             f.last_data_ts = p.ts;
         }
-        let out = f.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, p.cwr);
+        let out = f.rx.on_data(p.seq, p.payload, self.mss, p.ecn == Ecn::Ce, p.cwr);
         let service = f.service as usize;
         if let Some(a) = out.early_ack {
             self.send_ack(fid, a, p.ts);
@@ -940,6 +955,7 @@ impl<'a> World<'a> {
     /// The NIC queue limit (TCP small queues) is checked per segment, so
     /// it never splits one: Linux's TSQ, too, lets a whole skb through
     /// (and 2.6.38, CEDM's kernel, has no TSQ at all).
+    #[inline(never)]
     fn try_send_lso(&mut self, fid: u32) {
         let now = self.q.now;
         loop {
@@ -966,6 +982,8 @@ impl<'a> World<'a> {
         self.sync_rto(fid);
     }
 
+    #[cold]
+    #[inline(never)]
     fn lso_timer(&mut self, fid: u32) {
         let now = self.q.now;
         match self.lso.as_mut().map(|l| l.timer_fired(fid, now)) {

@@ -27,7 +27,6 @@ pub struct TcpReceiver {
     /// RFC 3168: echo ECE until CWR arrives.
     ece_latch: bool,
     pub ce_received: u32,
-    mss: u32,
 }
 
 /// What one data packet did at the receiver.
@@ -41,11 +40,8 @@ pub struct RxOutcome {
 }
 
 impl TcpReceiver {
-    /// `mss`: a merged (GRO) segment of n·mss counts as n packets toward
-    /// `ack_every`, as Linux ACKs once over a full segment's worth arrived.
-    pub fn new(mode: EchoMode, ack_every: u32, mss: u32) -> Self {
+    pub fn new(mode: EchoMode, ack_every: u32) -> Self {
         TcpReceiver {
-            mss: mss.max(1),
             rcv_nxt: 0,
             ooo: Vec::new(),
             mode,
@@ -69,7 +65,9 @@ impl TcpReceiver {
         self.ooo.iter().find(|r| r.0 <= seq && seq < r.1).copied().unwrap_or((0, 0))
     }
 
-    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, cwr: bool) -> RxOutcome {
+    /// `mss`: a merged (GRO) segment of n·mss counts as n packets toward
+    /// `ack_every`, as Linux ACKs once over a full segment's worth arrived.
+    pub fn on_data(&mut self, seq: u64, len: u32, mss: u32, ce: bool, cwr: bool) -> RxOutcome {
         if ce {
             self.ce_received += 1;
         }
@@ -107,7 +105,7 @@ impl TcpReceiver {
             super::ranges::insert(&mut self.ooo, seq, end);
         }
         // One per packet; a GRO-merged segment counts its packets.
-        self.pending += if len > self.mss { len.div_ceil(self.mss) } else { 1 };
+        self.pending += if len > mss { len.div_ceil(mss) } else { 1 };
         // Out-of-order, duplicate, or hole-filling data is ACKed at once.
         let now =
             !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_every;
@@ -138,35 +136,35 @@ mod tests {
     /// ACK carrying the old CE state (DCTCP paper §3.1, Fig. 10).
     #[test]
     fn dctcp_state_machine_acks_on_ce_change() {
-        let mut r = TcpReceiver::new(EchoMode::Exact, 2, 1460);
-        assert!(r.on_data(0, 1000, false, false).ack.is_none());
-        let o = r.on_data(1000, 1000, true, false);
+        let mut r = TcpReceiver::new(EchoMode::Exact, 2);
+        assert!(r.on_data(0, 1000, 1460, false, false).ack.is_none());
+        let o = r.on_data(1000, 1000, 1460, true, false);
         let early = o.early_ack.expect("CE change must flush the pending ACK");
         assert_eq!((early.ack, early.ece), (1000, false));
         assert!(o.ack.is_none());
-        let o = r.on_data(2000, 1000, true, false);
+        let o = r.on_data(2000, 1000, 1460, true, false);
         assert_eq!(o.ack.map(|a| (a.ack, a.ece)), Some((3000, true)));
     }
 
     /// RFC 3168: ECE is echoed on every ACK until a CWR-marked packet.
     #[test]
     fn rfc3168_latch_until_cwr() {
-        let mut r = TcpReceiver::new(EchoMode::Latched, 1, 1460);
-        assert!(r.on_data(0, 1000, true, false).ack.unwrap().ece);
-        assert!(r.on_data(1000, 1000, false, false).ack.unwrap().ece);
-        assert!(!r.on_data(2000, 1000, false, true).ack.unwrap().ece);
+        let mut r = TcpReceiver::new(EchoMode::Latched, 1);
+        assert!(r.on_data(0, 1000, 1460, true, false).ack.unwrap().ece);
+        assert!(r.on_data(1000, 1000, 1460, false, false).ack.unwrap().ece);
+        assert!(!r.on_data(2000, 1000, 1460, false, true).ack.unwrap().ece);
     }
 
     /// Out-of-order data is buffered and SACKed; the hole's arrival
     /// delivers everything at once.
     #[test]
     fn reassembly_and_sack() {
-        let mut r = TcpReceiver::new(EchoMode::None, 1, 1460);
-        r.on_data(0, 100, false, false);
-        let o = r.on_data(200, 100, false, false);
+        let mut r = TcpReceiver::new(EchoMode::None, 1);
+        r.on_data(0, 100, 1460, false, false);
+        let o = r.on_data(200, 100, 1460, false, false);
         assert_eq!(o.delivered, 0);
         assert_eq!(o.ack.unwrap().sack, (200, 300));
-        let o = r.on_data(100, 100, false, false);
+        let o = r.on_data(100, 100, 1460, false, false);
         assert_eq!((o.delivered, r.rcv_nxt), (200, 300));
     }
 
@@ -175,9 +173,9 @@ mod tests {
     /// has arrived; a lone packet still waits.
     #[test]
     fn merged_segment_counts_its_packets_toward_delayed_ack() {
-        let mut r = TcpReceiver::new(EchoMode::Exact, 2, 1460);
-        assert!(r.on_data(0, 1460, false, false).ack.is_none());
-        assert!(r.on_data(1460, 1460, false, false).ack.is_some());
-        assert!(r.on_data(2920, 17 * 1460, false, false).ack.is_some());
+        let mut r = TcpReceiver::new(EchoMode::Exact, 2);
+        assert!(r.on_data(0, 1460, 1460, false, false).ack.is_none());
+        assert!(r.on_data(1460, 1460, 1460, false, false).ack.is_some());
+        assert!(r.on_data(2920, 17 * 1460, 1460, false, false).ack.is_some());
     }
 }

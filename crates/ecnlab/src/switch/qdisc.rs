@@ -197,32 +197,40 @@ impl Qdisc {
                 port: self.bytes + size as u64,
                 pool: pool + size as u64,
             };
-            let verdict = if self.plain {
-                // The static schemes' one test, as before the hooks existed.
-                if self.marker.exceeds(q, occ) {
-                    Verdict::Mark
-                } else {
-                    Verdict::Pass
-                }
-            } else {
-                let seen = Seen { now, q, occ, size, sojourn: 0 };
-                self.marker.at_enqueue(&seen, arena.get(id), &mut self.cold.rng)
-            };
-            match verdict {
-                Verdict::Pass | Verdict::Unmark => {}
-                Verdict::Mark => {
-                    if !self.mark(q, id, arena, self.unmarks) {
-                        self.cold.drops[q].aqm_in += 1;
-                        return Err(DropReason::Aqm);
-                    }
-                }
-                Verdict::Drop => {
+            if self.plain {
+                // The static schemes: one threshold test, as before the
+                // hooks existed (kept apart so this path stays small).
+                if self.marker.exceeds(q, occ) && !self.mark(q, id, arena, false) {
                     self.cold.drops[q].aqm_in += 1;
                     return Err(DropReason::Aqm);
                 }
+            } else {
+                return self.enter(now, q, occ, id, size, arena);
             }
         }
         Ok(())
+    }
+
+    /// The enqueue hook of a marker with state of its own (CEDM, RED).
+    #[inline(never)]
+    fn enter(
+        &mut self,
+        now: Time,
+        q: usize,
+        occ: Occupancy,
+        id: u32,
+        size: u32,
+        arena: &mut Arena,
+    ) -> Result<(), DropReason> {
+        let seen = Seen { now, q, occ, size, sojourn: 0 };
+        match self.marker.at_enqueue(&seen, arena.get(id), &mut self.cold.rng) {
+            Verdict::Pass | Verdict::Unmark => Ok(()),
+            Verdict::Mark if self.mark(q, id, arena, self.unmarks) => Ok(()),
+            Verdict::Mark | Verdict::Drop => {
+                self.cold.drops[q].aqm_in += 1;
+                Err(DropReason::Aqm)
+            }
+        }
     }
 
     /// Queue `q` sent a packet of `size` bytes.
@@ -283,7 +291,13 @@ impl Qdisc {
             if self.packets == 0 {
                 self.marker.port_idle(now);
             }
-            if self.hook_out && !self.leave(now, q, occ, id, size, arena) {
+            let kept = !self.hook_out
+                || if self.plain {
+                    !self.marker.exceeds(q, occ) || self.mark(q, id, arena, false)
+                } else {
+                    self.leave(now, q, occ, id, size, arena)
+                };
+            if !kept {
                 self.cold.drops[q].aqm_out += 1;
                 self.cold.dequeue_drops.push(id);
                 continue;
@@ -294,22 +308,15 @@ impl Qdisc {
         None
     }
 
-    /// The dequeue hook for packet `id` of queue `q`; false: drop it.
-    #[inline]
+    /// The dequeue hook of a marker with state of its own (CEDM, TCN) for
+    /// packet `id` of queue `q`; false: drop it.
+    #[inline(never)]
     fn leave(&mut self, now: Time, q: usize, occ: Occupancy, id: u32, size: u32, arena: &mut Arena) -> bool {
         let sojourn = match self.cold.stamps.get_mut(q) {
             Some(s) => now - s.pop_front().expect("a stamp per queued packet"),
             None => 0,
         };
-        let verdict = if self.plain {
-            if self.marker.exceeds(q, occ) {
-                Verdict::Mark
-            } else {
-                Verdict::Pass
-            }
-        } else {
-            self.marker.at_dequeue(&Seen { now, q, occ, size, sojourn })
-        };
+        let verdict = self.marker.at_dequeue(&Seen { now, q, occ, size, sojourn });
         if self.unmarks {
             // The mark, if any, is this queue's until the packet leaves.
             let p = arena.get_mut(id);
