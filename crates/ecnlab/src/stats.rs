@@ -92,7 +92,9 @@ impl Goodput {
 pub struct Stats {
     pub goodput: Goodput,
     pub queues: QueueRows,
+    /// Written only when some port is traced (`run.trace_ports`).
     pub trace: TraceRows,
+    pub tracing: bool,
     pub rtt: RttRows,
     pub incast: IncastRows,
     /// Sum and count of incast rounds' goodput (the summary's mean).
@@ -106,6 +108,7 @@ impl Stats {
             goodput: Goodput::new(services, active, goodput_bin),
             queues: QueueRows::default(),
             trace: TraceRows::default(),
+            tracing: false,
             rtt: RttRows::default(),
             incast: IncastRows::default(),
             incast_gbps_sum: 0.0,
@@ -124,7 +127,9 @@ impl Stats {
     pub fn finish(&mut self, stopped: Time, has_duration: bool, out: &mut Output) {
         self.goodput.finish(stopped, has_duration, out);
         self.queues.flush(out);
-        self.trace.flush(out);
+        if self.tracing {
+            self.trace.flush(out);
+        }
         self.rtt.flush(out);
         self.incast.flush(out);
     }

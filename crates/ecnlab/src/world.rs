@@ -251,7 +251,9 @@ impl<'a> World<'a> {
             }
             captures.push(Capture::new(p, net.port_name(p), node, peer));
         }
-        for p in captured_ports(&net, &cfg.run.trace_ports, "run.trace_ports")? {
+        let traced = captured_ports(&net, &cfg.run.trace_ports, "run.trace_ports")?;
+        let tracing = !traced.is_empty();
+        for p in traced {
             net.ports[p as usize].trace = true;
         }
         let trace_window = (
@@ -271,7 +273,7 @@ impl<'a> World<'a> {
             flows,
             pings,
             incasts,
-            stats: Stats::new(services, active, cfg.run.goodput_interval.0),
+            stats: Stats { tracing, ..Stats::new(services, active, cfg.run.goodput_interval.0) },
             end: cfg.end(),
             warmup: cfg.run.warmup.0,
             hdr: t.header,
