@@ -15,6 +15,13 @@ per-port buffer B and number of queues N:
 * MQ-ECN §2.2: the standard per-queue threshold is that K; the minimum
   threshold splits it by weight, K_i = w_i/Σw · K (Eq. 2); N queues each at
   the standard K can hold N·K, against B.
+* With LSO at the senders (CEDM §III), N synchronised senders each send
+  batches of β·w; the queue swings wider, so K must grow: for ECN*,
+  K ≥ ((1+β)N − 2β)/((1−β)N)·C×RTT (Cor. 2, 1.5·C×RTT for N = 2, β = 1/3);
+  for DCTCP, Cor. 4's two cases (C×RTT/4 + 25/12 packets for N = 2,
+  β = 1/3). Both hold while β·w < L, the largest LSO segment. CEDM's K2
+  for a given K1 is K1 + (N−1)·B with B = β·w at w = (C×RTT + K1)/(N(1−β))
+  (§IV-C; 5/4·K1 + C×RTT/4 for N = 2, β = 1/3).
 """
 
 from __future__ import annotations
@@ -107,6 +114,10 @@ def advise(
     cc: str = "dctcp",
     mtu: int = 1500,
     weights: Sequence[float] | None = None,
+    lso: bool = False,
+    lso_fraction: float = 1 / 3,
+    lso_max: str = "64KB",
+    senders: int = 2,
 ) -> Advice:
     """The thresholds and buffer bounds for a bottleneck; raises
     :class:`ConfigError` naming the argument for bad input."""
@@ -128,6 +139,14 @@ def advise(
         raise ConfigError(f"--cc {cc!r}: expected dctcp or ecn-star")
     if weights is not None and (len(weights) != queues or any(w <= 0 for w in weights)):
         raise ConfigError(f"--weights: need {queues} positive weights, one per queue")
+    if lso and not 0 < lso_fraction <= 1:
+        raise ConfigError(f"--lso-fraction {lso_fraction:g}: must be in (0, 1]")
+    if lso and senders < 1:
+        raise ConfigError(f"--senders {senders}: must be at least 1")
+    try:
+        lso_l = parse_bytes(lso_max, mtu)
+    except ValueError as exc:
+        raise ConfigError(f"--lso-max {exc}") from None
     b = None
     if buffer is not None:
         try:
@@ -175,6 +194,16 @@ def advise(
     )
     rows.append(Row("buffer for ECN* (dequeue marking)", 2 * bdp, "B ≥ 2·C×RTT", "Tuning ECN §4.2"))
     warnings: list[str] = []
+    if lso:
+        rows += _lso_rows(bdp / mtu, lso_fraction, senders, mtu, cc)
+        # Cor. 2 and 4 assume batches of β·w below L; w at marking is at
+        # most (C×RTT + K)/(N(1−β)) (Eq. 11).
+        w = (bdp + k) / (senders * (1 - lso_fraction)) if lso_fraction < 1 else math.inf
+        if lso_fraction * w >= lso_l:
+            warnings.append(
+                f"β·w ≈ {_pk(lso_fraction * w, mtu)} reaches the LSO limit {_pk(lso_l, mtu)}: "
+                "batches are L, not β·w, and CEDM Cor. 2/4 do not apply as stated"
+            )
     if b is not None:
         upper = (b - bdp) / 2
         rows.append(
@@ -210,6 +239,46 @@ def advise(
                 f"{_pk(b, mtu)} buffer: MQ-ECN or the minimum threshold keep the port near K"
             )
     return Advice(c, t, mtu, rows, warnings)
+
+
+def cor2_ecn_star_k(cd: float, beta: float, n: int) -> float:
+    """CEDM Cor. 2 (Eq. 12), packets: K ≥ ((1+β)N − 2β)/((1−β)N)·C×RTT."""
+    return ((1 + beta) * n - 2 * beta) / ((1 - beta) * n) * cd
+
+
+def cor4_dctcp_k(cd: float, beta: float, n: int) -> float:
+    """CEDM Cor. 4 (Eq. 23), packets: the smallest K that keeps DCTCP's
+    queue from underflowing with batches of β·w. Case 1 holds when
+    [N(N−β)/(β(N−1))]²·(1−β)/8 ≤ C×RTT + K; otherwise case 2."""
+    case2 = (n * n * (1 - beta) + n * math.sqrt(n * n * (1 - beta) ** 2 + 8 * cd * (1 - beta))) / 4
+    if n < 2:
+        return case2
+    k1 = beta * (n - 1) / (n * (1 - beta)) * cd + n * (n - beta) ** 2 / (8 * (n - 1) * beta)
+    edge = (n * (n - beta) / (beta * (n - 1))) ** 2 * (1 - beta) / 8
+    return k1 if edge <= cd + k1 else case2
+
+
+def cedm_k2(k1: float, cd: float, beta: float, n: int) -> float:
+    """CEDM §IV-C, packets: K2 = K1 + (N−1)·β·w with w = (C×RTT + K1)/(N(1−β))."""
+    return k1 + (n - 1) * beta * (cd + k1) / (n * (1 - beta))
+
+
+def _lso_rows(cd: float, beta: float, n: int, mtu: int, cc: str) -> list[Row]:
+    """The LSO bounds of CEDM §III and the K2 guideline of §IV-C, in bytes."""
+    where = f"N = {n} senders, β = {beta:.3g}"
+    ecn = cor2_ecn_star_k(cd, beta, n)
+    dc = cor4_dctcp_k(cd, beta, n)
+    k1 = DCTCP_LAMBDA * cd if cc == "dctcp" else cd
+    return [
+        Row(f"ECN* K with LSO ({where})", ecn * mtu, "((1+β)N − 2β)/((1−β)N)·C×RTT", "CEDM Cor. 2"),
+        Row(f"DCTCP K with LSO ({where})", dc * mtu, "Eq. 23 (two cases)", "CEDM Cor. 4"),
+        Row(
+            f"CEDM K2 for K1 = λ·C×RTT ({cc})",
+            cedm_k2(k1, cd, beta, n) * mtu,
+            "K1 + (N−1)·β·(C×RTT + K1)/(N(1−β))",
+            "CEDM §IV-C",
+        ),
+    ]
 
 
 def _pk(nbytes: float, mtu: int) -> str:

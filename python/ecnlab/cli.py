@@ -200,6 +200,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_adv.add_argument("--cc", default="dctcp", help="dctcp or ecn-star (its λ for the standard K)")
     p_adv.add_argument("--mtu", type=_positive_int, default=1500, help="packet size on the wire")
+    p_adv.add_argument(
+        "--lso", action="store_true", help="senders batch with LSO: add CEDM's bounds (Cor. 2, 4)"
+    )
+    p_adv.add_argument(
+        "--lso-fraction", type=float, default=1 / 3, help="β, the share of cwnd per LSO segment"
+    )
+    p_adv.add_argument("--lso-max", default="64KB", help="largest LSO segment L (default 64KB)")
+    p_adv.add_argument(
+        "--senders", type=_positive_int, default=2, help="synchronised senders N (default 2)"
+    )
     p_adv.set_defaults(handler=_cmd_advise)
 
     p_version = commands.add_parser("version", help="print the package and engine versions")
@@ -497,7 +507,17 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         except ValueError:
             raise _InputError(f"--weights {args.weights!r}: expected numbers like 1,2,3") from None
     advice = advise(
-        args.rate, args.rtt, args.buffer, args.queues, args.cc, args.mtu, weights=weights
+        args.rate,
+        args.rtt,
+        args.buffer,
+        args.queues,
+        args.cc,
+        args.mtu,
+        weights=weights,
+        lso=args.lso,
+        lso_fraction=args.lso_fraction,
+        lso_max=args.lso_max,
+        senders=args.senders,
     )
     print(format_advice(advice))
     return EXIT_OK

@@ -82,3 +82,27 @@ def test_cli_prints_each_equation(capsys: pytest.CaptureFixture[str]) -> None:
 def test_config_error_type() -> None:
     with pytest.raises(ConfigError):
         advise("1Gbps", "1us", mtu=10)
+
+
+def test_lso_bounds_match_cedm_remarks() -> None:
+    # CEDM §III remarks, N = 2, β = 1/3, C×RTT = 83.3 packets (10 Gbps, 100 us):
+    # ECN* needs K ≥ 3/2·C×RTT = 125 packets (Cor. 2); DCTCP needs
+    # K ≥ C×RTT/4 + 25/12 = 22.9 packets (Cor. 4, case 1 since
+    # C×RTT + K ≥ 8.3); CEDM's K2 = 5/4·K1 + C×RTT/4 (§IV-C).
+    a = advise("10Gbps", "100us", lso=True)
+    cd = 125_000 / 1500
+    assert a.value("ECN* K with LSO (N = 2 senders, β = 0.333)") / 1500 == pytest.approx(1.5 * cd)
+    assert a.value("DCTCP K with LSO (N = 2 senders, β = 0.333)") / 1500 == pytest.approx(
+        cd / 4 + 25 / 12
+    )
+    k1 = 0.17 * cd
+    assert a.value("CEDM K2 for K1 = λ·C×RTT (dctcp)") / 1500 == pytest.approx(1.25 * k1 + cd / 4)
+    assert not a.warnings
+    # One sender: Cor. 2 gives (1+β−2β)/(1−β) = 1, ECN*'s usual h ≥ C×RTT.
+    one = advise("10Gbps", "100us", lso=True, senders=1, cc="ecn-star")
+    assert one.value("ECN* K with LSO (N = 1 senders, β = 0.333)") == pytest.approx(125_000)
+    # 40 Gbps × 1 ms: β·w is far over 64 KB, so the corollaries do not apply.
+    big = advise("40Gbps", "1ms", lso=True)
+    assert any("reaches the LSO limit" in w for w in big.warnings)
+    with pytest.raises(ConfigError, match="--lso-fraction 1.5"):
+        advise("10Gbps", "100us", lso=True, lso_fraction=1.5)

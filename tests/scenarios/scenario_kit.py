@@ -69,15 +69,16 @@ def mqecn_point(marking: str, load: float, flows: int, seed: int = 1) -> dict[st
 
 
 def output_files(d: Path) -> dict[str, bytes]:
+    """Every file a run wrote (captures under pcap/ too), by relative path."""
     out = {}
-    for p in sorted(d.iterdir()):
+    for p in sorted(f for f in d.rglob("*") if f.is_file()):
         data = p.read_bytes()
         if p.name == "summary.json":
             s = json.loads(data)
             for k in WALL_CLOCK_KEYS:
                 s.pop(k, None)
             data = json.dumps(s, sort_keys=True).encode()
-        out[p.name] = data
+        out[str(p.relative_to(d))] = data
     return out
 
 

@@ -15,13 +15,15 @@ from ecnlab.cli import main
 from ecnlab.reproduce import figure_ids, load_figure, reproduce
 from ecnlab.reproduce.verdict import VERDICTS
 
-# The figures the experiments issue asks for (MQ-ECN and Tuning ECN).
+# The figures the issues ask for (MQ-ECN, Tuning ECN, CEDM).
 REQUIRED = {
     "mqecn-fig1", "mqecn-fig2", "mqecn-fig3", "mqecn-fig6", "mqecn-fig7", "mqecn-fig8",
     "mqecn-fig9", "mqecn-fig10", "mqecn-fig11", "mqecn-fig12", "mqecn-fig13",
     "tuning-ecn-fig2", "tuning-ecn-fig4", "tuning-ecn-fig5", "tuning-ecn-fig6",
     "tuning-ecn-fig7", "tuning-ecn-fig8", "tuning-ecn-fig9", "tuning-ecn-fig10",
     "tuning-ecn-fig12",
+    # CEDM (the micro-burst issue)
+    "cedm-fig4", "cedm-fig10", "cedm-fig11",
 }  # fmt: skip
 
 OUT: Path | None = None

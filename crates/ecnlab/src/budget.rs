@@ -16,6 +16,8 @@ use crate::units::{fmt_duration, secs, Time, MAX_TIME, PS_PER_S};
 
 /// Bytes of one row as handed over: time, port, queue, bytes, packets.
 const QUEUE_ROW: f64 = 8.0 + 4.0 + 4.0 + 8.0 + 4.0;
+/// A trace row: time, port, queue, event, bytes, packets.
+const TRACE_ROW: f64 = 8.0 + 4.0 + 4.0 + 8.0 + 8.0 + 4.0;
 /// time, service, gbps.
 const GOODPUT_ROW: f64 = 8.0 + 4.0 + 8.0;
 /// time, src, dst, service, rtt.
@@ -138,6 +140,29 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
                 count(queues)
             ),
             advice: "use a coarser run.sample_interval, a shorter run or fewer run.sample_ports",
+        });
+    }
+
+    let traced = match &r.trace_ports {
+        OneOrList::All(_) => 1.0,
+        OneOrList::List(l) => l.len() as f64,
+    };
+    if traced > 0.0 {
+        // Two rows (in, out) per packet: the fastest port's line rate of
+        // full packets and as many small ones (ACKs) besides, as for pcap.
+        let t = &cfg.topology;
+        let rate = (0..cfg.hosts()).map(|h| t.host_rate(h)).max().unwrap_or(0).max(t.fabric_rate());
+        let from = r.trace_from.map(|d| d.0).unwrap_or(r.warmup.0);
+        let to = r.trace_to.map(|d| d.0).unwrap_or(t_end).min(t_end);
+        let packets = secs(to.saturating_sub(from)) * rate as f64 / (8.0 * cfg.transport.packet_bytes() as f64);
+        parts.push(Part {
+            bytes: 2.0 * 2.0 * packets * traced * TRACE_ROW,
+            what: format!(
+                "run.trace_ports: {} ports traced over {}",
+                count(traced),
+                fmt_secs(secs(to.saturating_sub(from)))
+            ),
+            advice: "trace a shorter window (run.trace_from, run.trace_to) or fewer ports",
         });
     }
 

@@ -274,7 +274,7 @@ macro_rules! by_name {
 by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
 by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
 by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
-by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn" });
 by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
 by_name!(WorkloadKind { Poisson => "poisson" });
 by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
@@ -290,6 +290,9 @@ pub struct Config {
     pub switch: SwitchCfg,
     #[serde(default)]
     pub transport: TransportCfg,
+    /// Batching at the hosts: segmentation offload, receive coalescing.
+    #[serde(default)]
+    pub host: HostCfg,
     #[serde(default)]
     pub flows: Vec<FlowCfg>,
     #[serde(default)]
@@ -337,6 +340,16 @@ pub struct RunCfg {
     /// are written to one pcap file each.
     #[serde(default = "no_ports", skip_serializing_if = "is_no_ports")]
     pub pcap: OneOrList<String>,
+    /// Switch ports ("node:peer") whose every enqueue and dequeue is
+    /// written, with the queue's occupancy, to the `trace` table: the fine
+    /// queue evolution of CEDM Figs. 3 and 8.
+    #[serde(default = "no_ports", skip_serializing_if = "is_no_ports")]
+    pub trace_ports: OneOrList<String>,
+    /// The window traced, [from, to): default the whole run after warmup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_from: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_to: Option<Dur>,
     /// Budget for what a run writes and holds, estimated before it starts
     /// (see `budget.rs`). Left out of the resolved form at its default, as
     /// `pcap` is when empty, so configs without them resolve as before.
@@ -456,6 +469,12 @@ pub enum MarkingKind {
     PerPort,
     PerPool,
     MqEcn,
+    /// CEDM: K1 = threshold, K2 = cedm_k2, slope weight cedm_ws.
+    Cedm,
+    /// RED on an average queue: red_min, red_max, red_pmax, red_wq.
+    Red,
+    /// TCN: sojourn time over tcn_threshold, at dequeue.
+    Tcn,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -489,8 +508,37 @@ pub struct SwitchCfg {
     pub mqecn_beta: f64,
     /// MQ-ECN's idle slot T_idle; default one packet time at the port's rate.
     pub mqecn_idle: Option<Dur>,
+    /// CEDM's upper threshold K2 (≥ threshold = K1); the paper's guideline
+    /// for two senders with LSO is K2 = 5/4·K1 + C·d/4 (CEDM §IV-C).
+    pub cedm_k2: Option<Amt>,
+    /// CEDM's slope EWMA weight w_s (CEDM §IV-C: 0.129).
+    #[serde(default = "default_cedm_ws")]
+    pub cedm_ws: f64,
+    /// RED's thresholds on the average queue (marking "red", or "mq-ecn"
+    /// for MQ-ECN's probabilistic variant, §3.4) and its top probability.
+    pub red_min: Option<Amt>,
+    pub red_max: Option<Amt>,
+    pub red_pmax: Option<f64>,
+    /// RED's averaging weight w_q (Floyd & Jacobson §11: 0.002; 1 follows
+    /// the instantaneous queue).
+    #[serde(default = "default_red_wq")]
+    pub red_wq: f64,
+    /// Probability rising from red_pmax to 1 between red_max and 2·red_max.
+    #[serde(default)]
+    pub red_gentle: bool,
+    /// Space marks by the count since the last one (RED §7).
+    #[serde(default = "yes")]
+    pub red_spacing: bool,
+    /// TCN's sojourn-time threshold (K/C: 84 packets at 10 Gbps = 100.8us).
+    pub tcn_threshold: Option<Dur>,
 }
 
+fn default_cedm_ws() -> f64 {
+    0.129
+}
+fn default_red_wq() -> f64 {
+    0.002
+}
 fn one_u32() -> u32 {
     1
 }
@@ -524,6 +572,15 @@ impl Default for SwitchCfg {
             drop_not_ect: false,
             mqecn_beta: default_beta(),
             mqecn_idle: None,
+            cedm_k2: None,
+            cedm_ws: default_cedm_ws(),
+            red_min: None,
+            red_max: None,
+            red_pmax: None,
+            red_wq: default_red_wq(),
+            red_gentle: false,
+            red_spacing: true,
+            tcn_threshold: None,
         }
     }
 }
@@ -631,6 +688,69 @@ impl TransportCfg {
     }
 }
 
+/// `[host]`: the batching of a host's network stack (CEDM §II-A), all off
+/// by default. See `host/lso.rs`, `host/coalesce.rs` and `host/gro.rs`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    /// TCP hands the NIC segments of several packets (LSO/TSO), deferring
+    /// a send until a large enough one is allowed.
+    #[serde(default)]
+    pub lso: bool,
+    /// Largest segment, one header and its payload (Linux: 64 KB).
+    #[serde(default = "default_lso_max")]
+    pub lso_max: Bytes,
+    /// β: sending stops deferring once the window allows this fraction of
+    /// cwnd (Linux `tcp_tso_win_divisor` = 3).
+    #[serde(default = "default_lso_fraction")]
+    pub lso_fraction: f64,
+    /// Longest a deferral lasts (CEDM Table I cond. 6: 2 ticks).
+    #[serde(default = "default_lso_defer")]
+    pub lso_defer_limit: Dur,
+    /// Keep deferring in the CWR state after an ECN cut. Off by default:
+    /// CWR is not the open state, so Linux (and CEDM Table I cond. 4) send
+    /// at once there; on, only loss recovery stops deferring.
+    #[serde(default)]
+    pub lso_defer_in_cwr: bool,
+    /// Receive interrupt coalescing: arrivals wait at most this long after
+    /// the first unhandled one (0: every arrival is handled at once).
+    #[serde(default = "zero_dur")]
+    pub interrupt_coalescing: Dur,
+    /// ...or until this many frames wait (0: no frame limit).
+    #[serde(default)]
+    pub interrupt_frames: u32,
+    /// Receive offload: in-order packets of a flow handled in one batch
+    /// merge into one segment, acknowledged once.
+    #[serde(default)]
+    pub gro: bool,
+    /// Largest merged segment, one header and its payload.
+    #[serde(default = "default_lso_max")]
+    pub gro_max: Bytes,
+}
+
+fn default_lso_max() -> Bytes {
+    Bytes(64_000)
+}
+fn default_lso_fraction() -> f64 {
+    0.333
+}
+fn default_lso_defer() -> Dur {
+    Dur(2 * units::PS_PER_S / 1000)
+}
+
+impl Default for HostCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("host defaults")
+    }
+}
+
+impl HostCfg {
+    /// Receive batching is on.
+    pub fn coalescing(&self) -> bool {
+        self.interrupt_coalescing.0 > 0
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowCfg {
@@ -730,6 +850,15 @@ pub struct FabricCfg {
     pub drop_not_ect: Option<bool>,
     pub mqecn_beta: Option<f64>,
     pub mqecn_idle: Option<Dur>,
+    pub cedm_k2: Option<Amt>,
+    pub cedm_ws: Option<f64>,
+    pub red_min: Option<Amt>,
+    pub red_max: Option<Amt>,
+    pub red_pmax: Option<f64>,
+    pub red_wq: Option<f64>,
+    pub red_gentle: Option<bool>,
+    pub red_spacing: Option<bool>,
+    pub tcn_threshold: Option<Dur>,
 }
 
 impl SwitchCfg {
@@ -740,12 +869,11 @@ impl SwitchCfg {
             ($($k:ident),*) => { $( if let Some(v) = &f.$k { s.$k = v.clone(); } )* };
         }
         take!(buffer, scheduler, quantum, sp_queues, marking, dequeue_marking, drop_not_ect, mqecn_beta);
-        if f.threshold.is_some() {
-            s.threshold = f.threshold.clone();
+        take!(cedm_ws, red_wq, red_gentle, red_spacing);
+        macro_rules! take_opt {
+            ($($k:ident),*) => { $( if f.$k.is_some() { s.$k = f.$k.clone(); } )* };
         }
-        if f.mqecn_idle.is_some() {
-            s.mqecn_idle = f.mqecn_idle;
-        }
+        take_opt!(threshold, mqecn_idle, cedm_k2, red_min, red_max, red_pmax, tcn_threshold);
         s
     }
 
@@ -865,7 +993,7 @@ fn section_shape(v: &serde_json::Value) -> Option<ConfigError> {
         Value::Object(_) => "a table".to_string(),
     };
     let top = v.as_object()?;
-    for key in ["run", "topology", "switch", "transport", "workload", "fabric"] {
+    for key in ["run", "topology", "switch", "transport", "host", "workload", "fabric"] {
         match top.get(key) {
             Some(x) if !x.is_object() => {
                 return Some(ConfigError(format!("{key}: {}; expected a table, [{key}] with its keys", what(x))));
@@ -977,9 +1105,21 @@ impl Config {
         if r.max_output.0 == 0 {
             return Err(bad("run.max_output", "0B", "must be positive, e.g. \"10GB\""));
         }
+        let traced = !matches!(&r.trace_ports, OneOrList::List(l) if l.is_empty());
+        for (key, t) in [("run.trace_from", r.trace_from), ("run.trace_to", r.trace_to)] {
+            if t.is_some() && !traced {
+                return Err(ConfigError(format!("{key}: set, but run.trace_ports names no port to trace")));
+            }
+        }
+        if let (Some(a), Some(b)) = (r.trace_from, r.trace_to) {
+            if b.0 <= a.0 {
+                return Err(bad("run.trace_to", fmt_t(b.0), &format!("must be after run.trace_from ({})", fmt_t(a.0))));
+            }
+        }
         self.validate_topology()?;
         self.validate_switches()?;
         self.validate_transport()?;
+        self.validate_host()?;
         self.validate_apps()?;
         self.validate_workload()?;
         crate::budget::check(self)
@@ -1094,15 +1234,16 @@ impl Config {
     }
 
     fn validate_switches(&self) -> Result<(), ConfigError> {
-        validate_switch(&self.switch, "switch")?;
+        let pkt = self.transport.packet_bytes();
+        validate_switch(&self.switch, "switch", pkt)?;
         if let Some(f) = &self.fabric {
-            validate_switch(&self.switch.with(f), "fabric")?;
+            validate_switch(&self.switch.with(f), "fabric", pkt)?;
         }
         Ok(())
     }
 }
 
-fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
+fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
     if !(1..=64).contains(&s.queues) {
         return Err(bad(&format!("{sec}.queues"), s.queues, "must be 1 to 64"));
     }
@@ -1143,6 +1284,15 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
             ));
         }
         (MarkingKind::None, _) => {}
+        (m @ (MarkingKind::Cedm | MarkingKind::Red | MarkingKind::Tcn), _) if s.dequeue_marking => {
+            return Err(bad(
+                &format!("{sec}.dequeue_marking"),
+                true,
+                &format!("\"{}\" decides on its own sides (CEDM at both, RED at enqueue, TCN at dequeue); leave dequeue_marking off", marking_name(m)),
+            ));
+        }
+        (MarkingKind::Red | MarkingKind::Tcn, _) => {}
+        (MarkingKind::MqEcn, None) if s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some() => {}
         (m, None) => {
             return Err(ConfigError(format!(
                 "{sec}.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
@@ -1180,6 +1330,96 @@ fn validate_switch(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
             return Err(bad(&format!("{sec}.mqecn_idle"), "0s", "must be positive"));
         }
     }
+    validate_aqm(s, sec, pkt)
+}
+
+/// The keys of CEDM, RED and TCN: present where their scheme needs them,
+/// and in range.
+fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("{sec}.{k}");
+    let missing = |k: &str, why: &str| ConfigError(format!("{sec}.{k}: missing; {why}"));
+    if !(s.cedm_ws > 0.0 && s.cedm_ws <= 1.0) {
+        return Err(bad(&key("cedm_ws"), s.cedm_ws, "must be in (0, 1] (CEDM §IV-C uses 0.129)"));
+    }
+    if s.marking == MarkingKind::Cedm {
+        let k1 = match &s.threshold {
+            Some(OneOrList::All(a)) => a.0.bytes(pkt),
+            _ => 0,
+        };
+        let Some(k2) = s.cedm_k2 else {
+            return Err(missing("cedm_k2", "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\""));
+        };
+        if k2.0.bytes(pkt) < k1 {
+            return Err(bad(&key("cedm_k2"), k2.0, &format!("must be at least threshold (K1 = {})", k1)));
+        }
+    }
+    if !(s.red_wq > 0.0 && s.red_wq <= 1.0) {
+        return Err(bad(&key("red_wq"), s.red_wq, "must be in (0, 1]"));
+    }
+    if let Some(p) = s.red_pmax {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(bad(&key("red_pmax"), p, "must be in (0, 1]"));
+        }
+    }
+    let any_red = s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some();
+    let red = s.marking == MarkingKind::Red || (s.marking == MarkingKind::MqEcn && any_red);
+    if red {
+        let what = if s.marking == MarkingKind::Red {
+            "marking \"red\" needs red_min, red_max and red_pmax"
+        } else {
+            "MQ-ECN's probabilistic variant needs red_min, red_max and red_pmax"
+        };
+        let (Some(min), Some(max)) = (s.red_min, s.red_max) else {
+            return Err(missing(if s.red_min.is_none() { "red_min" } else { "red_max" }, what));
+        };
+        if s.red_pmax.is_none() {
+            return Err(missing("red_pmax", what));
+        }
+        if min.0.bytes(pkt) > max.0.bytes(pkt) {
+            return Err(bad(&key("red_min"), min.0, &format!("must not exceed red_max ({})", max.0)));
+        }
+        if s.marking == MarkingKind::MqEcn && s.threshold.is_some() {
+            return Err(bad(
+                &key("threshold"),
+                "set",
+                "MQ-ECN's probabilistic variant takes red_min/red_max instead of threshold; give one or the other",
+            ));
+        }
+    } else if s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some() {
+        let k = if s.red_min.is_some() {
+            "red_min"
+        } else if s.red_max.is_some() {
+            "red_max"
+        } else {
+            "red_pmax"
+        };
+        return Err(ConfigError(format!(
+            "{sec}.{k}: set, but marking \"{}\" does not use it (only \"red\" and \"mq-ecn\" do)",
+            marking_name(s.marking)
+        )));
+    }
+    let unused =
+        |k: &str| ConfigError(format!("{sec}.{k}: set, but marking \"{}\" does not use it", marking_name(s.marking)));
+    if s.cedm_k2.is_some() && s.marking != MarkingKind::Cedm {
+        return Err(unused("cedm_k2"));
+    }
+    if s.tcn_threshold.is_some() && s.marking != MarkingKind::Tcn {
+        return Err(unused("tcn_threshold"));
+    }
+    if s.threshold.is_some() && matches!(s.marking, MarkingKind::Red | MarkingKind::Tcn) {
+        return Err(ConfigError(format!(
+            "{sec}.threshold: set, but marking \"{}\" does not use it (red takes red_min and red_max, tcn \
+             tcn_threshold)",
+            marking_name(s.marking)
+        )));
+    }
+    if s.marking == MarkingKind::Tcn {
+        match s.tcn_threshold {
+            None => return Err(missing("tcn_threshold", "marking \"tcn\" needs a sojourn time, e.g. \"100.8us\"")),
+            Some(d) if d.0 == 0 => return Err(bad(&key("tcn_threshold"), "0s", "must be positive")),
+            _ => {}
+        }
+    }
     Ok(())
 }
 
@@ -1215,6 +1455,45 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
             return Err(bad("transport.dctcp_alpha_init", t.dctcp_alpha_init, "must lie in [0, 1]"));
+        }
+        Ok(())
+    }
+
+    fn validate_host(&self) -> Result<(), ConfigError> {
+        let h = &self.host;
+        let packet = self.transport.packet_bytes();
+        if !(h.lso_fraction > 0.0 && h.lso_fraction <= 1.0) {
+            return Err(bad(
+                "host.lso_fraction",
+                h.lso_fraction,
+                "must be in (0, 1]: the share of cwnd one segment may take",
+            ));
+        }
+        for (key, b) in [("host.lso_max", h.lso_max), ("host.gro_max", h.gro_max)] {
+            if b.0 < packet {
+                return Err(bad(
+                    key,
+                    format!("{}B", b.0),
+                    &format!("must hold at least one full packet ({packet}B: transport.mss + transport.header)"),
+                ));
+            }
+        }
+        if h.lso_defer_limit.0 == 0 {
+            return Err(bad("host.lso_defer_limit", "0s", "must be positive (Linux: 2 ticks, \"2ms\")"));
+        }
+        if h.interrupt_frames > 0 && !h.coalescing() {
+            return Err(bad(
+                "host.interrupt_frames",
+                h.interrupt_frames,
+                "needs host.interrupt_coalescing (a delay): without one, fewer frames would wait forever",
+            ));
+        }
+        if h.gro && !h.coalescing() {
+            return Err(bad(
+                "host.gro",
+                true,
+                "needs host.interrupt_coalescing: without receive batching every packet is handled alone and nothing merges",
+            ));
         }
         Ok(())
     }
@@ -1352,6 +1631,9 @@ pub fn marking_name(m: MarkingKind) -> &'static str {
         MarkingKind::PerPort => "per-port",
         MarkingKind::PerPool => "per-pool",
         MarkingKind::MqEcn => "mq-ecn",
+        MarkingKind::Cedm => "cedm",
+        MarkingKind::Red => "red",
+        MarkingKind::Tcn => "tcn",
     }
 }
 
@@ -1414,6 +1696,56 @@ link_delay = "25us"
         let q = Config::from_json(&p.to_string()).unwrap().resolved_json();
         assert_eq!(p, q);
         assert_eq!(p["topology"]["leaves"], 12);
+    }
+
+    /// `[host]`: one error per bad key, naming it, the value and what is
+    /// allowed; the section resolves with its defaults (CEDM §II-A: 64 KB,
+    /// β = 1/3, 2 ticks of 1 ms) whether written or not.
+    #[test]
+    fn host_section_errors_and_defaults() {
+        let e = err("[host]\nlso = true\nlso_fraction = 1.5\n");
+        assert_eq!(e, "host.lso_fraction = 1.5: must be in (0, 1]: the share of cwnd one segment may take");
+        let e = err("[host]\nlso_fraction = 0\n");
+        assert!(e.starts_with("host.lso_fraction = 0: must be in (0, 1]"), "{e}");
+        let e = err("[host]\nlso_fraction = -0.2\n");
+        assert!(e.starts_with("host.lso_fraction = -0.2: must be in (0, 1]"), "{e}");
+        let e = err("[host]\nlso_max = \"1000B\"\n");
+        assert_eq!(
+            e,
+            "host.lso_max = 1000B: must hold at least one full packet (1500B: transport.mss + transport.header)"
+        );
+        let e = err("[host]\ngro_max = \"1KB\"\ninterrupt_coalescing = \"20us\"\ngro = true\n");
+        assert!(e.starts_with("host.gro_max = 1000B: must hold at least one full packet"), "{e}");
+        let e = err("[host]\nlso_defer_limit = \"0ms\"\n");
+        assert!(e.starts_with("host.lso_defer_limit = 0s: must be positive"), "{e}");
+        let e = err("[host]\nlso_defer_limit = \"-1ms\"\n");
+        assert!(e.starts_with("host.lso_defer_limit: \"-1ms\""), "{e}");
+        let e = err("[host]\ninterrupt_coalescing = \"-20us\"\n");
+        assert!(e.starts_with("host.interrupt_coalescing: \"-20us\""), "{e}");
+        let e = err("[host]\ninterrupt_coalescing = 20\n");
+        assert!(e.starts_with("host.interrupt_coalescing: 20: a duration needs a unit"), "{e}");
+        let e = err("[host]\ninterrupt_frames = 8\n");
+        assert!(e.starts_with("host.interrupt_frames = 8: needs host.interrupt_coalescing"), "{e}");
+        let e = err("[host]\ninterrupt_frames = -1\ninterrupt_coalescing = \"20us\"\n");
+        assert!(e.starts_with("host.interrupt_frames: invalid value: integer `-1`"), "{e}");
+        let e = err("[host]\ngro = true\n");
+        assert!(e.starts_with("host.gro = true: needs host.interrupt_coalescing"), "{e}");
+        let e = err("[host]\nlso = \"yes\"\n");
+        assert!(e.starts_with("host.lso: invalid type: string \"yes\", expected a boolean"), "{e}");
+        let e = err("[host]\ntso = true\n");
+        assert!(e.starts_with("host.tso: unknown field `tso`, expected one of `lso`"), "{e}");
+        let e = Config::from_toml(&format!("host = 1\n{BASE}")).unwrap_err().0;
+        assert_eq!(e, "host: a number (1); expected a table, [host] with its keys");
+        let a = Config::from_toml(BASE).unwrap().resolved_json();
+        let h = &a["host"];
+        assert_eq!(
+            (h["lso"].clone(), h["lso_max"].clone(), h["lso_fraction"].clone()),
+            (false.into(), "64000B".into(), 0.333.into())
+        );
+        assert_eq!((h["lso_defer_limit"].clone(), h["interrupt_coalescing"].clone()), ("2ms".into(), "0s".into()));
+        let b = Config::from_toml(&format!("{BASE}[host]\nlso = false\nlso_max = \"64KB\"\ngro_max = \"64000B\"\n"))
+            .unwrap();
+        assert_eq!(a, b.resolved_json());
     }
 
     #[test]

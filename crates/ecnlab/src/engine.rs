@@ -49,6 +49,11 @@ pub enum Event {
     IncastRequest { flow: u32 },
     /// Take a queue-length sample of every sampled port.
     Sample,
+    /// A sender's LSO deferral may have reached its limit (lazy, as Rto).
+    LsoDefer { flow: u32 },
+    /// A host's coalesced receive interrupt (lazy: checked against the
+    /// host's pending one).
+    RxInterrupt { host: u32 },
 }
 
 impl Event {
@@ -70,6 +75,8 @@ impl Event {
             Event::IncastRound { group } => (7, group as u64),
             Event::Sample => (8, 0),
             Event::IncastRequest { flow } => (9, flow as u64),
+            Event::LsoDefer { flow } => (10, flow as u64),
+            Event::RxInterrupt { host } => (11, host as u64),
         };
         kind << 60 | x
     }
@@ -87,6 +94,8 @@ impl Event {
             6 => Event::Ping { probe: x },
             7 => Event::IncastRound { group: x },
             9 => Event::IncastRequest { flow: x },
+            10 => Event::LsoDefer { flow: x },
+            11 => Event::RxInterrupt { host: x },
             _ => Event::Sample,
         }
     }

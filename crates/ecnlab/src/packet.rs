@@ -38,6 +38,9 @@ pub struct Packet {
     pub rtx: bool,
     /// Service class: which switch queue the packet uses.
     pub service: u8,
+    /// CE was set by the queue the packet waits in now, which may take it
+    /// back as the packet leaves (CEDM); cleared when it leaves.
+    pub marked_here: bool,
     pub src: u32,
     pub dst: u32,
     /// Connection (flow) id, or ping probe id for pings.
@@ -57,6 +60,10 @@ pub struct Packet {
     pub ts: Time,
 }
 
+// One cache line: a field that does not fit in the spare byte costs a
+// second line per packet at every hop.
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+
 impl Packet {
     pub fn new(kind: Kind, src: u32, dst: u32, flow: u32, service: u8, size: u32) -> Packet {
         Packet {
@@ -66,6 +73,7 @@ impl Packet {
             cwr: false,
             rtx: false,
             service,
+            marked_here: false,
             src,
             dst,
             flow,

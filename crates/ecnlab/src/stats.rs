@@ -3,7 +3,7 @@
 //! handed to the run's output (see `output.rs`).
 
 use crate::output::Output;
-use crate::tables::{GoodputRows, IncastRows, QueueRows, RttRows};
+use crate::tables::{GoodputRows, IncastRows, QueueRows, RttRows, TraceRows};
 use crate::units::{secs, Time};
 
 /// Payload delivered in order at receivers, per service, in bins of
@@ -92,6 +92,9 @@ impl Goodput {
 pub struct Stats {
     pub goodput: Goodput,
     pub queues: QueueRows,
+    /// Written only when some port is traced (`run.trace_ports`).
+    pub trace: TraceRows,
+    pub tracing: bool,
     pub rtt: RttRows,
     pub incast: IncastRows,
     /// Sum and count of incast rounds' goodput (the summary's mean).
@@ -104,6 +107,8 @@ impl Stats {
         Stats {
             goodput: Goodput::new(services, active, goodput_bin),
             queues: QueueRows::default(),
+            trace: TraceRows::default(),
+            tracing: false,
             rtt: RttRows::default(),
             incast: IncastRows::default(),
             incast_gbps_sum: 0.0,
@@ -122,6 +127,9 @@ impl Stats {
     pub fn finish(&mut self, stopped: Time, has_duration: bool, out: &mut Output) {
         self.goodput.finish(stopped, has_duration, out);
         self.queues.flush(out);
+        if self.tracing {
+            self.trace.flush(out);
+        }
         self.rtt.flush(out);
         self.incast.flush(out);
     }

@@ -45,6 +45,19 @@ table_rows! {
 }
 
 table_rows! {
+    /// Every enqueue (+1) and dequeue (-1) at the traced ports within the
+    /// trace window, with the queue's occupancy after it.
+    TraceRows = "trace" {
+        time: F64(f64),
+        port: U32(u32),
+        queue: U32(u32),
+        event: I64(i64),
+        bytes: U64(u64),
+        packets: U32(u32),
+    }
+}
+
+table_rows! {
     /// Ping round trips.
     RttRows = "rtt" {
         time: F64(f64),
@@ -64,6 +77,7 @@ table_rows! {
         queue: I64(i64),
         enqueued: U64(u64),
         marked: U64(u64),
+        unmarked: U64(u64),
         dropped_overflow: U64(u64),
         dropped_aqm: U64(u64),
         max_bytes: U64(u64),

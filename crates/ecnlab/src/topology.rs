@@ -7,7 +7,7 @@
 
 use crate::config::{Config, MarkingKind, OneOrList, SchedulerKind, SwitchCfg, TopologyKind};
 use crate::switch::buffer::Buffer;
-use crate::switch::marker::{Marker, MqEcn, PerPool, PerPort, PerQueue};
+use crate::switch::marker::{Cedm, Marker, MqEcn, PerPool, PerPort, PerQueue, Red, Tcn};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Time};
@@ -36,6 +36,8 @@ pub struct Port {
     pub switch: Option<u32>,
     /// The packets it sends are captured (`run.pcap`).
     pub capture: bool,
+    /// Its enqueues and dequeues are traced (`run.trace_ports`).
+    pub trace: bool,
 }
 
 // Four lines exactly: a field that grows it to five costs every hop (a
@@ -233,6 +235,8 @@ impl Builder {
                     switch_qdisc(cfg, &fabric_sw, rate)
                 };
                 let switch = if from < hosts { None } else { Some(from - hosts) };
+                let mut qdisc = qdisc;
+                qdisc.seed(crate::rng::Rng::stream(cfg.run.seed, AQM_STREAM ^ id as u64));
                 ports.push(Port {
                     node: from,
                     peer: to,
@@ -244,6 +248,7 @@ impl Builder {
                     txdone_sched: 0,
                     switch,
                     capture: false,
+                    trace: false,
                 });
                 out[from as usize].push(id);
                 if let NodeKind::Host { nic } = &mut nodes[from as usize].kind {
@@ -310,6 +315,9 @@ impl Builder {
     }
 }
 
+/// The purpose of the ports' random streams (RED), mixed with the port id.
+const AQM_STREAM: u64 = 0xA0_0000_0000;
+
 /// The configured switch queue discipline for a port of `rate_bps`.
 pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let n = s.queues as usize;
@@ -327,8 +335,23 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         OneOrList::All(a) => a.0.bytes(pkt),
         OneOrList::List(_) => 0,
     };
+    let strict = if s.scheduler == SchedulerKind::SpDwrr { s.sp_queues as usize } else { 0 };
+    let idle = s.mqecn_idle.map(|d| d.0).unwrap_or_else(|| tx_time(pkt, rate_bps));
+    let amt = |a: Option<crate::config::Amt>| a.map(|a| a.0.bytes(pkt)).unwrap_or(0);
+    let red = || {
+        let (min, max, pmax) = (amt(s.red_min), amt(s.red_max), s.red_pmax.unwrap_or(1.0));
+        Red::new(min, max, pmax, s.red_wq, s.red_gentle, s.red_spacing, tx_time(pkt, rate_bps), n)
+    };
     let marker = match (s.marking, &s.threshold) {
-        (MarkingKind::None, _) | (_, None) => Marker::None,
+        (MarkingKind::None, _) => Marker::None,
+        (MarkingKind::Red, _) => Marker::Red(Box::new(red())),
+        (MarkingKind::MqEcn, _) if s.red_min.is_some() => {
+            let mq = MqEcn::new(0, &quanta, rate_bps, strict, s.mqecn_beta, idle);
+            Marker::Red(Box::new(red().with_mq_ecn(mq)))
+        }
+        (MarkingKind::Tcn, _) => Marker::Tcn(Tcn { threshold: s.tcn_threshold.map(|d| d.0).unwrap_or(0) }),
+        (_, None) => Marker::None,
+        (MarkingKind::Cedm, Some(t)) => Marker::Cedm(Box::new(Cedm::new(k(t), amt(s.cedm_k2), s.cedm_ws, n))),
         (MarkingKind::PerQueue, Some(OneOrList::List(l))) => {
             Marker::PerQueue(PerQueue { k: l.iter().map(|a| a.0.bytes(pkt)).collect() })
         }
@@ -336,14 +359,10 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         (MarkingKind::PerQueueMin, Some(t)) => Marker::PerQueue(PerQueue::minimum(k(t), &quanta)),
         (MarkingKind::PerPort, Some(t)) => Marker::PerPort(PerPort { k: k(t) }),
         (MarkingKind::PerPool, Some(t)) => Marker::PerPool(PerPool { k: k(t) }),
-        (MarkingKind::MqEcn, Some(t)) => {
-            let strict = if s.scheduler == SchedulerKind::SpDwrr { s.sp_queues as usize } else { 0 };
-            let idle = s.mqecn_idle.map(|d| d.0).unwrap_or_else(|| tx_time(pkt, rate_bps));
-            Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle))
-        }
+        (MarkingKind::MqEcn, Some(t)) => Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle)),
     };
     let mut q = Qdisc::new(n, sched, marker, Buffer::new(s.buffer.0, pkt), rate_bps);
-    q.dequeue_marking = s.dequeue_marking;
+    q.set_dequeue_marking(s.dequeue_marking);
     q.drop_not_ect = s.drop_not_ect;
     q
 }

@@ -5,7 +5,9 @@ use crate::config::{Config, ConfigError, FlowSize, GapKind, OneOrList};
 use crate::ecmp::Ecmp;
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
+use crate::host::coalesce::{Arrival, Coalescer};
 use crate::host::incast::Incast;
+use crate::host::lso::{Lso, Timer, Verdict};
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
 use crate::output::{Output, Sink};
@@ -92,6 +94,8 @@ pub struct World<'a> {
     end: Time,
     warmup: Time,
     hdr: u32,
+    /// transport.mss, for counting GRO-merged segments' packets.
+    mss: u32,
     /// Seeds the per-flow hash each packet carries.
     ecmp_seed: u64,
     ecmp: Ecmp,
@@ -101,9 +105,15 @@ pub struct World<'a> {
     ect_rtx: Ecn,
     delack_timeout: Time,
     host_queue_limit: u64,
+    /// `[host]` batching: segmentation offload at senders, receive
+    /// interrupt coalescing (and GRO) at receivers; None when off.
+    lso: Option<Lso>,
+    rx_batching: Option<Coalescer>,
     sample_ports: Vec<u32>,
     /// Packet captures of `run.pcap`'s ports.
     captures: Vec<Capture>,
+    /// `run.trace_from`, `run.trace_to`.
+    trace_window: (Time, Time),
     /// Where tables and captures go as they are produced.
     out: Output<'a>,
     /// Workload flows are flows[workload.0..workload.1], in start order;
@@ -229,7 +239,7 @@ impl<'a> World<'a> {
             .collect();
         let sample_ports = sampled_ports(&net, &cfg.run.sample_ports)?;
         let mut captures = Vec::new();
-        for (i, p) in captured_ports(&net, &cfg.run.pcap)?.into_iter().enumerate() {
+        for (i, p) in captured_ports(&net, &cfg.run.pcap, "run.pcap")?.into_iter().enumerate() {
             let port = &mut net.ports[p as usize];
             port.capture = true;
             let (node, peer) = (port.node, port.peer);
@@ -241,7 +251,18 @@ impl<'a> World<'a> {
             }
             captures.push(Capture::new(p, net.port_name(p), node, peer));
         }
+        let traced = captured_ports(&net, &cfg.run.trace_ports, "run.trace_ports")?;
+        let tracing = !traced.is_empty();
+        for p in traced {
+            net.ports[p as usize].trace = true;
+        }
+        let trace_window = (
+            cfg.run.trace_from.map(|d| d.0).unwrap_or(cfg.run.warmup.0),
+            cfg.run.trace_to.map(|d| d.0).unwrap_or(Time::MAX),
+        );
         let services = cfg.switch.queues as usize;
+        let lso = Lso::new(&cfg.host, t, flows.len());
+        let rx_batching = Coalescer::new(&cfg.host, net.hosts);
         let mut active: Vec<usize> = flows.iter().map(|f| f.service as usize).collect();
         active.sort_unstable();
         active.dedup();
@@ -252,18 +273,22 @@ impl<'a> World<'a> {
             flows,
             pings,
             incasts,
-            stats: Stats::new(services, active, cfg.run.goodput_interval.0),
+            stats: Stats { tracing, ..Stats::new(services, active, cfg.run.goodput_interval.0) },
             end: cfg.end(),
             warmup: cfg.run.warmup.0,
             hdr: t.header,
+            mss: t.mss,
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
             ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
             ect_new: if echo != EchoMode::None { Ecn::Ect } else { Ecn::NotEct },
             ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
+            lso,
+            rx_batching,
             sample_ports,
             captures,
+            trace_window,
             out: Output::new(sink),
             net,
             sent: 0,
@@ -416,6 +441,8 @@ impl<'a> World<'a> {
             Event::IncastRound { group } => self.incast_round(group),
             Event::IncastRequest { flow } => self.incast_request(flow),
             Event::Sample => self.sample(),
+            Event::LsoDefer { flow } => self.lso_timer(flow),
+            Event::RxInterrupt { host } => self.rx_interrupt_due(host),
         }
     }
 
@@ -478,6 +505,9 @@ impl<'a> World<'a> {
             self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
         }
         while let Some(id) = self.net.ports[port as usize].qdisc.take_dequeue_drop() {
+            if self.net.ports[port as usize].trace {
+                self.watch(port, now, id, -1);
+            }
             self.drop_packet(id);
         }
         if let Some((id, size)) = next {
@@ -503,8 +533,8 @@ impl<'a> World<'a> {
         }
         self.in_transit += 1;
         let nic = p.switch.is_none();
-        if p.capture {
-            self.capture(port, now, id);
+        if p.capture | p.trace {
+            self.watch(port, now, id, -1);
         }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.
@@ -521,12 +551,22 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Record packet `id`, leaving `port` at `now`, in the port's capture.
+    /// Packet `id` entered (`event` 1) or left (-1) watched `port` at
+    /// `now`: a departure goes to the port's capture, and both to the trace.
     #[cold]
     #[inline(never)]
-    fn capture(&mut self, port: u32, now: Time, id: u32) {
-        let c = self.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
-        c.record(now, self.arena.get(id), &mut self.out);
+    fn watch(&mut self, port: u32, now: Time, id: u32, event: i64) {
+        let p = &self.net.ports[port as usize];
+        if p.trace && (self.trace_window.0..self.trace_window.1).contains(&now) {
+            let q = p.qdisc.classify(self.arena.get(id).service);
+            let fifo = &p.qdisc.queues[q].fifo;
+            self.stats.trace.push(secs(now), port, q as u32, event, fifo.bytes, fifo.len() as u32);
+            self.stats.trace.flush_full(&mut self.out);
+        }
+        if p.capture && event < 0 {
+            let c = self.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
+            c.record(now, self.arena.get(id), &mut self.out);
+        }
     }
 
     /// Offer packet `id`, which came over the link of port `from` (or
@@ -538,10 +578,11 @@ impl<'a> World<'a> {
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
-        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending {
+        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending && !p.trace {
             // An idle, empty port sends the packet at once. The qdisc then
             // skips its FIFO and round-robin list, which would hold the
-            // packet for no time (see `Qdisc::pass_through`).
+            // packet for no time (see `Qdisc::pass_through`). A traced port
+            // goes the long way, so its trace shows the packet queued.
             if let Some(r) = p.qdisc.pass_through(now, id, &mut self.arena, pool) {
                 match r {
                     Ok(()) => self.transmit(port, now, id, size as u32),
@@ -554,6 +595,9 @@ impl<'a> World<'a> {
             Ok(()) => {
                 if let Some(s) = p.switch {
                     self.net.switches[s as usize].pool_bytes += size;
+                }
+                if p.trace {
+                    return self.enqueued_traced(port, now, id);
                 }
                 if !p.txdone_pending {
                     if p.lazy && p.qdisc.packets > 1 {
@@ -570,6 +614,27 @@ impl<'a> World<'a> {
                 }
             }
             Err(_) => self.drop_packet(id),
+        }
+    }
+
+    /// `enqueue`'s end for a traced port: the arrival's trace row, then the
+    /// same departure bookkeeping (kept off the untraced path, where the
+    /// port is borrowed once).
+    #[cold]
+    #[inline(never)]
+    fn enqueued_traced(&mut self, port: u32, now: Time, id: u32) {
+        self.watch(port, now, id, 1);
+        let p = &mut self.net.ports[port as usize];
+        if !p.txdone_pending {
+            if p.lazy && p.qdisc.packets > 1 {
+            } else if now >= p.busy_until {
+                self.start_tx(port);
+            } else if p.lazy {
+                p.txdone_sched = now;
+            } else {
+                p.txdone_pending = true;
+                self.q.tx_done(port, p.busy_until);
+            }
         }
     }
 
@@ -634,6 +699,49 @@ impl<'a> World<'a> {
         self.arena.free(id);
         self.delivered += 1;
         debug_assert_eq!(p.dst, host);
+        if self.rx_batching.is_some() {
+            return self.batch_arrival(host, p);
+        }
+        self.host_handle(host, p);
+    }
+
+    /// Packet `p` joins `host`'s receive batch (interrupt coalescing).
+    #[cold]
+    #[inline(never)]
+    fn batch_arrival(&mut self, host: u32, p: Packet) {
+        let Some(c) = &mut self.rx_batching else { return };
+        match c.arrive(host, p, self.q.now) {
+            Arrival::Schedule(t) => self.q.at(t, Event::RxInterrupt { host }),
+            Arrival::Wait => {}
+            Arrival::HandleNow => self.rx_interrupt(host),
+        }
+    }
+
+    /// An RxInterrupt event: the interrupt, unless it is a stale one.
+    #[cold]
+    #[inline(never)]
+    fn rx_interrupt_due(&mut self, host: u32) {
+        if self.rx_batching.as_ref().is_some_and(|c| c.due(host, self.q.now)) {
+            self.rx_interrupt(host);
+        }
+    }
+
+    /// The receive interrupt of `host`: handle its waiting frames (merged
+    /// by GRO if on) now, so their ACKs leave together.
+    fn rx_interrupt(&mut self, host: u32) {
+        let Some(c) = &mut self.rx_batching else { return };
+        let batch = c.take(host);
+        for p in &batch {
+            self.host_handle(host, *p);
+        }
+        if let Some(c) = &mut self.rx_batching {
+            c.done(batch);
+        }
+    }
+
+    /// The host's stack takes packet `p`.
+    #[inline(always)]
+    fn host_handle(&mut self, host: u32, p: Packet) {
         let now = self.q.now;
         match p.kind {
             Kind::Syn => {
@@ -695,7 +803,7 @@ impl<'a> World<'a> {
             // (RFC 7323 §4.3), so delayed ACKs do not shrink RTT samples.
             f.last_data_ts = p.ts;
         }
-        let out = f.rx.on_data(p.seq, p.payload, p.ecn == Ecn::Ce, p.cwr);
+        let out = f.rx.on_data(p.seq, p.payload, self.mss, p.ecn == Ecn::Ce, p.cwr);
         let service = f.service as usize;
         if let Some(a) = out.early_ack {
             self.send_ack(fid, a, p.ts);
@@ -810,26 +918,81 @@ impl<'a> World<'a> {
     }
 
     fn try_send(&mut self, fid: u32) {
-        let now = self.q.now;
-        let (hdr, ect_new, ect_rtx) = (self.hdr, self.ect_new, self.ect_rtx);
+        if self.lso.is_some() {
+            return self.try_send_lso(fid);
+        }
         loop {
             let f = &mut self.flows[fid as usize];
             if f.nic_bytes >= self.host_queue_limit {
                 f.nic_blocked = true;
                 break;
             }
-            let Some(seg) = f.tx.next_segment(now) else { break };
-            f.nic_bytes += (seg.len + hdr) as u64;
-            let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, seg.len + hdr);
-            p.payload = seg.len;
-            p.seq = seg.seq;
-            p.cwr = seg.cwr;
-            p.rtx = seg.retransmit;
-            p.ts = now;
-            p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
-            self.host_send(p);
+            if !self.send_packet(fid) {
+                break;
+            }
         }
         self.sync_rto(fid);
+    }
+
+    /// Hand the NIC the next packet the sender allows, if any.
+    #[inline(always)]
+    fn send_packet(&mut self, fid: u32) -> bool {
+        let now = self.q.now;
+        let (hdr, ect_new, ect_rtx) = (self.hdr, self.ect_new, self.ect_rtx);
+        let f = &mut self.flows[fid as usize];
+        let Some(seg) = f.tx.next_segment(now) else { return false };
+        f.nic_bytes += (seg.len + hdr) as u64;
+        let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, seg.len + hdr);
+        p.payload = seg.len;
+        p.seq = seg.seq;
+        p.cwr = seg.cwr;
+        p.rtx = seg.retransmit;
+        p.ts = now;
+        p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
+        self.host_send(p);
+        true
+    }
+
+    /// With LSO (`host/lso.rs`): hand the NIC whole segments, or defer.
+    /// The NIC queue limit (TCP small queues) is checked per segment, so
+    /// it never splits one: Linux's TSQ, too, lets a whole skb through
+    /// (and 2.6.38, CEDM's kernel, has no TSQ at all).
+    #[inline(never)]
+    fn try_send_lso(&mut self, fid: u32) {
+        let now = self.q.now;
+        loop {
+            let f = &mut self.flows[fid as usize];
+            if f.nic_bytes >= self.host_queue_limit {
+                f.nic_blocked = true;
+                break;
+            }
+            let lso = self.lso.as_mut().expect("LSO is on");
+            let n = match lso.decide(fid, now, f.tx.allowance()) {
+                Verdict::Send(n) => n,
+                Verdict::Idle => break,
+                Verdict::Defer(timer) => {
+                    if let Some(t) = timer {
+                        self.q.at(t, Event::LsoDefer { flow: fid });
+                    }
+                    break;
+                }
+            };
+            if !(0..n).all(|_| self.send_packet(fid)) {
+                break;
+            }
+        }
+        self.sync_rto(fid);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lso_timer(&mut self, fid: u32) {
+        let now = self.q.now;
+        match self.lso.as_mut().map(|l| l.timer_fired(fid, now)) {
+            Some(Timer::Due) => self.try_send(fid),
+            Some(Timer::Again(t)) => self.q.at(t, Event::LsoDefer { flow: fid }),
+            _ => {}
+        }
     }
 
     /// Keep one timer event no later than the sender's RTO deadline; stale
@@ -1010,6 +1173,7 @@ impl<'a> World<'a> {
             for q in &c {
                 total.enqueued += q.enqueued;
                 total.marked += q.marked;
+                total.unmarked += q.unmarked;
                 total.dropped_overflow += q.dropped_overflow;
                 total.dropped_aqm += q.dropped_aqm;
                 total.sent_packets += q.sent_packets;
@@ -1025,6 +1189,7 @@ impl<'a> World<'a> {
                     q,
                     c.enqueued,
                     c.marked,
+                    c.unmarked,
                     c.dropped_overflow,
                     c.dropped_aqm,
                     c.max_bytes,
@@ -1138,7 +1303,7 @@ fn sampled_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, Con
 }
 
 /// The ports whose packets are captured (`run.pcap`), in the order listed.
-fn captured_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, ConfigError> {
+fn captured_ports(net: &Network, sel: &OneOrList<String>, key: &str) -> Result<Vec<u32>, ConfigError> {
     let names: Vec<&String> = match sel {
         OneOrList::All(s) => vec![s],
         OneOrList::List(l) => l.iter().collect(),
@@ -1150,7 +1315,7 @@ fn captured_ports(net: &Network, sel: &OneOrList<String>) -> Result<Vec<u32>, Co
             Some(p) => v.push(p),
             None => {
                 return Err(ConfigError(format!(
-                    "run.pcap[{i}] = {name:?}: no such switch port; ports are named \"node:peer\", e.g. {:?}",
+                    "{key}[{i}] = {name:?}: no such switch port; ports are named \"node:peer\", e.g. {:?}",
                     switch_ports().next().map(|p| net.port_name(p)).unwrap_or_default()
                 )))
             }

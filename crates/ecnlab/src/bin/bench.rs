@@ -14,6 +14,7 @@ fn main() {
             "bench/two_flows_10g.toml".to_string(),
             "bench/incast_1g.toml".to_string(),
             "bench/mqecn_leafspine.toml".to_string(),
+            "bench/cedm_leafspine.toml".to_string(),
         ]
     } else {
         args

@@ -1,10 +1,15 @@
 //! Hosts: TCP endpoints with pluggable congestion control, and the
 //! applications that drive them (long-lived and sized flows, incast rounds,
 //! ping probes) — most apps live in `world.rs`, where they meet the network;
-//! incast keeps its round state in `incast`.
+//! incast keeps its round state in `incast`. The stack's batching (CEDM
+//! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
+//! coalescing (`coalesce`) and receive offload (`gro`) at receivers.
 
 pub mod cc;
+pub mod coalesce;
+pub mod gro;
 pub mod incast;
+pub mod lso;
 pub mod ranges;
 pub mod tcp_rx;
 pub mod tcp_tx;

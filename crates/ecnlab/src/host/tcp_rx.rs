@@ -65,7 +65,9 @@ impl TcpReceiver {
         self.ooo.iter().find(|r| r.0 <= seq && seq < r.1).copied().unwrap_or((0, 0))
     }
 
-    pub fn on_data(&mut self, seq: u64, len: u32, ce: bool, cwr: bool) -> RxOutcome {
+    /// `mss`: a merged (GRO) segment of n·mss counts as n packets toward
+    /// `ack_every`, as Linux ACKs once over a full segment's worth arrived.
+    pub fn on_data(&mut self, seq: u64, len: u32, mss: u32, ce: bool, cwr: bool) -> RxOutcome {
         if ce {
             self.ce_received += 1;
         }
@@ -102,7 +104,8 @@ impl TcpReceiver {
         } else if seq > self.rcv_nxt {
             super::ranges::insert(&mut self.ooo, seq, end);
         }
-        self.pending += 1;
+        // One per packet; a GRO-merged segment counts its packets.
+        self.pending += if len > mss { len.div_ceil(mss) } else { 1 };
         // Out-of-order, duplicate, or hole-filling data is ACKed at once.
         let now =
             !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_every;
@@ -134,12 +137,12 @@ mod tests {
     #[test]
     fn dctcp_state_machine_acks_on_ce_change() {
         let mut r = TcpReceiver::new(EchoMode::Exact, 2);
-        assert!(r.on_data(0, 1000, false, false).ack.is_none());
-        let o = r.on_data(1000, 1000, true, false);
+        assert!(r.on_data(0, 1000, 1460, false, false).ack.is_none());
+        let o = r.on_data(1000, 1000, 1460, true, false);
         let early = o.early_ack.expect("CE change must flush the pending ACK");
         assert_eq!((early.ack, early.ece), (1000, false));
         assert!(o.ack.is_none());
-        let o = r.on_data(2000, 1000, true, false);
+        let o = r.on_data(2000, 1000, 1460, true, false);
         assert_eq!(o.ack.map(|a| (a.ack, a.ece)), Some((3000, true)));
     }
 
@@ -147,9 +150,9 @@ mod tests {
     #[test]
     fn rfc3168_latch_until_cwr() {
         let mut r = TcpReceiver::new(EchoMode::Latched, 1);
-        assert!(r.on_data(0, 1000, true, false).ack.unwrap().ece);
-        assert!(r.on_data(1000, 1000, false, false).ack.unwrap().ece);
-        assert!(!r.on_data(2000, 1000, false, true).ack.unwrap().ece);
+        assert!(r.on_data(0, 1000, 1460, true, false).ack.unwrap().ece);
+        assert!(r.on_data(1000, 1000, 1460, false, false).ack.unwrap().ece);
+        assert!(!r.on_data(2000, 1000, 1460, false, true).ack.unwrap().ece);
     }
 
     /// Out-of-order data is buffered and SACKed; the hole's arrival
@@ -157,11 +160,22 @@ mod tests {
     #[test]
     fn reassembly_and_sack() {
         let mut r = TcpReceiver::new(EchoMode::None, 1);
-        r.on_data(0, 100, false, false);
-        let o = r.on_data(200, 100, false, false);
+        r.on_data(0, 100, 1460, false, false);
+        let o = r.on_data(200, 100, 1460, false, false);
         assert_eq!(o.delivered, 0);
         assert_eq!(o.ack.unwrap().sack, (200, 300));
-        let o = r.on_data(100, 100, false, false);
+        let o = r.on_data(100, 100, 1460, false, false);
         assert_eq!((o.delivered, r.rcv_nxt), (200, 300));
+    }
+
+    /// With delayed ACKs (every 2nd packet), a GRO-merged segment of 17
+    /// packets is ACKed at once, as Linux ACKs once over one full segment
+    /// has arrived; a lone packet still waits.
+    #[test]
+    fn merged_segment_counts_its_packets_toward_delayed_ack() {
+        let mut r = TcpReceiver::new(EchoMode::Exact, 2);
+        assert!(r.on_data(0, 1460, 1460, false, false).ack.is_none());
+        assert!(r.on_data(1460, 1460, 1460, false, false).ack.is_some());
+        assert!(r.on_data(2920, 17 * 1460, 1460, false, false).ack.is_some());
     }
 }

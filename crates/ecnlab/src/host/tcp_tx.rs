@@ -325,6 +325,23 @@ impl TcpSender {
         Some(seg)
     }
 
+    /// What LSO decides on. Open state: no loss recovery under way,
+    /// neither fast recovery nor the go-back after an RTO (snd_una below
+    /// the recovery point). Room: full packets of new data the window
+    /// allows, as `next_segment` counts them (another while flight + MSS
+    /// fits in cwnd, always one when nothing is in flight).
+    pub fn allowance(&self) -> super::lso::Allowance {
+        let mss = self.mss as u64;
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).max(mss);
+        super::lso::Allowance {
+            open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
+            cwr: self.cc.in_cwr(self.una),
+            room: cwnd_bytes.saturating_sub(self.nxt - self.una) / mss,
+            cwnd: self.w.cwnd,
+            rest: self.limit.saturating_sub(self.nxt).div_ceil(mss),
+        }
+    }
+
     /// The first un-SACKed, not yet retransmitted hole below high_sack.
     fn next_hole(&self) -> Option<(u64, u32)> {
         let high = self.high_sack();

@@ -1,17 +1,23 @@
 //! The composed queue discipline of one egress port.
 
+use std::collections::VecDeque;
+
 use super::buffer::Buffer;
-use super::marker::{Marker, Occupancy};
+use super::marker::{Marker, Occupancy, Seen, Sides, Verdict};
 use super::queue::Queue;
 use super::scheduler::Scheduler;
 use crate::packet::{Arena, Ecn};
+use crate::rng::Rng;
 use crate::units::{LineRate, Time};
 
 /// What a queue did, for reports.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QueueCounters {
     pub enqueued: u64,
+    /// Packets that left (or wait) with the CE mark this queue set.
     pub marked: u64,
+    /// Marks taken back at dequeue (CEDM).
+    pub unmarked: u64,
     pub dropped_overflow: u64,
     pub dropped_aqm: u64,
     pub max_bytes: u64,
@@ -23,7 +29,8 @@ pub struct QueueCounters {
 pub enum DropReason {
     /// The shared port buffer was full (tail drop).
     Overflow,
-    /// The marking condition held for a Not-ECT packet with drop_not_ect.
+    /// The AQM dropped it (RED on a Not-ECT packet, or a marking condition
+    /// with drop_not_ect).
     Aqm,
 }
 
@@ -31,15 +38,23 @@ pub enum DropReason {
 #[derive(Clone, Copy, Debug, Default)]
 struct Drops {
     overflow: u64,
-    aqm: u64,
+    /// At enqueue, and at dequeue.
+    aqm_in: u64,
+    aqm_out: u64,
+    unmarked: u64,
 }
 
-/// What drops touch, behind one pointer so the port's hot state stays
-/// within four cache lines.
+/// What drops and the rarer schemes touch, behind one pointer so the
+/// port's hot state stays within four cache lines.
 struct Cold {
     drops: Vec<Drops>,
     /// Packets dropped at dequeue, for the caller to account and free.
     dequeue_drops: Vec<u32>,
+    /// The port's own random stream (RED), seeded per port.
+    rng: Rng,
+    /// Per queue, the enqueue time of each queued packet, oldest first;
+    /// kept only for markers that judge the sojourn time (TCN).
+    stamps: Vec<VecDeque<Time>>,
 }
 
 pub struct Qdisc {
@@ -47,7 +62,15 @@ pub struct Qdisc {
     pub sched: Scheduler,
     pub marker: Marker,
     pub buffer: Buffer,
-    pub dequeue_marking: bool,
+    /// The marker's hooks that run: at enqueue, at dequeue (see `set_sides`).
+    hook_in: bool,
+    hook_out: bool,
+    /// The marker may take a mark back, so marks are remembered per packet.
+    unmarks: bool,
+    /// A static-threshold marker: its hooks are the bare threshold test.
+    plain: bool,
+    /// Enqueue times are kept (`Cold::stamps`).
+    stamping: bool,
     pub drop_not_ect: bool,
     /// Line rate of the port, for round ends.
     pub rate: LineRate,
@@ -61,20 +84,54 @@ pub struct Qdisc {
 
 impl Qdisc {
     pub fn new(nq: usize, sched: Scheduler, marker: Marker, buffer: Buffer, rate_bps: u64) -> Self {
-        Qdisc {
+        let stamps = if marker.needs_sojourn() { vec![VecDeque::new(); nq] } else { Vec::new() };
+        let mut qd = Qdisc {
             queues: (0..nq).map(|_| Queue::default()).collect(),
             sched,
             marker,
             buffer,
-            dequeue_marking: false,
+            hook_in: false,
+            hook_out: false,
+            unmarks: false,
+            plain: true,
+            stamping: false,
             drop_not_ect: false,
             rate: LineRate::new(rate_bps),
             bytes: 0,
             packets: 0,
             max_bytes: 0,
             nonempty: 0,
-            cold: Box::new(Cold { drops: vec![Drops::default(); nq], dequeue_drops: Vec::new() }),
-        }
+            cold: Box::new(Cold {
+                drops: vec![Drops::default(); nq],
+                dequeue_drops: Vec::new(),
+                rng: Rng::new(0),
+                stamps,
+            }),
+        };
+        qd.set_dequeue_marking(false);
+        qd
+    }
+
+    /// Where a one-sided marker judges: at dequeue (Tuning ECN §4.2) or at
+    /// enqueue. Schemes with sides of their own (CEDM, RED, TCN) keep them.
+    pub fn set_dequeue_marking(&mut self, on: bool) {
+        let (i, o) = match self.marker.sides() {
+            Sides::Either => (!on, on),
+            Sides::Enqueue => (true, false),
+            Sides::Dequeue => (false, true),
+            Sides::Both => (true, true),
+        };
+        let none = matches!(self.marker, Marker::None);
+        self.hook_in = i && !none;
+        self.hook_out = o && !none;
+        self.unmarks = self.marker.sides() == Sides::Both;
+        self.plain = self.marker.sides() == Sides::Either;
+        self.stamping = !self.cold.stamps.is_empty();
+    }
+
+    /// The port's random stream (a per-port stream of the run's seed).
+    pub fn seed(&mut self, rng: Rng) {
+        self.cold.rng = rng;
     }
 
     /// Service class → queue. Classes beyond the last queue share it.
@@ -104,6 +161,9 @@ impl Qdisc {
         self.bytes += size as u64;
         self.packets += 1;
         self.max_bytes = self.max_bytes.max(self.bytes);
+        if self.stamping {
+            self.cold.stamps[q].push_back(now);
+        }
         if was_empty {
             self.nonempty |= 1 << q;
             self.sched.activate(q, now, &mut self.marker);
@@ -113,7 +173,7 @@ impl Qdisc {
 
     /// What an offered packet of `size` bytes for queue `q` meets before it
     /// is queued: MQ-ECN's idle decay if the port was empty, the buffer, and
-    /// marking at enqueue.
+    /// the marker's enqueue hook.
     #[inline]
     fn admit(
         &mut self,
@@ -131,17 +191,46 @@ impl Qdisc {
             self.cold.drops[q].overflow += 1;
             return Err(DropReason::Overflow);
         }
-        if !self.dequeue_marking {
+        if self.hook_in {
             let occ = Occupancy {
                 queue: self.queues[q].fifo.bytes + size as u64,
                 port: self.bytes + size as u64,
                 pool: pool + size as u64,
             };
-            if self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
-                return Err(DropReason::Aqm);
+            if self.plain {
+                // The static schemes: one threshold test, as before the
+                // hooks existed (kept apart so this path stays small).
+                if self.marker.exceeds(q, occ) && !self.mark(q, id, arena, false) {
+                    self.cold.drops[q].aqm_in += 1;
+                    return Err(DropReason::Aqm);
+                }
+            } else {
+                return self.enter(now, q, occ, id, size, arena);
             }
         }
         Ok(())
+    }
+
+    /// The enqueue hook of a marker with state of its own (CEDM, RED).
+    #[inline(never)]
+    fn enter(
+        &mut self,
+        now: Time,
+        q: usize,
+        occ: Occupancy,
+        id: u32,
+        size: u32,
+        arena: &mut Arena,
+    ) -> Result<(), DropReason> {
+        let seen = Seen { now, q, occ, size, sojourn: 0 };
+        match self.marker.at_enqueue(&seen, arena.get(id), &mut self.cold.rng) {
+            Verdict::Pass | Verdict::Unmark => Ok(()),
+            Verdict::Mark if self.mark(q, id, arena, self.unmarks) => Ok(()),
+            Verdict::Mark | Verdict::Drop => {
+                self.cold.drops[q].aqm_in += 1;
+                Err(DropReason::Aqm)
+            }
+        }
     }
 
     /// Queue `q` sent a packet of `size` bytes.
@@ -156,14 +245,14 @@ impl Qdisc {
     /// the state an `enqueue` and an immediate `dequeue` would leave, without
     /// the FIFO, its ring or the round-robin list (each a cache line the
     /// packet would touch for nothing). None, having changed nothing, where
-    /// the shortcut does not apply: with dequeue marking, or when the
+    /// the shortcut does not apply: with a dequeue hook, or when the
     /// scheduler would not send the packet in the queue's first turn.
     #[inline]
     pub fn pass_through(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Option<Result<(), DropReason>> {
         debug_assert_eq!(self.packets, 0);
         let p = arena.get(id);
         let (size, q) = (p.size, self.classify(p.service));
-        if self.dequeue_marking || !self.sched.sends_first_turn(q, size as u64) {
+        if self.hook_out || !self.sched.sends_first_turn(q, size as u64) {
             return None;
         }
         // As `enqueue` on an empty port ...
@@ -176,13 +265,14 @@ impl Qdisc {
         // ... then `dequeue` of the only packet: its queue is activated and
         // its turn ends when the packet has left; the port is empty again.
         self.sched.serve_first_turn(q, size as u64, now, self.rate, &mut self.marker);
+        self.marker.queue_emptied(q, now);
         self.marker.port_idle(now);
         self.count_sent(q, size);
         Some(Ok(()))
     }
 
     /// Take the next packet to transmit, if any, with its size on the wire.
-    /// Packets dropped by dequeue marking wait for `take_dequeue_drop`.
+    /// Packets dropped by the dequeue hook wait for `take_dequeue_drop`.
     #[inline]
     pub fn dequeue(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
         let mut pool = pool;
@@ -196,11 +286,19 @@ impl Qdisc {
             pool = pool.saturating_sub(size as u64);
             if self.queues[q].fifo.is_empty() {
                 self.nonempty &= !(1 << q);
+                self.marker.queue_emptied(q, now);
             }
             if self.packets == 0 {
                 self.marker.port_idle(now);
             }
-            if self.dequeue_marking && self.marker.exceeds(q, occ) && !self.mark(q, &mut arena.get_mut(id).ecn) {
+            let kept = !self.hook_out
+                || if self.plain {
+                    !self.marker.exceeds(q, occ) || self.mark(q, id, arena, false)
+                } else {
+                    self.leave(now, q, occ, id, size, arena)
+                };
+            if !kept {
+                self.cold.drops[q].aqm_out += 1;
                 self.cold.dequeue_drops.push(id);
                 continue;
             }
@@ -210,48 +308,76 @@ impl Qdisc {
         None
     }
 
-    /// A packet dropped at dequeue (by dequeue marking), for the caller to
-    /// account and free.
+    /// The dequeue hook of a marker with state of its own (CEDM, TCN) for
+    /// packet `id` of queue `q`; false: drop it.
+    #[inline(never)]
+    fn leave(&mut self, now: Time, q: usize, occ: Occupancy, id: u32, size: u32, arena: &mut Arena) -> bool {
+        let sojourn = match self.cold.stamps.get_mut(q) {
+            Some(s) => now - s.pop_front().expect("a stamp per queued packet"),
+            None => 0,
+        };
+        let verdict = self.marker.at_dequeue(&Seen { now, q, occ, size, sojourn });
+        if self.unmarks {
+            // The mark, if any, is this queue's until the packet leaves.
+            let p = arena.get_mut(id);
+            let mine = std::mem::take(&mut p.marked_here);
+            if verdict == Verdict::Unmark && mine {
+                p.ecn = Ecn::Ect;
+                self.queues[q].marked -= 1;
+                self.cold.drops[q].unmarked += 1;
+            }
+        }
+        match verdict {
+            Verdict::Pass | Verdict::Unmark => true,
+            // A mark set on the way out is final: the next hop must not
+            // take it back.
+            Verdict::Mark => self.mark(q, id, arena, false),
+            Verdict::Drop => false,
+        }
+    }
+
+    /// A packet dropped at dequeue, for the caller to account and free.
     #[inline]
     pub fn take_dequeue_drop(&mut self) -> Option<u32> {
-        if !self.dequeue_marking {
+        if !self.hook_out {
             return None;
         }
         self.cold.dequeue_drops.pop()
     }
 
     /// Queue `q`'s counters. Every packet taken in was sent, is still
-    /// queued, or (only with dequeue marking) was dropped by the AQM on the
-    /// way out, so the number enqueued follows from the others.
+    /// queued, or was dropped by the AQM on the way out, so the number
+    /// enqueued follows from the others.
     pub fn counters(&self, q: usize) -> QueueCounters {
         let (queue, drops) = (&self.queues[q], self.cold.drops[q]);
-        let dropped_leaving = if self.dequeue_marking { drops.aqm } else { 0 };
         QueueCounters {
-            enqueued: queue.sent_packets + queue.fifo.len() as u64 + dropped_leaving,
+            enqueued: queue.sent_packets + queue.fifo.len() as u64 + drops.aqm_out,
             marked: queue.marked,
+            unmarked: drops.unmarked,
             dropped_overflow: drops.overflow,
-            dropped_aqm: drops.aqm,
+            dropped_aqm: drops.aqm_in + drops.aqm_out,
             max_bytes: queue.max_bytes,
             sent_packets: queue.sent_packets,
             sent_bytes: queue.sent_bytes,
         }
     }
 
-    /// The marking condition holds for a packet of queue `q`: CE on an ECT
-    /// packet, or (with drop_not_ect) false to say "drop this Not-ECT one".
+    /// The marking condition holds for packet `id` of queue `q`: CE on an
+    /// ECT packet, or (with drop_not_ect) false to say "drop this Not-ECT
+    /// one". `remember`: this queue may take the mark back as the packet
+    /// leaves.
     #[inline]
-    fn mark(&mut self, q: usize, ecn: &mut Ecn) -> bool {
-        match *ecn {
+    fn mark(&mut self, q: usize, id: u32, arena: &mut Arena, remember: bool) -> bool {
+        let p = arena.get_mut(id);
+        match p.ecn {
             Ecn::Ect => {
-                *ecn = Ecn::Ce;
+                p.ecn = Ecn::Ce;
+                p.marked_here = remember;
                 self.queues[q].marked += 1;
                 true
             }
-            Ecn::NotEct if self.drop_not_ect => {
-                self.cold.drops[q].aqm += 1;
-                false
-            }
-            _ => true,
+            Ecn::NotEct => !self.drop_not_ect,
+            Ecn::Ce => true,
         }
     }
 }
@@ -274,7 +400,7 @@ mod tests {
             // 2 queues, K = 3 packets of 1000 B, room for 8 packets.
             let marker = Marker::PerQueue(PerQueue::standard(3000, 2));
             let mut qd = Qdisc::new(2, Scheduler::Sp(Sp), marker, Buffer::Bytes(8000), 10_000_000_000);
-            qd.dequeue_marking = dequeue_marking;
+            qd.set_dequeue_marking(dequeue_marking);
             qd.drop_not_ect = true;
             let mut arena = Arena::default();
             let (mut offered, mut refused) = ([0u64; 2], [0u64; 2]);
@@ -386,7 +512,7 @@ mod tests {
         let make = |sched: u8, shortcut: bool| {
             let quanta = [1500, 700];
             let s = match sched {
-                0 => Scheduler::RoundRobin(Dwrr::new(quanta.to_vec(), true)),
+                0 | 3 => Scheduler::RoundRobin(Dwrr::new(quanta.to_vec(), true)),
                 1 => Scheduler::RoundRobin(wrr(quanta.to_vec())),
                 _ => Scheduler::Sp(Sp),
             };
@@ -395,6 +521,10 @@ mod tests {
             // packet time.
             let m = if sched == 2 {
                 Marker::PerQueue(PerQueue::standard(1400, 2))
+            } else if sched == 3 {
+                // RED with a real average (w_q = 0.2, idle decay through
+                // `queue_emptied`) and random draws, over DWRR.
+                Marker::Red(Box::new(crate::switch::marker::Red::new(1000, 3000, 0.5, 0.2, true, true, 1_200_000, 2)))
             } else {
                 Marker::MqEcn(MqEcn::new(1400, &quanta, RATE, 0, 0.75, 1_200_000))
             };
@@ -407,7 +537,7 @@ mod tests {
             Marker::MqEcn(m) => m.t_round(),
             _ => 0.0,
         };
-        for sched in 0..3u8 {
+        for sched in 0..4u8 {
             let (mut a, mut b) = (make(sched, true), make(sched, false));
             let mut now = 0;
             for i in 0..5000u64 {
@@ -430,10 +560,94 @@ mod tests {
             // MQ-ECN had rounds to time; else the comparison shows little.
             let total = |f: fn(&QueueCounters) -> u64| (0..2).map(|q| f(&a.qd.counters(q))).sum::<u64>();
             assert!(a.paths.0 > 100, "scheduler {sched}: {:?}", a.paths);
-            assert_eq!(a.paths.1 > 0, sched == 0, "scheduler {sched}: {:?}", a.paths);
+            assert_eq!(a.paths.1 > 0, sched == 0 || sched == 3, "scheduler {sched}: {:?}", a.paths);
             assert!(total(|c| c.marked) > 100 && total(|c| c.dropped_overflow) > 0, "scheduler {sched}");
-            assert!(total(|c| c.dropped_aqm) > 0 && a.shortcut_aqm > 0, "scheduler {sched}");
-            assert!(sched == 2 || t_round(&a.qd) > 0.0);
+            // (RED's average decays while a port is idle, so its shortcuts
+            // rarely mark: only the others must mark on the shortcut.)
+            assert!(total(|c| c.dropped_aqm) > 0 && (sched == 3 || a.shortcut_aqm > 0), "scheduler {sched}");
+            assert!(sched >= 2 || t_round(&a.qd) > 0.0);
         }
+    }
+
+    /// TCN marks at dequeue exactly the packets that waited longer than T
+    /// (strictly), under DWRR with two queues: the sojourn each packet had
+    /// is worked out here from its own enqueue and dequeue times.
+    #[test]
+    fn tcn_marks_exactly_the_packets_that_waited_longer_than_t() {
+        use crate::switch::marker::Tcn;
+        use crate::switch::scheduler::Dwrr;
+        let t = 20_000_000; // T = 20 µs
+        let m = Marker::Tcn(Tcn { threshold: t });
+        let mut qd = Qdisc::new(
+            2,
+            Scheduler::RoundRobin(Dwrr::new(vec![1500, 1500], true)),
+            m,
+            Buffer::Bytes(1 << 30),
+            10_000_000_000,
+        );
+        let mut arena = Arena::default();
+        let mut born = std::collections::HashMap::new();
+        let (mut now, mut checked, mut marked) = (0u64, 0, 0);
+        for i in 0..4000u64 {
+            // 50 steps of irregular bursts (1.8 packets per dequeue), then
+            // 50 of none: queues build up and drain, and sojourns fall on
+            // both sides of T.
+            let burst = if (i / 50) % 2 == 0 { (i * 7 % 5) / 2 + 1 } else { 0 };
+            for j in 0..burst {
+                let mut p = Packet::new(Kind::Data, 0, 1, 0, ((i + j) % 2) as u8, 1500);
+                p.ecn = Ecn::Ect;
+                let id = arena.alloc(p, 0);
+                qd.enqueue(now, id, &mut arena, 0).unwrap();
+                born.insert(id, now);
+            }
+            now += 1_200_000 + i * 13 % 700_000;
+            if let Some((id, _)) = qd.dequeue(now, &mut arena, 0) {
+                let sojourn = now - born.remove(&id).unwrap();
+                let ce = arena.get(id).ecn == Ecn::Ce;
+                assert_eq!(ce, sojourn > t, "packet {id}: sojourn {sojourn} ps");
+                checked += 1;
+                marked += ce as u32;
+                arena.free(id);
+            }
+        }
+        // Both outcomes happened many times.
+        assert!(marked > 200 && checked - marked > 200, "{marked} of {checked}");
+        assert_eq!(qd.counters(0).marked + qd.counters(1).marked, marked as u64);
+    }
+
+    /// CEDM's mark, set at enqueue, is taken back at dequeue when the queue
+    /// has fallen below K1; a packet that came marked from upstream keeps
+    /// its CE whatever CEDM decides here.
+    #[test]
+    fn cedm_takes_back_only_its_own_marks() {
+        use crate::switch::marker::Cedm;
+        let m = Marker::Cedm(Box::new(Cedm::new(3000, 9000, 0.129, 1)));
+        let mut qd = Qdisc::new(1, Scheduler::Sp(Sp), m, Buffer::Bytes(1 << 30), 10_000_000_000);
+        let mut arena = Arena::default();
+        let mut ids = Vec::new();
+        // Five 1000 B packets: the 4th and 5th find q ≥ K1 = 3000 B
+        // (avg_s = 0 ≥ 0) and are marked; the 2nd arrives already CE.
+        for i in 0..5 {
+            let mut p = Packet::new(Kind::Data, 0, 1, 0, 0, 1000);
+            p.ecn = if i == 1 { Ecn::Ce } else { Ecn::Ect };
+            let id = arena.alloc(p, 0);
+            qd.enqueue(0, id, &mut arena, 0).unwrap();
+            ids.push(id);
+        }
+        let ce = |a: &Arena| ids.iter().map(|&i| a.get(i).ecn == Ecn::Ce).collect::<Vec<_>>();
+        assert_eq!(ce(&arena), [false, true, false, true, true]);
+        assert_eq!(qd.counters(0).marked, 2);
+        // Drain at 1 µs steps; each packet leaves 4000, 3000, ..., 0 B
+        // behind. Every dequeue from the 3rd on leaves q < K1, so the 4th
+        // and 5th lose their marks; the 2nd leaves q = K1 with avg_s still
+        // > 0 (the first sample saw the build-up), and an upstream CE is
+        // never this queue's to take back anyway.
+        for k in 1..=5u64 {
+            qd.dequeue(k * 1_000_000, &mut arena, 0).unwrap();
+        }
+        assert_eq!(ce(&arena), [false, true, false, false, false]);
+        let c = qd.counters(0);
+        assert_eq!((c.marked, c.unmarked), (0, 2));
+        assert!(ids.iter().all(|&i| !arena.get(i).marked_here));
     }
 }

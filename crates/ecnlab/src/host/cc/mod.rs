@@ -78,6 +78,13 @@ impl OncePerWindow {
         false
     }
 
+    /// The reduced window of an ECN cut is still draining (Linux's CWR
+    /// state) with snd_una at `una`.
+    #[inline]
+    pub fn draining(&self, una: u64) -> bool {
+        self.cut && una <= self.cut_end
+    }
+
     /// A loss response covered the data sent up to `snd_max`.
     pub fn loss(&mut self, snd_max: u64) {
         self.quiet_end = snd_max;
@@ -155,6 +162,15 @@ impl Cc {
 
     /// A loss response (fast retransmit or RTO) has just cut the window:
     /// no ECN cut until the data now outstanding is acknowledged.
+    /// In the CWR state: after an ECN cut, until its window is acknowledged.
+    pub fn in_cwr(&self, una: u64) -> bool {
+        match self {
+            Cc::Reno(_) => false,
+            Cc::EcnStar(c) => c.window.draining(una),
+            Cc::Dctcp(c) => c.window.draining(una),
+        }
+    }
+
     pub fn on_loss(&mut self, snd_max: u64) {
         match self {
             Cc::Reno(_) => {}

@@ -1,23 +1,70 @@
-//! ECN markers: given the instantaneous occupancy (including the packet
-//! being judged), say whether the marking condition holds. The qdisc asks at
-//! enqueue, or at dequeue when dequeue marking is on (Tuning ECN §4.2), and
-//! marks CE on ECT packets (or drops Not-ECT ones if so configured).
+//! Markers (the AQM of a composed queue): a hook at enqueue and one at
+//! dequeue, each seeing one `Seen` (time, queue, occupancies, sojourn) and
+//! returning a `Verdict`. The qdisc applies it: CE on an ECT packet (or a
+//! drop of a Not-ECT one with drop_not_ect), a drop, or taking back a CE
+//! mark this queue set.
 //!
-//! Every test is "occupancy > threshold" with the packet counted; that is
+//! Static-threshold schemes (per-queue, per-port, per-pool, MQ-ECN) judge
+//! on one side only: at enqueue, or at dequeue with dequeue marking (Tuning
+//! ECN §4.2); their test is "occupancy > threshold" with the packet counted,
 //! the same as Tuning ECN's "queue seen on arrival ≥ h" for whole packets.
+//! CEDM uses both hooks, TCN only the dequeue one (it needs the sojourn
+//! time), RED the enqueue one.
 
+mod cedm;
 mod mq_ecn;
 mod per_pool;
 mod per_port;
 mod per_queue;
+mod red;
+mod tcn;
 
+pub use cedm::Cedm;
 pub use mq_ecn::MqEcn;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
 pub use per_queue::PerQueue;
+pub use red::Red;
+pub use tcn::Tcn;
 
 use super::RoundObserver;
+use crate::packet::{Ecn, Packet};
+use crate::rng::Rng;
 use crate::units::Time;
+
+/// What a marker decides for one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    /// Set CE (a Not-ECT packet is dropped instead with drop_not_ect).
+    Mark,
+    /// Take back the CE mark this queue's enqueue hook set, if it did.
+    Unmark,
+    Drop,
+}
+
+#[inline]
+fn mark_if(c: bool) -> Verdict {
+    if c {
+        Verdict::Mark
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// What a marking decision sees.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen {
+    pub now: Time,
+    /// The packet's queue.
+    pub q: usize,
+    pub occ: Occupancy,
+    /// The packet's size on the wire.
+    pub size: u32,
+    /// At dequeue: how long the packet waited in its queue (0 at enqueue,
+    /// and at dequeue unless the marker asks for enqueue times).
+    pub sojourn: Time,
+}
 
 /// Occupancy seen by a marking decision, in bytes, packet included.
 #[derive(Clone, Copy, Debug)]
@@ -27,19 +74,35 @@ pub struct Occupancy {
     pub pool: u64,
 }
 
+/// Which hooks a marker uses, whatever `dequeue_marking` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sides {
+    /// One side, chosen by `dequeue_marking`.
+    Either,
+    Enqueue,
+    Dequeue,
+    Both,
+}
+
+/// The schemes with state of their own are boxed, so that a port's hot
+/// state stays within its four cache lines (see `topology::Port`).
 pub enum Marker {
     None,
     PerQueue(PerQueue),
     PerPort(PerPort),
     PerPool(PerPool),
     MqEcn(MqEcn),
+    Cedm(Box<Cedm>),
+    Red(Box<Red>),
+    Tcn(Tcn),
 }
 
 impl Marker {
+    /// The static-threshold test (both sides of the one-sided schemes).
     #[inline]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
         match self {
-            Marker::None => false,
+            Marker::None | Marker::Cedm(_) | Marker::Red(_) | Marker::Tcn(_) => false,
             Marker::PerQueue(m) => m.exceeds(q, occ),
             Marker::PerPort(m) => m.exceeds(occ),
             Marker::PerPool(m) => m.exceeds(occ),
@@ -47,19 +110,65 @@ impl Marker {
         }
     }
 
+    pub fn sides(&self) -> Sides {
+        match self {
+            Marker::Cedm(_) => Sides::Both,
+            Marker::Red(_) => Sides::Enqueue,
+            Marker::Tcn(_) => Sides::Dequeue,
+            _ => Sides::Either,
+        }
+    }
+
+    /// The marker wants each packet's sojourn time at dequeue.
+    pub fn needs_sojourn(&self) -> bool {
+        matches!(self, Marker::Tcn(_))
+    }
+
+    /// Decide for packet `pkt`, about to be queued.
+    #[inline]
+    pub fn at_enqueue(&mut self, s: &Seen, pkt: &Packet, rng: &mut Rng) -> Verdict {
+        match self {
+            Marker::Cedm(m) => m.at_enqueue(s),
+            Marker::Red(m) => m.at_enqueue(s, pkt.ecn != Ecn::NotEct, rng),
+            m => mark_if(m.exceeds(s.q, s.occ)),
+        }
+    }
+
+    /// Decide for a packet about to leave (occupancy counts it).
+    #[inline]
+    pub fn at_dequeue(&mut self, s: &Seen) -> Verdict {
+        match self {
+            Marker::Cedm(m) => m.at_dequeue(s),
+            Marker::Tcn(m) => m.at_dequeue(s),
+            m => mark_if(m.exceeds(s.q, s.occ)),
+        }
+    }
+
+    /// Queue `q` has just been emptied (its last packet taken at `now`).
+    #[inline]
+    pub fn queue_emptied(&mut self, q: usize, now: Time) {
+        if let Marker::Red(m) = self {
+            m.queue_emptied(q, now)
+        }
+    }
+
     /// A packet arrives at an empty port.
     #[inline]
     pub fn port_busy(&mut self, now: Time) {
-        if let Marker::MqEcn(m) = self {
-            m.port_busy(now)
+        match self {
+            Marker::MqEcn(m) => m.port_busy(now),
+            Marker::Red(m) => m.port_busy(now),
+            _ => {}
         }
     }
 
     /// The port's last packet has been taken for transmission.
     #[inline]
     pub fn port_idle(&mut self, now: Time) {
-        if let Marker::MqEcn(m) = self {
-            m.port_idle(now)
+        match self {
+            Marker::MqEcn(m) => m.port_idle(now),
+            Marker::Red(m) => m.port_idle(now),
+            _ => {}
         }
     }
 
@@ -71,6 +180,9 @@ impl Marker {
             Marker::PerPort(m) => Some(m.k),
             Marker::PerPool(m) => Some(m.k),
             Marker::MqEcn(m) => Some(m.threshold(q)),
+            Marker::Cedm(m) => Some(m.k1),
+            Marker::Red(m) => Some(m.min_threshold(q)),
+            Marker::Tcn(_) => None,
         }
     }
 }
@@ -78,14 +190,18 @@ impl Marker {
 impl RoundObserver for Marker {
     #[inline]
     fn activated(&mut self, q: usize, now: Time) {
-        if let Marker::MqEcn(m) = self {
-            m.activated(q, now)
+        match self {
+            Marker::MqEcn(m) => m.activated(q, now),
+            Marker::Red(m) => m.activated(q, now),
+            _ => {}
         }
     }
     #[inline]
     fn turn_end(&mut self, q: usize, end: Time) {
-        if let Marker::MqEcn(m) = self {
-            m.turn_end(q, end)
+        match self {
+            Marker::MqEcn(m) => m.turn_end(q, end),
+            Marker::Red(m) => m.turn_end(q, end),
+            _ => {}
         }
     }
 }

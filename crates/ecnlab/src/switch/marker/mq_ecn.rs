@@ -59,6 +59,15 @@ impl MqEcn {
         self.k as f64 * (self.queue[q].0 as f64 / self.t_round).min(1.0)
     }
 
+    /// min(quantum_i/(C·T_round), 1): queue `q`'s share of the link, the
+    /// factor that scales every threshold of the queue (§3.4).
+    pub fn share(&self, q: usize) -> f64 {
+        if q < self.strict || self.t_round < 1.0 {
+            return 1.0;
+        }
+        (self.queue[q].0 as f64 / self.t_round).min(1.0)
+    }
+
     pub fn threshold(&self, q: usize) -> u64 {
         self.k_i(q) as u64
     }

@@ -90,7 +90,9 @@ impl Dwrr {
     /// port has nothing else (the active list is empty before and after).
     /// What those leave in the queue's slot is dead: the next `activate`
     /// resets its deficit and turn, so the slot is not touched.
-    #[inline]
+    // Always inlined: a call here measured 2.6% of the 50,000-flow MQ-ECN
+    // point's instructions once the marker's round hooks grew.
+    #[inline(always)]
     pub fn serve_first_turn<O: RoundObserver>(&mut self, q: usize, size: u64, now: Time, rate: LineRate, obs: &mut O) {
         debug_assert_eq!(self.active.len, 0);
         obs.activated(q, now);

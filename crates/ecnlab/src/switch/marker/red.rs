@@ -1,0 +1,245 @@
+//! RED (Floyd & Jacobson, "Random Early Detection Gateways for Congestion
+//! Avoidance", 1993), per queue, marking instead of dropping (RFC 3168 §5):
+//!
+//! - avg ← (1 − w_q)·avg + w_q·q at every arrival; after the queue has been
+//!   empty, first avg ← (1 − w_q)^m·avg with m the idle time in packet
+//!   times, as if m empty samples had come (RED §4; ns-2's red.cc also then
+//!   takes the arrival's sample);
+//! - avg ≤ min: pass; min < avg ≤ max: p_b = p_max·(avg − min)/(max − min),
+//!   spaced by the count of packets since the last mark,
+//!   p_a = p_b / (1 − count·p_b) (RED §7), or p_b alone without spacing;
+//!   over max: every packet, or with gentle (Floyd 2000) p_b rising from
+//!   p_max at max to 1 at 2·max.
+//!
+//! ECT packets are marked; Not-ECT ones are dropped where they would be
+//! marked, as RED drops what it cannot mark. q counts the arriving packet
+//! (as every marker here does), so with w_q = 1 and min = max = K, RED marks
+//! exactly the packets per-queue marking with K marks.
+//!
+//! MQ-ECN's probabilistic variant (MQ-ECN §3.4) is RED whose thresholds
+//! follow each queue's share of the link: K_i,min = K_min·f_i and
+//! K_i,max = K_max·f_i, f_i = min(quantum_i/(C·T_round), 1), P_i,max = P_max.
+
+use super::{MqEcn, Seen, Verdict};
+use crate::rng::Rng;
+use crate::units::Time;
+
+pub struct Red {
+    /// min and max thresholds, bytes.
+    pub min: u64,
+    pub max: u64,
+    pub pmax: f64,
+    pub wq: f64,
+    pub gentle: bool,
+    /// Count-based spacing of marks (RED §7).
+    pub spacing: bool,
+    /// One packet time at the port's rate: the unit of idle decay.
+    slot: Time,
+    /// Per queue: (avg in bytes, packets since the last mark or −1 when
+    /// below min, when it last became empty or None while backlogged).
+    queue: Box<[(f64, i64, Option<Time>)]>,
+    /// MQ-ECN's share scaling of both thresholds, if on.
+    mq: Option<MqEcn>,
+}
+
+impl Red {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(min: u64, max: u64, pmax: f64, wq: f64, gentle: bool, spacing: bool, slot: Time, queues: usize) -> Self {
+        Red {
+            min,
+            max,
+            pmax,
+            wq,
+            gentle,
+            spacing,
+            slot: slot.max(1),
+            queue: vec![(0.0, -1, Some(0)); queues].into_boxed_slice(),
+            mq: None,
+        }
+    }
+
+    /// Scale both thresholds by MQ-ECN's share of each queue.
+    pub fn with_mq_ecn(mut self, mq: MqEcn) -> Self {
+        self.mq = Some(mq);
+        self
+    }
+
+    /// The current average of queue `q`, bytes.
+    pub fn avg(&self, q: usize) -> f64 {
+        self.queue[q].0
+    }
+
+    /// min and max of queue `q` now, bytes.
+    #[inline]
+    fn thresholds(&self, q: usize) -> (f64, f64) {
+        let f = self.mq.as_ref().map_or(1.0, |m| m.share(q));
+        (self.min as f64 * f, self.max as f64 * f)
+    }
+
+    pub fn min_threshold(&self, q: usize) -> u64 {
+        self.thresholds(q).0 as u64
+    }
+
+    /// The probability RED gives a packet at average `avg` before spacing.
+    pub fn p_b(&self, avg: f64, min: f64, max: f64) -> f64 {
+        if avg <= min {
+            0.0
+        } else if avg <= max {
+            if max > min {
+                self.pmax * (avg - min) / (max - min)
+            } else {
+                1.0
+            }
+        } else if self.gentle && avg <= 2.0 * max {
+            self.pmax + (1.0 - self.pmax) * (avg - max) / max
+        } else {
+            1.0
+        }
+    }
+
+    #[inline]
+    pub fn at_enqueue(&mut self, s: &Seen, ect: bool, rng: &mut Rng) -> Verdict {
+        let (min, max) = self.thresholds(s.q);
+        let (wq, slot) = (self.wq, self.slot);
+        let (avg, _, idle) = &mut self.queue[s.q];
+        if let Some(since) = idle.take() {
+            let m = s.now.saturating_sub(since) / slot;
+            *avg *= (1.0 - wq).powf(m as f64);
+        }
+        *avg = (1.0 - wq) * *avg + wq * s.occ.queue as f64;
+        let avg = *avg;
+        let pb = self.p_b(avg, min, max);
+        let count = &mut self.queue[s.q].1;
+        let hit = if avg <= min {
+            *count = -1;
+            false
+        } else if avg > max && !(self.gentle && avg <= 2.0 * max) {
+            *count = 0;
+            true
+        } else {
+            *count += 1;
+            let pa = if self.spacing {
+                let d = 1.0 - *count as f64 * pb;
+                if d <= 0.0 {
+                    1.0
+                } else {
+                    pb / d
+                }
+            } else {
+                pb
+            };
+            let hit = rng.uniform() < pa;
+            if hit {
+                *count = 0;
+            }
+            hit
+        };
+        match (hit, ect) {
+            (false, _) => Verdict::Pass,
+            (true, true) => Verdict::Mark,
+            (true, false) => Verdict::Drop,
+        }
+    }
+
+    #[inline]
+    pub fn queue_emptied(&mut self, q: usize, now: Time) {
+        self.queue[q].2 = Some(now);
+    }
+
+    pub fn activated(&mut self, q: usize, now: Time) {
+        if let Some(m) = &mut self.mq {
+            m.activated(q, now)
+        }
+    }
+    pub fn turn_end(&mut self, q: usize, end: Time) {
+        if let Some(m) = &mut self.mq {
+            m.turn_end(q, end)
+        }
+    }
+    pub fn port_busy(&mut self, now: Time) {
+        if let Some(m) = &mut self.mq {
+            m.port_busy(now)
+        }
+    }
+    pub fn port_idle(&mut self, now: Time) {
+        if let Some(m) = &mut self.mq {
+            m.port_idle(now)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::switch::marker::Occupancy;
+
+    fn seen(now: Time, q: u64) -> Seen {
+        Seen { now, q: 0, occ: Occupancy { queue: q, port: q, pool: q }, size: 1500, sojourn: 0 }
+    }
+
+    /// Held at one average (w_q = 1, a steady queue), RED marks a fraction
+    /// p_b without spacing. With count spacing the n-th packet after a mark
+    /// is marked with p_b/(1 − n·p_b), the hazard of a gap uniform on
+    /// 1..1/p_b − 1 (RED §7 says "about 1/p_b"), whose mean is 1/(2·p_b): a
+    /// fraction 2·p_b. min 10 KB, max 30 KB, p_max 0.1, queue 20 KB:
+    /// p_b = 0.05.
+    #[test]
+    fn marking_probability_follows_the_formula() {
+        for spacing in [false, true] {
+            let mut red = Red::new(10_000, 30_000, 0.1, 1.0, false, spacing, 1_200_000, 1);
+            let mut rng = Rng::new(7);
+            let n = 200_000;
+            let mut marks = 0;
+            let mut gaps = Vec::new();
+            let mut last = 0;
+            for i in 0..n {
+                if red.at_enqueue(&seen(i, 20_000), true, &mut rng) == Verdict::Mark {
+                    marks += 1;
+                    gaps.push(i - last);
+                    last = i;
+                }
+            }
+            let frac = marks as f64 / n as f64;
+            let pb = 0.05;
+            let want = if spacing { 2.0 * pb } else { pb };
+            assert!((frac - want).abs() < 0.05 * want, "spacing {spacing}: {frac} vs {want}");
+            if spacing {
+                // No gap longer than 1/p_b − 1 = 19 packets.
+                assert!(gaps.iter().skip(1).all(|&g| g <= 19), "{:?}", gaps.iter().max());
+            }
+        }
+    }
+
+    /// The three regions and the gentle ramp, and Not-ECT drops.
+    #[test]
+    fn regions_gentle_and_not_ect() {
+        let mut rng = Rng::new(1);
+        let mut red = Red::new(10_000, 30_000, 0.1, 1.0, false, true, 1_200_000, 1);
+        assert_eq!(red.at_enqueue(&seen(0, 10_000), true, &mut rng), Verdict::Pass);
+        assert_eq!(red.at_enqueue(&seen(0, 30_001), true, &mut rng), Verdict::Mark);
+        assert_eq!(red.at_enqueue(&seen(0, 30_001), false, &mut rng), Verdict::Drop);
+        let gentle = Red::new(10_000, 30_000, 0.1, 1.0, true, true, 1_200_000, 1);
+        // Halfway from max to 2·max: p_max + (1 − p_max)/2 = 0.55.
+        assert!((gentle.p_b(45_000.0, 10_000.0, 30_000.0) - 0.55).abs() < 1e-12);
+        assert_eq!(gentle.p_b(60_001.0, 10_000.0, 30_000.0), 1.0);
+    }
+
+    /// The average: w_q = 0.002 moves 0.2% of the way per arrival, and an
+    /// idle queue decays by (1 − w_q) per packet time (RED §4).
+    #[test]
+    fn average_and_idle_decay() {
+        let mut rng = Rng::new(1);
+        let mut red = Red::new(1 << 40, 1 << 41, 0.1, 0.002, false, true, 1_000, 1);
+        for i in 0..5000 {
+            red.at_enqueue(&seen(i, 50_000), true, &mut rng);
+        }
+        // 1 − (1 − 0.002)^5000 of the way from 0 to 50,000.
+        let want = 50_000.0 * (1.0 - 0.998f64.powi(5000));
+        assert!((red.avg(0) - want).abs() < 1e-6 * want);
+        red.queue_emptied(0, 5_000);
+        // 1000 packet times idle, then one arrival of 1500 B.
+        red.at_enqueue(&seen(5_000 + 1_000_000, 1500), true, &mut rng);
+        let want = want * 0.998f64.powi(1000) * 0.998 + 0.002 * 1500.0;
+        assert!((red.avg(0) - want).abs() < 1e-6 * want);
+    }
+}
