@@ -42,6 +42,26 @@ def star(
     return cfg
 
 
+def cedm_two_flows(
+    cc: str, switch: dict[str, Any], host: dict[str, Any], offset: str
+) -> dict[str, Any]:
+    """CEDM Figs. 4 and 10's set-up (CEDM §II-C 3, §V): two long flows into
+    host 2 of a 3-host 10 Gbps star with 100 us of base RTT, the second
+    `offset` after the first, behind a 1000-packet buffer that never
+    overflows (the paper's losses are all underflows); 0.3 s, goodput after
+    0.1 s, no periodic queue samples."""
+    cfg = star(
+        duration="0.3s",
+        warmup="0.1s",
+        switch={"buffer": "1000pkt", **switch},
+        transport={"cc": cc},
+        flows=[{"src": 0, "dst": 2}, {"src": 1, "dst": 2, "start": offset}],
+        host=host,
+    )
+    cfg["run"]["sample_ports"] = "none"
+    return cfg
+
+
 def mqecn_point(marking: str, load: float, flows: int, seed: int = 1) -> dict[str, Any]:
     """A point of MQ-ECN §5.2's large-scale runs: the mqecn preset, 8 DWRR
     queues, 300 KB per port (a byte limit, as the authors' ns-2 DWRR queue
@@ -94,6 +114,17 @@ def run_checked(cfg: dict[str, Any]) -> ecnlab.Result:
             assert fa[name] == fb[name], f"{name} differs between two runs of the same config"
     check_conservation(a.summary)
     return a
+
+
+def fct_stats(cfg: dict[str, Any], checked: bool = False) -> dict[str, Any]:
+    """Run a workload to its end (`checked`: twice, for determinism) and
+    return the summary's FCT statistics, with every packet accounted for and
+    every flow finished."""
+    res = run_checked(cfg) if checked else ecnlab.run(cfg, progress=False)
+    check_conservation(res.summary)
+    fct = res.summary["fct"]
+    assert fct["unfinished"] == 0
+    return fct
 
 
 def check_conservation(s: dict[str, Any]) -> None:

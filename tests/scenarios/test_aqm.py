@@ -140,20 +140,14 @@ def test_tcn_threshold_follows_each_queues_drain_rate() -> None:
     t_us = k * PKT * 8 / 10e9 * 1e6
     flows = long_flows(2, services=[0, 1])
     sw = {"queues": 2, "scheduler": "dwrr"}
-    tcn = star(
-        hosts=3,
-        duration="0.15s",
-        warmup="0.05s",
-        flows=flows,
-        switch={**sw, "marking": "tcn", "tcn_threshold": f"{t_us}us"},
-    )
-    pq = star(
-        hosts=3,
-        duration="0.15s",
-        warmup="0.05s",
-        flows=flows,
-        switch={**sw, "marking": "per-queue", "threshold": f"{k}pkt"},
-    )
+
+    def two_queues(marking: dict) -> dict:
+        return star(
+            hosts=3, duration="0.15s", warmup="0.05s", flows=flows, switch={**sw, **marking}
+        )
+
+    tcn = two_queues({"marking": "tcn", "tcn_threshold": f"{t_us}us"})
+    pq = two_queues({"marking": "per-queue", "threshold": f"{k}pkt"})
     r_tcn, r_pq = run_checked(tcn), run_checked(pq)
     for q in (0, 1):
         m_tcn = port_queue(r_tcn, "switch", "host2", warmup=0.05, queue=q).mean()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import ecnlab
-from scenario_kit import PAYLOAD_FRACTION, check_conservation, goodput, run_checked, star
+from scenario_kit import PAYLOAD_FRACTION, cedm_two_flows, fct_stats, goodput, run_checked
 
 FIG11_BASE = Path(__file__).parents[2] / "experiments" / "cedm-fig11" / "base.toml"
 
@@ -22,20 +22,11 @@ N, BETA = 2, 1 / 3
 
 
 def two_flows(cc: str, switch: dict[str, Any], lso: bool, offset: str, **run: Any) -> Any:
-    """Two long flows into host 2, the second `offset` after the first; a
-    1000-packet buffer that never overflows (the paper's losses are all
-    underflows)."""
-    cfg = star(
-        duration="0.3s",
-        warmup="0.1s",
-        switch={"buffer": "1000pkt", **switch},
-        transport={"cc": cc},
-        flows=[{"src": 0, "dst": 2}, {"src": 1, "dst": 2, "start": offset}],
-        # The paper's LSO: deferral goes on in the CWR state (see
-        # test_lso.PAPER_LSO); its Cor. 1-4 and Figs. 4 and 10 assume it.
-        host={"lso": lso, "lso_defer_in_cwr": lso},
-    )
-    cfg["run"].update({"sample_ports": "none", **run})
+    """CEDM's two-flow set-up (`cedm_two_flows`), run checked."""
+    # The paper's LSO: deferral goes on in the CWR state (see
+    # test_lso.PAPER_LSO); its Cor. 1-4 and Figs. 4 and 10 assume it.
+    cfg = cedm_two_flows(cc, switch, {"lso": lso, "lso_defer_in_cwr": lso}, offset)
+    cfg["run"].update(run)
     res = run_checked(cfg)
     assert res.summary["packets_dropped"] == 0
     return res
@@ -137,11 +128,7 @@ def leaf_spine(marking: dict[str, Any], checked: bool = False) -> dict[str, Any]
     cfg = ecnlab.load_config(FIG11_BASE)
     cfg["switch"].update(marking)
     cfg["workload"].update({"load": 0.9, "flows": 1000})
-    res = run_checked(cfg) if checked else ecnlab.run(cfg, progress=False)
-    check_conservation(res.summary)
-    fct = res.summary["fct"]
-    assert fct["unfinished"] == 0
-    return fct
+    return fct_stats(cfg, checked)
 
 
 def test_leaf_spine_cedm_keeps_small_flows_fast_without_k10s_throughput_loss() -> None:

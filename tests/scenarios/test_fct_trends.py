@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import ecnlab
-from scenario_kit import check_conservation, mqecn_point, run_checked
+from scenario_kit import fct_stats, mqecn_point
 
 
 def point(marking: str, flows: int = 3000, checked: bool = False) -> dict:
     # MQ-ECN §5.2 set-up (see mqecn_point) at load 0.8.
-    cfg = mqecn_point(marking, load=0.8, flows=flows)
-    res = run_checked(cfg) if checked else ecnlab.run(cfg, progress=False)
-    check_conservation(res.summary)
-    fct = res.summary["fct"]
-    assert fct["unfinished"] == 0
-    return fct
+    return fct_stats(mqecn_point(marking, load=0.8, flows=flows), checked)
 
 
 def test_standard_threshold_hurts_small_flow_tail_at_high_load() -> None:

@@ -17,6 +17,7 @@ import pytest
 import ecnlab
 from scenario_kit import (
     PAYLOAD_FRACTION,
+    cedm_two_flows,
     check_conservation,
     goodput,
     output_files,
@@ -140,19 +141,11 @@ def test_without_lso_packets_leave_one_or_two_per_ack() -> None:
 
 
 def two_flows(cc: str, k: int, lso: bool, offset: str, linux: bool = False) -> float:
-    """CEDM Fig. 4's setup: two long flows into one host of a 3-host star,
-    10 Gbps, 100 us base RTT, a buffer that never overflows (1000 packets);
-    the second flow starts `offset` after the first."""
-    cfg = star(
-        duration="0.3s",
-        warmup="0.1s",
-        switch={"buffer": "1000pkt", "marking": "per-queue", "threshold": f"{k}pkt"},
-        transport={"cc": cc},
-        flows=[{"src": 0, "dst": 2}, {"src": 1, "dst": 2, "start": offset}],
-        host=({"lso": True} if linux else PAPER_LSO) if lso else {"lso": False},
-    )
-    cfg["run"]["sample_ports"] = "none"
-    res = run_checked(cfg)
+    """CEDM Fig. 4's set-up (`cedm_two_flows`) with marking at K: the payload
+    goodput into host 2."""
+    host = ({"lso": True} if linux else PAPER_LSO) if lso else {"lso": False}
+    switch = {"marking": "per-queue", "threshold": f"{k}pkt"}
+    res = run_checked(cedm_two_flows(cc, switch, host, offset))
     assert res.summary["packets_dropped"] == 0
     return goodput(res)[0]
 

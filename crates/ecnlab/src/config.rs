@@ -877,6 +877,12 @@ impl SwitchCfg {
         s
     }
 
+    /// Any of RED's keys is given (with marking "mq-ecn": its probabilistic
+    /// variant).
+    pub fn red_keys(&self) -> bool {
+        self.red_min.is_some() || self.red_max.is_some() || self.red_pmax.is_some()
+    }
+
     /// Quantum of every queue, in bytes.
     pub fn quanta(&self) -> Vec<u64> {
         let n = self.queues as usize;
@@ -1292,7 +1298,7 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError
             ));
         }
         (MarkingKind::Red | MarkingKind::Tcn, _) => {}
-        (MarkingKind::MqEcn, None) if s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some() => {}
+        (MarkingKind::MqEcn, None) if s.red_keys() => {}
         (m, None) => {
             return Err(ConfigError(format!(
                 "{sec}.threshold: missing; marking \"{}\" needs the standard threshold K, e.g. \"65pkt\"",
@@ -1338,6 +1344,10 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError
 fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
     let key = |k: &str| format!("{sec}.{k}");
     let missing = |k: &str, why: &str| ConfigError(format!("{sec}.{k}: missing; {why}"));
+    // A key of another scheme: refused, not silently ignored.
+    let unused = |k: &str, hint: &str| {
+        ConfigError(format!("{sec}.{k}: set, but marking \"{}\" does not use it{hint}", marking_name(s.marking)))
+    };
     if !(s.cedm_ws > 0.0 && s.cedm_ws <= 1.0) {
         return Err(bad(&key("cedm_ws"), s.cedm_ws, "must be in (0, 1] (CEDM §IV-C uses 0.129)"));
     }
@@ -1361,8 +1371,7 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
             return Err(bad(&key("red_pmax"), p, "must be in (0, 1]"));
         }
     }
-    let any_red = s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some();
-    let red = s.marking == MarkingKind::Red || (s.marking == MarkingKind::MqEcn && any_red);
+    let red = s.marking == MarkingKind::Red || (s.marking == MarkingKind::MqEcn && s.red_keys());
     if red {
         let what = if s.marking == MarkingKind::Red {
             "marking \"red\" needs red_min, red_max and red_pmax"
@@ -1385,7 +1394,7 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
                 "MQ-ECN's probabilistic variant takes red_min/red_max instead of threshold; give one or the other",
             ));
         }
-    } else if s.red_min.is_some() || s.red_max.is_some() || s.red_pmax.is_some() {
+    } else if s.red_keys() {
         let k = if s.red_min.is_some() {
             "red_min"
         } else if s.red_max.is_some() {
@@ -1393,25 +1402,16 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
         } else {
             "red_pmax"
         };
-        return Err(ConfigError(format!(
-            "{sec}.{k}: set, but marking \"{}\" does not use it (only \"red\" and \"mq-ecn\" do)",
-            marking_name(s.marking)
-        )));
+        return Err(unused(k, " (only \"red\" and \"mq-ecn\" do)"));
     }
-    let unused =
-        |k: &str| ConfigError(format!("{sec}.{k}: set, but marking \"{}\" does not use it", marking_name(s.marking)));
     if s.cedm_k2.is_some() && s.marking != MarkingKind::Cedm {
-        return Err(unused("cedm_k2"));
+        return Err(unused("cedm_k2", ""));
     }
     if s.tcn_threshold.is_some() && s.marking != MarkingKind::Tcn {
-        return Err(unused("tcn_threshold"));
+        return Err(unused("tcn_threshold", ""));
     }
     if s.threshold.is_some() && matches!(s.marking, MarkingKind::Red | MarkingKind::Tcn) {
-        return Err(ConfigError(format!(
-            "{sec}.threshold: set, but marking \"{}\" does not use it (red takes red_min and red_max, tcn \
-             tcn_threshold)",
-            marking_name(s.marking)
-        )));
+        return Err(unused("threshold", " (red takes red_min and red_max, tcn tcn_threshold)"));
     }
     if s.marking == MarkingKind::Tcn {
         match s.tcn_threshold {

@@ -345,7 +345,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let marker = match (s.marking, &s.threshold) {
         (MarkingKind::None, _) => Marker::None,
         (MarkingKind::Red, _) => Marker::Red(Box::new(red())),
-        (MarkingKind::MqEcn, _) if s.red_min.is_some() => {
+        (MarkingKind::MqEcn, _) if s.red_keys() => {
             let mq = MqEcn::new(0, &quanta, rate_bps, strict, s.mqecn_beta, idle);
             Marker::Red(Box::new(red().with_mq_ecn(mq)))
         }

@@ -599,18 +599,8 @@ impl<'a> World<'a> {
                 if p.trace {
                     return self.enqueued_traced(port, now, id);
                 }
-                if !p.txdone_pending {
-                    if p.lazy && p.qdisc.packets > 1 {
-                        // Busy, or a departure due now that runs after
-                        // this arrival (see `catch_up`).
-                    } else if now >= p.busy_until {
-                        self.start_tx(port);
-                    } else if p.lazy {
-                        p.txdone_sched = now;
-                    } else {
-                        p.txdone_pending = true;
-                        self.q.tx_done(port, p.busy_until);
-                    }
+                if arm_departure(p, &mut self.q, port, now) {
+                    self.start_tx(port);
                 }
             }
             Err(_) => self.drop_packet(id),
@@ -618,23 +608,14 @@ impl<'a> World<'a> {
     }
 
     /// `enqueue`'s end for a traced port: the arrival's trace row, then the
-    /// same departure bookkeeping (kept off the untraced path, where the
-    /// port is borrowed once).
+    /// departure bookkeeping (off the untraced path, where the port is
+    /// borrowed once).
     #[cold]
     #[inline(never)]
     fn enqueued_traced(&mut self, port: u32, now: Time, id: u32) {
         self.watch(port, now, id, 1);
-        let p = &mut self.net.ports[port as usize];
-        if !p.txdone_pending {
-            if p.lazy && p.qdisc.packets > 1 {
-            } else if now >= p.busy_until {
-                self.start_tx(port);
-            } else if p.lazy {
-                p.txdone_sched = now;
-            } else {
-                p.txdone_pending = true;
-                self.q.tx_done(port, p.busy_until);
-            }
+        if arm_departure(&mut self.net.ports[port as usize], &mut self.q, port, now) {
+            self.start_tx(port);
         }
     }
 
@@ -1262,6 +1243,28 @@ impl<'a> World<'a> {
         }
         m
     }
+}
+
+/// A packet was just queued at `p` (port `port`): true when the port is
+/// free to send now (the caller starts it); otherwise make sure a departure
+/// is due, unless one already is.
+#[inline(always)]
+fn arm_departure(p: &mut crate::topology::Port, q: &mut EventQueue, port: u32, now: Time) -> bool {
+    if p.txdone_pending || (p.lazy && p.qdisc.packets > 1) {
+        // Pending already; or busy, or a departure due now that runs after
+        // this arrival (see `catch_up`).
+        return false;
+    }
+    if now >= p.busy_until {
+        return true;
+    }
+    if p.lazy {
+        p.txdone_sched = now;
+    } else {
+        p.txdone_pending = true;
+        q.tx_done(port, p.busy_until);
+    }
+    false
 }
 
 /// The ports whose queues are sampled (`run.sample_ports`).

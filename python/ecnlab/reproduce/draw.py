@@ -85,7 +85,8 @@ def _as_numbers(xs: list[Any]) -> list[float] | None:
 
 def _lines(ax: Any, data: dict[str, Any], paper: list[dict[str, Any]]) -> None:
     every = [r["x"] for rows in data["series"].values() for r in rows] + [c["x"] for c in paper]
-    num = dict(zip(map(str, every), _as_numbers(every) or [])) if _as_numbers(every) else None
+    values = _as_numbers(every)
+    num = dict(zip(map(str, every), values)) if values else None
     for k, (name, rows) in enumerate(data["series"].items()):
         x, y = _xy(rows)
         if num:
