@@ -537,9 +537,16 @@ def _run_fct(directory: Path) -> dict[str, Any]:
     except (pa.ArrowInvalid, ValueError) as exc:
         raise _InputError(f"{flows_path}: cannot read ({exc})") from exc
     try:
-        return fct_stats(flows, mss=_run_mss(directory))
+        stats: dict[str, Any] = fct_stats(flows, mss=_run_mss(directory))
     except ValueError as exc:
         raise _InputError(f"{flows_path}: {exc}") from exc
+    # The drop rate (ML-ECN §IV-D) is the run's, from its summary.
+    try:
+        summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
+        stats["drop_rate"] = summary.get("drop_rate")
+    except (OSError, ValueError, AttributeError):
+        stats["drop_rate"] = None
+    return stats
 
 
 def _run_mss(directory: Path) -> int:
@@ -582,8 +589,9 @@ def _run_line(summary: dict[str, Any]) -> str:
     return f"{events} events in {wall} s wall ({rate_text} events/s)"
 
 
-_FCT_ROWS: tuple[tuple[str, str, bool], ...] = (
-    # (label, key in fct_stats, is a time)
+_FCT_ROWS: tuple[tuple[str, str, bool | str], ...] = (
+    # (label, key in fct_stats (drop_rate: from summary.json), is a time;
+    # "rate": bits/s; "ratio": a fraction)
     ("overall mean", "overall_mean", True),
     ("small mean", "small_mean", True),
     ("small p99", "small_p99", True),
@@ -591,6 +599,14 @@ _FCT_ROWS: tuple[tuple[str, str, bool], ...] = (
     ("medium mean", "medium_mean", True),
     ("large mean", "large_mean", True),
     ("1-packet mean", "one_packet_mean", True),
+    ("overall throughput", "overall_tput", "rate"),
+    ("small throughput", "small_tput", "rate"),
+    ("medium throughput", "medium_tput", "rate"),
+    ("large throughput", "large_tput", "rate"),
+    ("small CE marks", "small_marks", False),
+    ("medium CE marks", "medium_marks", False),
+    ("large CE marks", "large_marks", False),
+    ("drop rate", "drop_rate", "ratio"),
     ("timeouts", "timeouts", False),
     ("flows", "flows", False),
     ("unfinished", "unfinished", False),
@@ -607,6 +623,18 @@ def _duration(seconds: Any) -> str:
     return f"{value * 1e3:,.3f} ms"
 
 
+def _rate(bps: Any) -> str:
+    if bps is None or math.isnan(float(bps)):
+        return "-"
+    return f"{float(bps) / 1e9:,.3f} Gbps"
+
+
+def _ratio(value: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{float(value):.2e}"
+
+
 def format_fct(
     stats: dict[str, Any], baseline: dict[str, Any] | None = None, title: str | None = None
 ) -> str:
@@ -620,8 +648,8 @@ def format_fct(
         header = ["metric", "ours", "baseline", "normalized"]
         ratios = normalize(stats, baseline)
     rows = [header]
-    for label, key, is_time in _FCT_ROWS:
-        show = _duration if is_time else _number
+    for label, key, kind in _FCT_ROWS:
+        show = {"rate": _rate, "ratio": _ratio}.get(kind, _duration) if kind else _number
         row = [label, show(stats.get(key))]
         if baseline is not None:
             ratio = ratios.get(key)

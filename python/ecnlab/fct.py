@@ -53,6 +53,13 @@ FCT_KEYS: tuple[str, ...] = (
     "medium_flows",
     "large_flows",
     "one_packet_flows",
+    "overall_tput",
+    "small_tput",
+    "medium_tput",
+    "large_tput",
+    "small_marks",
+    "medium_marks",
+    "large_marks",
 )
 """The keys of :func:`fct_stats`'s result, in order."""
 
@@ -117,7 +124,13 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
       have no FCT (NaN or null);
     * ``small_flows``, ``medium_flows``, ``large_flows``,
       ``one_packet_flows``: the number of sized flows in each class,
-      unfinished ones included.
+      unfinished ones included;
+    * ``overall_tput``, ``small_tput``, ``medium_tput``, ``large_tput``:
+      the mean over finished flows of size / FCT, in bits per second
+      (ML-ECN §IV-B's throughput: each flow's rate, then the average);
+    * ``small_marks``, ``medium_marks``, ``large_marks``: CE-marked packets
+      the receivers of each class's flows got (ML-ECN §IV-C), summed over
+      all its sized flows; ``None`` when the table has no ``ce_marks``.
 
     FCTs are in seconds. **Unfinished flows are left out of every mean and
     percentile**, so a run where many flows do not finish can look better
@@ -146,6 +159,13 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
     one_packet = (size > 0) & (size <= int(mss))
 
     small_fct = fct[small & finished]
+    rate = np.divide(size * 8.0, fct, out=np.full(fct.shape, np.nan), where=finished & (fct > 0))
+    has_marks = "ce_marks" in flows.column_names
+    marks = _numbers(flows, "ce_marks", pa.int64(), 0)[sized] if has_marks else None
+
+    def marked(cls: np.ndarray) -> int | None:
+        return int(marks[cls].sum()) if marks is not None else None
+
     return {
         "overall_mean": _mean(fct[finished]),
         "small_mean": _mean(small_fct),
@@ -161,6 +181,13 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
         "medium_flows": int(medium.sum()),
         "large_flows": int(large.sum()),
         "one_packet_flows": int(one_packet.sum()),
+        "overall_tput": _mean(rate[finished]),
+        "small_tput": _mean(rate[small & finished]),
+        "medium_tput": _mean(rate[medium & finished]),
+        "large_tput": _mean(rate[large & finished]),
+        "small_marks": marked(small),
+        "medium_marks": marked(medium),
+        "large_marks": marked(large),
     }
 
 

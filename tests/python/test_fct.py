@@ -55,6 +55,24 @@ def flows_table(
 # --------------------------------------------------------------------------- fct_stats
 
 
+def test_throughput_and_marks_by_class() -> None:
+    """ML-ECN §IV-B: each flow's size/FCT, then the mean (not total bytes over
+    total time); §IV-C: CE marks summed per class, unfinished flows included."""
+    table = flows_table([50_000, 100_000, 1_000_000, 20_000_000], [1 * MS, 4 * MS, 8 * MS, NAN])
+    table = table.set_column(
+        table.column_names.index("ce_marks"), "ce_marks", pa.array([0, 2, 5, 7], pa.uint32())
+    )
+    stats = fct_stats(table)
+    # 50 KB in 1 ms = 400 Mbps, 100 KB in 4 ms = 200 Mbps: mean 300 Mbps
+    # (total bytes over total time would give 240 Mbps).
+    assert stats["small_tput"] == pytest.approx(300e6)
+    assert stats["medium_tput"] == pytest.approx(1e6 * 8 / 8 / MS)
+    assert stats["large_tput"] is None  # its one flow is unfinished
+    assert stats["overall_tput"] == pytest.approx((400e6 + 200e6 + 1e9) / 3)
+    assert (stats["small_marks"], stats["medium_marks"], stats["large_marks"]) == (2, 5, 7)
+    assert fct_stats(table.drop(["ce_marks"]))["small_marks"] is None
+
+
 def test_class_boundaries_are_si_and_inclusive_above() -> None:
     sizes = [1_460, 1_461, 100_000, 100_001, 10_000_000, 10_000_001]
     fcts = [1 * MS, 2 * MS, 3 * MS, 4 * MS, 5 * MS, 6 * MS]
@@ -309,7 +327,8 @@ def test_cli_json(two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str
     assert both["baseline"]["fct"]["large_mean"] == pytest.approx(9 * MS)
     assert both["normalized"]["small_mean"] == pytest.approx(0.5)
     assert both["normalized"]["large_mean"] is None
-    assert set(both["normalized"]) == set(FCT_KEYS)
+    # The run's drop rate (summary.json, when the run has one) joins them.
+    assert set(both["normalized"]) == set(FCT_KEYS) | {"drop_rate"}
 
 
 def test_cli_reads_mss_from_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

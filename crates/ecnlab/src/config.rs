@@ -6,6 +6,7 @@
 //! (a host index that does not exist, a scheme that needs a round-robin
 //! scheduler) live in `validate` and produce the same one-line form.
 
+use crate::switch::classifier::StageClasses;
 use crate::units::{self, Amount, Time};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -274,7 +275,8 @@ macro_rules! by_name {
 by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
 by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
 by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
-by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn", MlEcn => "ml-ecn" });
+by_name!(StageBy { Sent => "sent", Size => "size" });
 by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
 by_name!(WorkloadKind { Poisson => "poisson" });
 by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
@@ -475,6 +477,9 @@ pub enum MarkingKind {
     Red,
     /// TCN: sojourn time over tcn_threshold, at dequeue.
     Tcn,
+    /// ML-ECN: per-class marking (small: K; medium, large: mlecn_levels
+    /// levels), with queues chosen by stage (small_queues, ...).
+    MlEcn,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -531,6 +536,26 @@ pub struct SwitchCfg {
     pub red_spacing: bool,
     /// TCN's sojourn-time threshold (K/C: 84 packets at 10 Gbps = 100.8us).
     pub tcn_threshold: Option<Dur>,
+    /// ML-ECN's queue classes (Alg. 1): the queues of each class. Given,
+    /// they classify packets by stage tag (host.stages), not by service.
+    pub small_queues: Option<Vec<u32>>,
+    pub medium_queues: Option<Vec<u32>>,
+    pub large_queues: Option<Vec<u32>>,
+    /// The stages each class takes (default: stage 1 small, the last
+    /// stage large, those between medium).
+    pub small_stages: Option<Vec<u32>>,
+    pub medium_stages: Option<Vec<u32>>,
+    pub large_stages: Option<Vec<u32>>,
+    /// ML-ECN's number of threshold levels L (ML-ECN §IV: 4).
+    #[serde(default = "default_levels")]
+    pub mlecn_levels: u32,
+}
+
+/// One ML-ECN class's name, queues and stages.
+type ClassKeys<'a> = (&'static str, &'a Option<Vec<u32>>, &'a Option<Vec<u32>>);
+
+fn default_levels() -> u32 {
+    4
 }
 
 fn default_cedm_ws() -> f64 {
@@ -581,6 +606,13 @@ impl Default for SwitchCfg {
             red_gentle: false,
             red_spacing: true,
             tcn_threshold: None,
+            small_queues: None,
+            medium_queues: None,
+            large_queues: None,
+            small_stages: None,
+            medium_stages: None,
+            large_stages: None,
+            mlecn_levels: default_levels(),
         }
     }
 }
@@ -726,6 +758,23 @@ pub struct HostCfg {
     /// Largest merged segment, one header and its payload.
     #[serde(default = "default_lso_max")]
     pub gro_max: Bytes,
+    /// ML-ECN's elevation thresholds α_1 < α_2 < ... on a flow's bytes
+    /// sent: data packets carry stage 1, 2, ... (ML-ECN §III-B-1; the
+    /// paper's classes: ["100KB", "10MB"]). Empty: no tags.
+    #[serde(default)]
+    pub stages: Vec<Bytes>,
+    /// What the stage counts: "sent" (bytes sent so far, the paper's tag)
+    /// or "size" (the flow's whole size, known in advance: ML-ECN Fig. 2).
+    #[serde(default)]
+    pub stage_by: StageBy,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum StageBy {
+    #[default]
+    Sent,
+    Size,
 }
 
 fn default_lso_max() -> Bytes {
@@ -875,6 +924,44 @@ impl SwitchCfg {
         }
         take_opt!(threshold, mqecn_idle, cedm_k2, red_min, red_max, red_pmax, tcn_threshold);
         s
+    }
+
+    /// The configured ML-ECN classes, by name: (key, queues, stages).
+    fn class_keys(&self) -> [ClassKeys<'_>; 3] {
+        [
+            ("small", &self.small_queues, &self.small_stages),
+            ("medium", &self.medium_queues, &self.medium_stages),
+            ("large", &self.large_queues, &self.large_stages),
+        ]
+    }
+
+    /// Packets are classified by stage (any class's queues are given).
+    pub fn by_stage(&self) -> bool {
+        self.class_keys().iter().any(|(_, q, _)| q.is_some())
+    }
+
+    /// ML-ECN's classes for hosts tagging `n` thresholds (stages 1..=n+1):
+    /// the stages of each class, given or by default stage 1 small, stage
+    /// n+1 large and those between medium. None without classes.
+    pub fn stage_classes(&self, n: usize) -> Option<StageClasses> {
+        if !self.by_stage() {
+            return None;
+        }
+        let last = n as u32 + 1;
+        let default = |c: usize| -> Vec<u32> {
+            match c {
+                0 => vec![1],
+                1 => (2..last).collect(),
+                _ => vec![last],
+            }
+        };
+        let mut queues: [Vec<u8>; 3] = Default::default();
+        let mut stages: [Vec<u8>; 3] = Default::default();
+        for (c, (_, q, st)) in self.class_keys().into_iter().enumerate() {
+            queues[c] = q.clone().unwrap_or_default().iter().map(|&x| x as u8).collect();
+            stages[c] = st.clone().unwrap_or_else(|| default(c)).iter().map(|&x| x as u8).collect();
+        }
+        Some(StageClasses::new(queues, stages))
     }
 
     /// Any of RED's keys is given (with marking "mq-ecn": its probabilistic
@@ -1241,15 +1328,16 @@ impl Config {
 
     fn validate_switches(&self) -> Result<(), ConfigError> {
         let pkt = self.transport.packet_bytes();
-        validate_switch(&self.switch, "switch", pkt)?;
+        let stages = self.host.stages.len();
+        validate_switch(&self.switch, "switch", pkt, stages)?;
         if let Some(f) = &self.fabric {
-            validate_switch(&self.switch.with(f), "fabric", pkt)?;
+            validate_switch(&self.switch.with(f), "fabric", pkt, stages)?;
         }
         Ok(())
     }
 }
 
-fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
+fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64, stages: usize) -> Result<(), ConfigError> {
     if !(1..=64).contains(&s.queues) {
         return Err(bad(&format!("{sec}.queues"), s.queues, "must be 1 to 64"));
     }
@@ -1336,7 +1424,102 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError
             return Err(bad(&format!("{sec}.mqecn_idle"), "0s", "must be positive"));
         }
     }
+    validate_classes(s, sec, stages)?;
     validate_aqm(s, sec, pkt)
+}
+
+/// ML-ECN's classes (Alg. 1): every class has queues, no queue or stage is
+/// in two classes, every stage the hosts tag has a class; and "ml-ecn"
+/// marking has classes and at least one level.
+fn validate_classes(s: &SwitchCfg, sec: &str, n: usize) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("{sec}.{k}");
+    if !s.by_stage() {
+        for (name, _, st) in s.class_keys() {
+            if st.is_some() {
+                return Err(ConfigError(format!(
+                    "{sec}.{name}_stages: set, but no class has queues; give small_queues, medium_queues and large_queues"
+                )));
+            }
+        }
+        if s.marking == MarkingKind::MlEcn {
+            return Err(ConfigError(format!(
+                "{sec}.marking = \"ml-ecn\": needs the queue classes {sec}.small_queues, medium_queues and large_queues (and host.stages)"
+            )));
+        }
+        if s.mlecn_levels != 4 {
+            return Err(bad(&key("mlecn_levels"), s.mlecn_levels, "is ML-ECN's; set marking = \"ml-ecn\" to use it"));
+        }
+        return Ok(());
+    }
+    if n == 0 {
+        return Err(ConfigError(format!(
+            "{sec}.small_queues: classes choose queues by stage, but host.stages is empty (e.g. host.stages = [\"100KB\", \"10MB\"])"
+        )));
+    }
+    let last = n as u32 + 1;
+    let mut queue_owner: Vec<Option<&str>> = vec![None; s.queues as usize];
+    let mut stage_owner: Vec<Option<&str>> = vec![None; last as usize + 1];
+    let classes = s.stage_classes(n).expect("classes are given");
+    for (name, q, st) in s.class_keys() {
+        let qs = q.as_deref().unwrap_or_default();
+        if qs.is_empty() {
+            return Err(bad(
+                &key(&format!("{name}_queues")),
+                format!("{qs:?}"),
+                "every class needs at least one queue",
+            ));
+        }
+        for &x in qs {
+            let k = key(&format!("{name}_queues"));
+            match queue_owner.get_mut(x as usize) {
+                None => {
+                    return Err(bad(&k, x, &format!("queues are 0 to {} ({sec}.queues = {})", s.queues - 1, s.queues)))
+                }
+                Some(Some(other)) => {
+                    return Err(bad(&k, x, &format!("queue {x} is already a {other} queue: a queue serves one class")))
+                }
+                Some(slot) => *slot = Some(name),
+            }
+        }
+        if let Some(st) = st {
+            for &x in st {
+                let k = key(&format!("{name}_stages"));
+                match stage_owner.get_mut(x as usize) {
+                    Some(slot) if x >= 1 => {
+                        if let Some(other) = slot {
+                            return Err(bad(
+                                &k,
+                                x,
+                                &format!("stage {x} is already {other}: a stage maps to one class"),
+                            ));
+                        }
+                        *slot = Some(name);
+                    }
+                    _ => return Err(bad(&k, x, &format!("stages are 1 to {last} (host.stages has {n} threshold(s))"))),
+                }
+            }
+        }
+    }
+    // Stages left to their defaults must not collide with given ones.
+    for stage in 1..=last as u8 {
+        let c = classes.class(stage);
+        let name = ["small", "medium", "large"][c as usize];
+        let given = s.class_keys()[c as usize].2.is_some();
+        if !given {
+            if let Some(other) = stage_owner[stage as usize].filter(|o| *o != name) {
+                return Err(ConfigError(format!(
+                    "{sec}.{name}_stages: by default takes stage {stage}, which {sec}.{other}_stages also lists; give {name}_stages"
+                )));
+            }
+        }
+    }
+    if s.marking == MarkingKind::MlEcn && s.mlecn_levels == 0 {
+        return Err(bad(&key("mlecn_levels"), 0, "must be at least 1 (ML-ECN §IV: 4)"));
+    }
+    if s.mlecn_levels != 4 && s.marking != MarkingKind::MlEcn {
+        return Err(bad(&key("mlecn_levels"), s.mlecn_levels, "is ML-ECN's; set marking = \"ml-ecn\" to use it"));
+    }
+    Ok(())
 }
 
 /// The keys of CEDM, RED and TCN: present where their scheme needs them,
@@ -1488,6 +1671,28 @@ impl Config {
                 "needs host.interrupt_coalescing (a delay): without one, fewer frames would wait forever",
             ));
         }
+        if h.stages.len() > crate::host::stage::MAX_THRESHOLDS {
+            return Err(bad(
+                "host.stages",
+                format!("a list of {}", h.stages.len()),
+                &format!("at most {} thresholds (a stage fits DSCP's 6 bits)", crate::host::stage::MAX_THRESHOLDS),
+            ));
+        }
+        for (i, w) in h.stages.windows(2).enumerate() {
+            if w[1].0 <= w[0].0 {
+                return Err(bad(
+                    &format!("host.stages[{}]", i + 1),
+                    format!("{}B", w[1].0),
+                    &format!("thresholds must increase (host.stages[{i}] is {}B)", w[0].0),
+                ));
+            }
+        }
+        if h.stages.first().is_some_and(|b| b.0 == 0) {
+            return Err(bad("host.stages[0]", "0B", "must be positive: a flow starts in stage 1"));
+        }
+        if h.stage_by != StageBy::Sent && h.stages.is_empty() {
+            return Err(bad("host.stage_by", "\"size\"", "needs host.stages"));
+        }
         if h.gro && !h.coalescing() {
             return Err(bad(
                 "host.gro",
@@ -1634,6 +1839,7 @@ pub fn marking_name(m: MarkingKind) -> &'static str {
         MarkingKind::Cedm => "cedm",
         MarkingKind::Red => "red",
         MarkingKind::Tcn => "tcn",
+        MarkingKind::MlEcn => "ml-ecn",
     }
 }
 
@@ -1662,6 +1868,33 @@ link_delay = "25us"
 
     fn err(extra: &str) -> String {
         Config::from_toml(&format!("{BASE}{extra}")).unwrap_err().0
+    }
+
+    /// ML-ECN's bad inputs (issue 11): each names the key, the value and
+    /// what is allowed.
+    #[test]
+    fn ml_ecn_classes_refuse_bad_input() {
+        let ml = "[host]\nstages = [\"100KB\", \"10MB\"]\n[switch]\nqueues = 4\nmarking = \"ml-ecn\"\nthreshold = \"65pkt\"\n";
+        let ok = format!("{ml}small_queues = [0, 1]\nmedium_queues = [2]\nlarge_queues = [3]\n");
+        Config::from_toml(&format!("{BASE}{ok}")).unwrap();
+        let e = err(&format!("{ml}small_queues = [0, 1]\nmedium_queues = [1]\nlarge_queues = [3]\n"));
+        assert_eq!(e, "switch.medium_queues = 1: queue 1 is already a small queue: a queue serves one class");
+        let e = err(&format!("{ml}small_queues = [0, 1]\nmedium_queues = []\nlarge_queues = [3]\n"));
+        assert_eq!(e, "switch.medium_queues = []: every class needs at least one queue");
+        let e = err(&format!("{ml}small_queues = [0, 1]\nlarge_queues = [3]\n"));
+        assert_eq!(e, "switch.medium_queues = []: every class needs at least one queue");
+        let e = err(&format!("{ok}mlecn_levels = 0\n"));
+        assert_eq!(e, "switch.mlecn_levels = 0: must be at least 1 (ML-ECN §IV: 4)");
+        let e = err(&format!("{ok}large_stages = [4]\n"));
+        assert_eq!(e, "switch.large_stages = 4: stages are 1 to 3 (host.stages has 2 threshold(s))");
+        let e = err(&format!("{ok}medium_stages = [2, 3]\n"));
+        assert!(e.starts_with("switch.large_stages: by default takes stage 3"), "{e}");
+        let e = err(&ok.replace("[\"100KB\", \"10MB\"]", "[\"10MB\", \"100KB\"]"));
+        assert_eq!(e, "host.stages[1] = 100000B: thresholds must increase (host.stages[0] is 10000000B)");
+        let e = err("[switch]\nqueues = 2\nmarking = \"ml-ecn\"\nthreshold = \"65pkt\"\n");
+        assert!(e.starts_with("switch.marking = \"ml-ecn\": needs the queue classes"), "{e}");
+        let e = err("[switch]\nqueues = 2\nsmall_queues = [0]\nmedium_queues = [1]\nlarge_queues = [1]\n");
+        assert!(e.starts_with("switch.small_queues: classes choose queues by stage, but host.stages is empty"), "{e}");
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Packet {
     /// CE was set by the queue the packet waits in now, which may take it
     /// back as the packet leaves (CEDM); cleared when it leaves.
     pub marked_here: bool,
+    /// The flow's bytes-sent stage (ML-ECN §III-B-1; 1, 2, ... with
+    /// `host.stages`), carried in DSCP; 0 when hosts do not tag.
+    pub stage: u8,
     pub src: u32,
     pub dst: u32,
     /// Connection (flow) id, or ping probe id for pings.
@@ -74,6 +77,7 @@ impl Packet {
             rtx: false,
             service,
             marked_here: false,
+            stage: 0,
             src,
             dst,
             flow,

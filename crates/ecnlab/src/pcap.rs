@@ -8,7 +8,8 @@
 //! README:
 //! - host h is 10.(h >> 8 & 255).(h & 255).1; a node's MAC is 02:00 and its
 //!   id in 4 bytes; the frame goes from the port's node to its peer;
-//! - DSCP is the packet's service class, the ECN field its codepoint;
+//! - DSCP is the packet's stage tag when hosts tag stages (ML-ECN), else its
+//!   service class; the ECN field is its codepoint;
 //! - flow f's sender uses TCP port 1024 + f mod 64512 and its receiver port
 //!   5001 + f div 64512; the SYN and SYN-ACK have sequence number 0, so data
 //!   byte i is sequence number i + 1 and an ACK of bytes below a is a + 1
@@ -123,7 +124,8 @@ fn frame(b: &mut [u8], p: &Packet, src_mac: u32, dst_mac: u32) -> usize {
         Ecn::Ect => 2,
         Ecn::Ce => 3,
     };
-    ip[1] = (p.service << 2) | ecn;
+    let dscp = if p.stage != 0 { p.stage } else { p.service };
+    ip[1] = (dscp << 2) | ecn;
     put16(ip, 2, p.size.min(65535) as u16);
     put16(ip, 6, 0x4000); // don't fragment
     ip[8] = 64;

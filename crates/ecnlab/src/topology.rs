@@ -7,7 +7,7 @@
 
 use crate::config::{Config, MarkingKind, OneOrList, SchedulerKind, SwitchCfg, TopologyKind};
 use crate::switch::buffer::Buffer;
-use crate::switch::marker::{Cedm, Marker, MqEcn, PerPool, PerPort, PerQueue, Red, Tcn};
+use crate::switch::marker::{Cedm, Marker, MlEcn, MqEcn, PerPool, PerPort, PerQueue, Red, Tcn};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Time};
@@ -323,6 +323,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let n = s.queues as usize;
     let pkt = cfg.transport.packet_bytes();
     let quanta = s.quanta();
+    let classes = s.stage_classes(cfg.host.stages.len());
     let sched = match s.scheduler {
         SchedulerKind::Sp => Scheduler::Sp(Sp),
         SchedulerKind::Wrr => Scheduler::RoundRobin(wrr(quanta.clone())),
@@ -360,8 +361,15 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         (MarkingKind::PerPort, Some(t)) => Marker::PerPort(PerPort { k: k(t) }),
         (MarkingKind::PerPool, Some(t)) => Marker::PerPool(PerPool { k: k(t) }),
         (MarkingKind::MqEcn, Some(t)) => Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle)),
+        (MarkingKind::MlEcn, Some(t)) => match &classes {
+            Some(c) => Marker::MlEcn(Box::new(MlEcn::new(k(t), s.mlecn_levels, c.clone(), n))),
+            None => Marker::None,
+        },
     };
     let mut q = Qdisc::new(n, sched, marker, Buffer::new(s.buffer.0, pkt), rate_bps);
+    if let Some(c) = classes {
+        q.classify_by_stage(c);
+    }
     q.set_dequeue_marking(s.dequeue_marking);
     q.drop_not_ect = s.drop_not_ect;
     q

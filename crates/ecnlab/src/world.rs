@@ -8,6 +8,7 @@ use crate::host::cc::EchoMode;
 use crate::host::coalesce::{Arrival, Coalescer};
 use crate::host::incast::Incast;
 use crate::host::lso::{Lso, Timer, Verdict};
+use crate::host::stage::Stages;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
 use crate::output::{Output, Sink};
@@ -108,6 +109,8 @@ pub struct World<'a> {
     /// `[host]` batching: segmentation offload at senders, receive
     /// interrupt coalescing (and GRO) at receivers; None when off.
     lso: Option<Lso>,
+    /// Stage tagging of data packets (ML-ECN), when host.stages is set.
+    stages: Option<Stages>,
     rx_batching: Option<Coalescer>,
     sample_ports: Vec<u32>,
     /// Packet captures of `run.pcap`'s ports.
@@ -285,6 +288,8 @@ impl<'a> World<'a> {
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
             lso,
+            stages: (!cfg.host.stages.is_empty())
+                .then(|| Stages::new(cfg.host.stages.iter().map(|b| b.0).collect(), cfg.host.stage_by)),
             rx_batching,
             sample_ports,
             captures,
@@ -413,8 +418,7 @@ impl<'a> World<'a> {
                         self.catch_up(port, self.q.now, None);
                         // By now the egress port's lines are likely in, so
                         // the address of its queue's line costs no stall.
-                        let service = self.arena.get(pkt).service;
-                        self.net.ports[egress as usize].qdisc.prefetch_for(service);
+                        self.net.ports[egress as usize].qdisc.prefetch_for(self.arena.get(pkt));
                         self.enqueue(egress, pkt, port);
                     }
                     NodeKind::Host { .. } => {
@@ -558,7 +562,7 @@ impl<'a> World<'a> {
     fn watch(&mut self, port: u32, now: Time, id: u32, event: i64) {
         let p = &self.net.ports[port as usize];
         if p.trace && (self.trace_window.0..self.trace_window.1).contains(&now) {
-            let q = p.qdisc.classify(self.arena.get(id).service);
+            let q = p.qdisc.classify(self.arena.get(id));
             let fifo = &p.qdisc.queues[q].fifo;
             self.stats.trace.push(secs(now), port, q as u32, event, fifo.bytes, fifo.len() as u32);
             self.stats.trace.flush_full(&mut self.out);
@@ -930,6 +934,9 @@ impl<'a> World<'a> {
         p.rtx = seg.retransmit;
         p.ts = now;
         p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
+        if let Some(st) = &self.stages {
+            p.stage = st.tag(seg.seq, f.tx.max_sent, seg.retransmit, f.size);
+        }
         self.host_send(p);
         true
     }
@@ -1225,6 +1232,8 @@ impl<'a> World<'a> {
         m.insert("packets_sent".into(), json!(self.sent));
         m.insert("packets_delivered".into(), json!(self.delivered));
         m.insert("packets_dropped".into(), json!(self.dropped));
+        // ML-ECN §IV-D's packet drop rate: of all packets hosts sent.
+        m.insert("drop_rate".into(), json!(self.dropped as f64 / self.sent.max(1) as f64));
         m.insert("packets_in_flight".into(), json!(self.packets_in_flight()));
         m.insert("arena_live".into(), json!(self.arena.live()));
         m.insert("ce_marks".into(), json!(marks));

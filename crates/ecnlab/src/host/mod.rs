@@ -11,5 +11,6 @@ pub mod gro;
 pub mod incast;
 pub mod lso;
 pub mod ranges;
+pub mod stage;
 pub mod tcp_rx;
 pub mod tcp_tx;

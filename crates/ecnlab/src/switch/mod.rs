@@ -1,9 +1,11 @@
 //! A switch egress port's queue discipline, built from four small parts:
-//! a classifier (service class → queue), a scheduler (which queue sends
+//! a classifier (service class → queue, or ML-ECN's stage classes in
+//! `classifier`), a scheduler (which queue sends
 //! next), a marker (ECN/AQM hooks at enqueue and dequeue) and a buffer
 //! (admission). New schemes are one file in `scheduler/` or `marker/`.
 
 pub mod buffer;
+pub mod classifier;
 pub mod fifo;
 pub mod marker;
 pub mod qdisc;

@@ -9,9 +9,10 @@
 //! ECN §4.2); their test is "occupancy > threshold" with the packet counted,
 //! the same as Tuning ECN's "queue seen on arrival ≥ h" for whole packets.
 //! CEDM uses both hooks, TCN only the dequeue one (it needs the sojourn
-//! time), RED the enqueue one.
+//! time), RED and ML-ECN the enqueue one (ML-ECN reads the packet's stage).
 
 mod cedm;
+mod ml_ecn;
 mod mq_ecn;
 mod per_pool;
 mod per_port;
@@ -20,6 +21,7 @@ mod red;
 mod tcn;
 
 pub use cedm::Cedm;
+pub use ml_ecn::MlEcn;
 pub use mq_ecn::MqEcn;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
@@ -95,6 +97,7 @@ pub enum Marker {
     Cedm(Box<Cedm>),
     Red(Box<Red>),
     Tcn(Tcn),
+    MlEcn(Box<MlEcn>),
 }
 
 impl Marker {
@@ -102,7 +105,7 @@ impl Marker {
     #[inline]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
         match self {
-            Marker::None | Marker::Cedm(_) | Marker::Red(_) | Marker::Tcn(_) => false,
+            Marker::None | Marker::Cedm(_) | Marker::Red(_) | Marker::Tcn(_) | Marker::MlEcn(_) => false,
             Marker::PerQueue(m) => m.exceeds(q, occ),
             Marker::PerPort(m) => m.exceeds(occ),
             Marker::PerPool(m) => m.exceeds(occ),
@@ -113,7 +116,7 @@ impl Marker {
     pub fn sides(&self) -> Sides {
         match self {
             Marker::Cedm(_) => Sides::Both,
-            Marker::Red(_) => Sides::Enqueue,
+            Marker::Red(_) | Marker::MlEcn(_) => Sides::Enqueue,
             Marker::Tcn(_) => Sides::Dequeue,
             _ => Sides::Either,
         }
@@ -130,6 +133,7 @@ impl Marker {
         match self {
             Marker::Cedm(m) => m.at_enqueue(s),
             Marker::Red(m) => m.at_enqueue(s, pkt.ecn != Ecn::NotEct, rng),
+            Marker::MlEcn(m) => m.at_enqueue(s, pkt, rng),
             m => mark_if(m.exceeds(s.q, s.occ)),
         }
     }
@@ -183,6 +187,7 @@ impl Marker {
             Marker::Cedm(m) => Some(m.k1),
             Marker::Red(m) => Some(m.min_threshold(q)),
             Marker::Tcn(_) => None,
+            Marker::MlEcn(m) => Some(m.k),
         }
     }
 }
