@@ -767,6 +767,9 @@ pub struct HostCfg {
     /// or "size" (the flow's whole size, known in advance: ML-ECN Fig. 2).
     #[serde(default)]
     pub stage_by: StageBy,
+    /// Send only these stages' packets ECN-capable, so only they can be
+    /// marked (ML-ECN Fig. 2); default all.
+    pub ect_stages: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
@@ -1689,6 +1692,19 @@ impl Config {
         }
         if h.stages.first().is_some_and(|b| b.0 == 0) {
             return Err(bad("host.stages[0]", "0B", "must be positive: a flow starts in stage 1"));
+        }
+        if let Some(list) = &h.ect_stages {
+            let last = h.stages.len() as u32 + 1;
+            if h.stages.is_empty() {
+                return Err(bad("host.ect_stages", format!("{list:?}"), "needs host.stages"));
+            }
+            if let Some(&s) = list.iter().find(|&&s| s == 0 || s > last) {
+                return Err(bad(
+                    "host.ect_stages",
+                    s,
+                    &format!("stages are 1 to {last} (host.stages has {} threshold(s))", h.stages.len()),
+                ));
+            }
         }
         if h.stage_by != StageBy::Sent && h.stages.is_empty() {
             return Err(bad("host.stage_by", "\"size\"", "needs host.stages"));

@@ -367,9 +367,6 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         },
     };
     let mut q = Qdisc::new(n, sched, marker, Buffer::new(s.buffer.0, pkt), rate_bps);
-    if let Some(c) = classes {
-        q.classify_by_stage(c);
-    }
     q.set_dequeue_marking(s.dequeue_marking);
     q.drop_not_ect = s.drop_not_ect;
     q

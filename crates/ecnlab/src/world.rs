@@ -17,6 +17,7 @@ use crate::pcap::Capture;
 use crate::prefetch::{prefetch, prefetch_all};
 use crate::rng::hash64;
 use crate::stats::Stats;
+use crate::switch::classifier::StageClasses;
 use crate::switch::marker::Marker;
 use crate::tables::{FlowRows, PortRows};
 use crate::topology::{Network, NodeKind};
@@ -34,6 +35,9 @@ pub struct Flow {
     pub src: u32,
     pub dst: u32,
     pub service: u8,
+    /// The queue of its untagged packets (SYN, ACKs): its service, or with
+    /// stage classes the small class's queue for its id.
+    ctrl_service: u8,
     pub kind: FlowKind,
     pub size: Option<u64>,
     pub start: Time,
@@ -111,6 +115,9 @@ pub struct World<'a> {
     lso: Option<Lso>,
     /// Stage tagging of data packets (ML-ECN), when host.stages is set.
     stages: Option<Stages>,
+    /// ML-ECN's stage classes: the queue of each tagged packet (see
+    /// `switch::classifier` for why the sender applies them).
+    classes: Option<StageClasses>,
     rx_batching: Option<Coalescer>,
     sample_ports: Vec<u32>,
     /// Packet captures of `run.pcap`'s ports.
@@ -167,6 +174,7 @@ impl<'a> World<'a> {
             src,
             dst,
             service: service as u8,
+            ctrl_service: service as u8,
             kind,
             size,
             start,
@@ -229,13 +237,22 @@ impl<'a> World<'a> {
         let unfinished = flows.iter().filter(|f| f.kind == FlowKind::Sized).count();
         let open_ended =
             flows.iter().any(|f| f.kind == FlowKind::Long) || !cfg.ping.is_empty() || !cfg.incast.is_empty();
+        // ML-ECN's classes, resolved here for untagged packets (stage 0:
+        // the small class) and in `send_packet` for data.
+        let classes = cfg.switch.stage_classes(cfg.host.stages.len());
+        if let Some(c) = &classes {
+            for (i, f) in flows.iter_mut().enumerate() {
+                f.ctrl_service = c.queue(0, i as u32) as u8;
+            }
+        }
         let pings = cfg
             .ping
             .iter()
-            .map(|p| PingStream {
+            .enumerate()
+            .map(|(i, p)| PingStream {
                 src: p.src,
                 dst: p.dst,
-                service: p.service as u8,
+                service: classes.as_ref().map_or(p.service as u8, |c| c.queue(0, i as u32) as u8),
                 interval: p.interval.0,
                 size: p.size.0 as u32,
             })
@@ -288,8 +305,14 @@ impl<'a> World<'a> {
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
             lso,
-            stages: (!cfg.host.stages.is_empty())
-                .then(|| Stages::new(cfg.host.stages.iter().map(|b| b.0).collect(), cfg.host.stage_by)),
+            classes,
+            stages: (!cfg.host.stages.is_empty()).then(|| {
+                let st = Stages::new(cfg.host.stages.iter().map(|b| b.0).collect(), cfg.host.stage_by);
+                match &cfg.host.ect_stages {
+                    Some(only) => st.ect_only(only),
+                    None => st,
+                }
+            }),
             rx_batching,
             sample_ports,
             captures,
@@ -418,7 +441,8 @@ impl<'a> World<'a> {
                         self.catch_up(port, self.q.now, None);
                         // By now the egress port's lines are likely in, so
                         // the address of its queue's line costs no stall.
-                        self.net.ports[egress as usize].qdisc.prefetch_for(self.arena.get(pkt));
+                        let service = self.arena.get(pkt).service;
+                        self.net.ports[egress as usize].qdisc.prefetch_for(service);
                         self.enqueue(egress, pkt, port);
                     }
                     NodeKind::Host { .. } => {
@@ -562,7 +586,7 @@ impl<'a> World<'a> {
     fn watch(&mut self, port: u32, now: Time, id: u32, event: i64) {
         let p = &self.net.ports[port as usize];
         if p.trace && (self.trace_window.0..self.trace_window.1).contains(&now) {
-            let q = p.qdisc.classify(self.arena.get(id));
+            let q = p.qdisc.classify(self.arena.get(id).service);
             let fifo = &p.qdisc.queues[q].fifo;
             self.stats.trace.push(secs(now), port, q as u32, event, fifo.bytes, fifo.len() as u32);
             self.stats.trace.flush_full(&mut self.out);
@@ -844,7 +868,7 @@ impl<'a> World<'a> {
 
     fn send_ack(&mut self, fid: u32, a: AckOut, ts: Time) {
         let f = &self.flows[fid as usize];
-        let mut p = Packet::new(Kind::Ack, f.dst, f.src, fid, f.service, self.hdr);
+        let mut p = Packet::new(Kind::Ack, f.dst, f.src, fid, f.ctrl_service, self.hdr);
         p.seq = a.ack;
         p.sack_lo = a.sack.0;
         p.sack_hi = a.sack.1;
@@ -897,7 +921,7 @@ impl<'a> World<'a> {
 
     fn send_syn(&mut self, fid: u32) {
         let f = &self.flows[fid as usize];
-        let mut p = Packet::new(Kind::Syn, f.src, f.dst, fid, f.service, self.hdr);
+        let mut p = Packet::new(Kind::Syn, f.src, f.dst, fid, f.ctrl_service, self.hdr);
         p.ts = self.q.now;
         self.host_send(p);
     }
@@ -936,6 +960,12 @@ impl<'a> World<'a> {
         p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
         if let Some(st) = &self.stages {
             p.stage = st.tag(seg.seq, f.tx.max_sent, seg.retransmit, f.size);
+            if !st.ect(p.stage) {
+                p.ecn = Ecn::NotEct;
+            }
+            if let Some(c) = &self.classes {
+                p.service = c.queue(p.stage, fid) as u8;
+            }
         }
         self.host_send(p);
         true

@@ -14,12 +14,30 @@ pub const MAX_THRESHOLDS: usize = 62;
 pub struct Stages {
     alpha: Box<[u64]>,
     by: StageBy,
+    /// Bit j set: packets of stage j are sent ECN-capable.
+    ect: u64,
 }
 
 impl Stages {
     pub fn new(alpha: Vec<u64>, by: StageBy) -> Self {
         debug_assert!(alpha.windows(2).all(|w| w[0] < w[1]) && alpha.len() <= MAX_THRESHOLDS);
-        Stages { alpha: alpha.into_boxed_slice(), by }
+        Stages { alpha: alpha.into_boxed_slice(), by, ect: u64::MAX }
+    }
+
+    /// Only packets of these stages are sent ECN-capable, so no switch
+    /// marks the others (ML-ECN Fig. 2's "mark only large/small flows": a
+    /// switch that never marks a packet and a packet that cannot be marked
+    /// are the same to TCP, as long as Not-ECT packets are queued, not
+    /// dropped, where ECT ones would be marked — drop_not_ect off).
+    pub fn ect_only(mut self, stages: &[u32]) -> Self {
+        self.ect = stages.iter().fold(0, |m, &s| m | 1 << s);
+        self
+    }
+
+    /// Packets of `stage` are sent ECN-capable.
+    #[inline]
+    pub fn ect(&self, stage: u8) -> bool {
+        self.ect >> stage & 1 == 1
     }
 
     /// The stage of a flow that has sent `bytes` (1-based).
@@ -68,5 +86,7 @@ mod tests {
         assert_eq!(s.tag(0, 0, false, Some(100_001)), 2);
         assert_eq!(s.tag(5_000_000, 0, false, Some(10_000_001)), 3);
         assert_eq!(s.tag(0, 0, false, None), 3);
+        let only_large = s.ect_only(&[2, 3]);
+        assert!(!only_large.ect(1) && only_large.ect(2) && only_large.ect(3));
     }
 }

@@ -3,11 +3,10 @@
 use std::collections::VecDeque;
 
 use super::buffer::Buffer;
-use super::classifier::StageClasses;
 use super::marker::{Marker, Occupancy, Seen, Sides, Verdict};
 use super::queue::Queue;
 use super::scheduler::Scheduler;
-use crate::packet::{Arena, Ecn, Packet};
+use crate::packet::{Arena, Ecn};
 use crate::rng::Rng;
 use crate::units::{LineRate, Time};
 
@@ -56,8 +55,6 @@ struct Cold {
     /// Per queue, the enqueue time of each queued packet, oldest first;
     /// kept only for markers that judge the sojourn time (TCN).
     stamps: Vec<VecDeque<Time>>,
-    /// ML-ECN's stage classes, when packets are classified by stage.
-    classes: Option<StageClasses>,
 }
 
 pub struct Qdisc {
@@ -74,8 +71,6 @@ pub struct Qdisc {
     plain: bool,
     /// Enqueue times are kept (`Cold::stamps`).
     stamping: bool,
-    /// Queues are chosen by stage tag (`Cold::classes`), not service.
-    staged: bool,
     pub drop_not_ect: bool,
     /// Line rate of the port, for round ends.
     pub rate: LineRate,
@@ -100,7 +95,6 @@ impl Qdisc {
             unmarks: false,
             plain: true,
             stamping: false,
-            staged: false,
             drop_not_ect: false,
             rate: LineRate::new(rate_bps),
             bytes: 0,
@@ -112,7 +106,6 @@ impl Qdisc {
                 dequeue_drops: Vec::new(),
                 rng: Rng::new(0),
                 stamps,
-                classes: None,
             }),
         };
         qd.set_dequeue_marking(false);
@@ -141,31 +134,18 @@ impl Qdisc {
         self.cold.rng = rng;
     }
 
-    /// Classify packets by stage tag into ML-ECN's classes (Alg. 1).
-    pub fn classify_by_stage(&mut self, classes: StageClasses) {
-        self.cold.classes = Some(classes);
-        self.staged = true;
-    }
-
-    /// The packet's queue: its service class (classes beyond the last
-    /// queue share it), or with stage classes its stage and flow.
+    /// Service class → queue. Classes beyond the last queue share it.
+    /// (ML-ECN's stage classes are resolved at the sender: see
+    /// `switch::classifier`.)
     #[inline]
-    pub fn classify(&self, p: &Packet) -> usize {
-        if self.staged {
-            return self.classify_stage(p);
-        }
-        (p.service as usize).min(self.queues.len() - 1)
+    pub fn classify(&self, service: u8) -> usize {
+        (service as usize).min(self.queues.len() - 1)
     }
 
-    #[inline(never)]
-    fn classify_stage(&self, p: &Packet) -> usize {
-        self.cold.classes.as_ref().map_or(0, |c| c.queue(p.stage, p.flow))
-    }
-
-    /// Start loading what an enqueue of packet `p` will touch.
+    /// Start loading what an enqueue of a `service` packet will touch.
     #[inline]
-    pub fn prefetch_for(&self, p: &Packet) {
-        let q = self.classify(p);
+    pub fn prefetch_for(&self, service: u8) {
+        let q = self.classify(service);
         crate::prefetch::prefetch(&self.queues[q]);
     }
 
@@ -174,7 +154,7 @@ impl Qdisc {
     #[inline]
     pub fn enqueue(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Result<(), DropReason> {
         let h = arena.get(id);
-        let (size, q) = (h.size, self.classify(h));
+        let (size, q) = (h.size, self.classify(h.service));
         self.admit(now, id, q, size, arena, pool)?;
         let queue = &mut self.queues[q];
         let was_empty = queue.fifo.is_empty();
@@ -273,7 +253,7 @@ impl Qdisc {
     pub fn pass_through(&mut self, now: Time, id: u32, arena: &mut Arena, pool: u64) -> Option<Result<(), DropReason>> {
         debug_assert_eq!(self.packets, 0);
         let p = arena.get(id);
-        let (size, q) = (p.size, self.classify(p));
+        let (size, q) = (p.size, self.classify(p.service));
         if self.hook_out || !self.sched.sends_first_turn(q, size as u64) {
             return None;
         }
@@ -683,10 +663,10 @@ mod tests {
         use crate::switch::scheduler::wrr;
         for rr in [wrr(vec![6000, 3000, 1500]), crate::switch::scheduler::Dwrr::new(vec![6000, 3000, 1500], true)] {
             let mut qd = Qdisc::new(3, Scheduler::RoundRobin(rr), Marker::None, Buffer::Bytes(1 << 30), 10_000_000_000);
-            qd.classify_by_stage(StageClasses::new([vec![0], vec![1], vec![2]], [vec![1], vec![2], vec![3]]));
+            let classes = StageClasses::new([vec![0], vec![1], vec![2]], [vec![1], vec![2], vec![3]]);
             let mut arena = Arena::default();
             let offer = |qd: &mut Qdisc, arena: &mut Arena, stage: u8| {
-                let mut p = Packet::new(Kind::Data, 0, 1, 9, 0, 1500);
+                let mut p = Packet::new(Kind::Data, 0, 1, 9, classes.queue(stage, 9) as u8, 1500);
                 p.stage = stage;
                 let id = arena.alloc(p, 0);
                 qd.enqueue(0, id, arena, 0).unwrap();
@@ -699,7 +679,7 @@ mod tests {
             let mut sent = [0u64; 3];
             for k in 0..7000u64 {
                 let (id, size) = qd.dequeue(k * 1_200_000, &mut arena, 0).unwrap();
-                sent[qd.classify(arena.get(id))] += size as u64;
+                sent[qd.classify(arena.get(id).service)] += size as u64;
                 // Keep every class backlogged: refill what left.
                 let stage = arena.get(id).stage;
                 offer(&mut qd, &mut arena, stage);
