@@ -10,20 +10,33 @@
 //! the same as Tuning ECN's "queue seen on arrival ≥ h" for whole packets.
 //! CEDM uses both hooks, TCN only the dequeue one (it needs the sojourn
 //! time), RED the enqueue one.
+//!
+//! The ML-ECN paper's comparators (ML-ECN §IV, §VI; reconstructions from
+//! shared/schemes/comparators.md): MM-ECN judges at dequeue (or at enqueue
+//! with its tail position), A-ECN and PMSB at enqueue, DemePro at both (it
+//! decides at enqueue and marks a queue head, which leaves at dequeue).
 
+mod a_ecn;
 mod cedm;
+mod deme_pro;
+mod mm_ecn;
 mod mq_ecn;
 mod per_pool;
 mod per_port;
 mod per_queue;
+mod pmsb;
 mod red;
 mod tcn;
 
+pub use a_ecn::AEcn;
 pub use cedm::Cedm;
+pub use deme_pro::{DemePro, FairShare};
+pub use mm_ecn::MmEcn;
 pub use mq_ecn::MqEcn;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
 pub use per_queue::PerQueue;
+pub use pmsb::Pmsb;
 pub use red::Red;
 pub use tcn::Tcn;
 
@@ -64,6 +77,10 @@ pub struct Seen {
     /// At dequeue: how long the packet waited in its queue (0 at enqueue,
     /// and at dequeue unless the marker asks for enqueue times).
     pub sojourn: Time,
+    /// Bit i set while queue i holds packets, the packet's own queue
+    /// included (as `occ` counts the packet) — for schemes whose share of
+    /// a threshold depends on which queues are active (PMSB).
+    pub backlogged: u64,
 }
 
 /// Occupancy seen by a marking decision, in bytes, packet included.
@@ -95,6 +112,10 @@ pub enum Marker {
     Cedm(Box<Cedm>),
     Red(Box<Red>),
     Tcn(Tcn),
+    MmEcn(MmEcn),
+    AEcn(Box<AEcn>),
+    DemePro(Box<DemePro>),
+    Pmsb(Box<Pmsb>),
 }
 
 impl Marker {
@@ -102,7 +123,14 @@ impl Marker {
     #[inline]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
         match self {
-            Marker::None | Marker::Cedm(_) | Marker::Red(_) | Marker::Tcn(_) => false,
+            Marker::None
+            | Marker::Cedm(_)
+            | Marker::Red(_)
+            | Marker::Tcn(_)
+            | Marker::MmEcn(_)
+            | Marker::AEcn(_)
+            | Marker::DemePro(_)
+            | Marker::Pmsb(_) => false,
             Marker::PerQueue(m) => m.exceeds(q, occ),
             Marker::PerPort(m) => m.exceeds(occ),
             Marker::PerPool(m) => m.exceeds(occ),
@@ -112,11 +140,19 @@ impl Marker {
 
     pub fn sides(&self) -> Sides {
         match self {
-            Marker::Cedm(_) => Sides::Both,
-            Marker::Red(_) => Sides::Enqueue,
+            Marker::Cedm(_) | Marker::DemePro(_) => Sides::Both,
+            Marker::Red(_) | Marker::AEcn(_) | Marker::Pmsb(_) => Sides::Enqueue,
             Marker::Tcn(_) => Sides::Dequeue,
+            Marker::MmEcn(m) if m.front => Sides::Dequeue,
+            Marker::MmEcn(_) => Sides::Enqueue,
             _ => Sides::Either,
         }
+    }
+
+    /// The marker may take back a mark it set at enqueue (CEDM), so the
+    /// qdisc remembers which marks are this queue's.
+    pub fn unmarks(&self) -> bool {
+        matches!(self, Marker::Cedm(_))
     }
 
     /// The marker wants each packet's sojourn time at dequeue.
@@ -130,16 +166,22 @@ impl Marker {
         match self {
             Marker::Cedm(m) => m.at_enqueue(s),
             Marker::Red(m) => m.at_enqueue(s, pkt.ecn != Ecn::NotEct, rng),
+            Marker::MmEcn(m) => m.judge(s.occ.queue, rng),
+            Marker::AEcn(m) => m.at_enqueue(s),
+            Marker::DemePro(m) => m.at_enqueue(s),
+            Marker::Pmsb(m) => m.at_enqueue(s),
             m => mark_if(m.exceeds(s.q, s.occ)),
         }
     }
 
     /// Decide for a packet about to leave (occupancy counts it).
     #[inline]
-    pub fn at_dequeue(&mut self, s: &Seen) -> Verdict {
+    pub fn at_dequeue(&mut self, s: &Seen, rng: &mut Rng) -> Verdict {
         match self {
             Marker::Cedm(m) => m.at_dequeue(s),
             Marker::Tcn(m) => m.at_dequeue(s),
+            Marker::MmEcn(m) => m.judge(s.occ.queue, rng),
+            Marker::DemePro(m) => m.at_dequeue(s),
             m => mark_if(m.exceeds(s.q, s.occ)),
         }
     }
@@ -183,6 +225,10 @@ impl Marker {
             Marker::Cedm(m) => Some(m.k1),
             Marker::Red(m) => Some(m.min_threshold(q)),
             Marker::Tcn(_) => None,
+            Marker::MmEcn(m) => Some(m.k_low),
+            Marker::AEcn(m) => Some(m.threshold(q)),
+            Marker::DemePro(m) => Some(m.k),
+            Marker::Pmsb(m) => Some(m.blind_threshold(q)),
         }
     }
 }
