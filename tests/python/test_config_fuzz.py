@@ -229,6 +229,7 @@ NAMES = [
     "star", "leaf-spine", "fat-tree", "mqecn", "cedm", "pfabric", "fqcodel",
     "sp", "wrr", "dwrr", "sp-dwrr",
     "none", "per-queue", "per-queue-min", "per-port", "per-pool", "mq-ecn",
+    "mm-ecn", "a-ecn", "deme-pro", "pmsb", "ml-ecn", "sent", "size",
     "reno", "ecn-star", "dctcp", "poisson", "by-pair", "weighted",
     "web_search", "data_mining", "cache", "hadoop", "mix", "infinite",
     "auto", "all", "hosts", "switch:host0", "leaf0:host1", "edge0:host0",

@@ -45,7 +45,8 @@ CASES = [
     (
         STAR.replace('marking = "per-port"', 'marking = ["per-port"]'),
         "switch.marking: invalid type: sequence, expected one of none, per-queue, "
-        "per-queue-min, per-port, per-pool, mq-ecn, cedm, red, tcn",
+        "per-queue-min, per-port, per-pool, mq-ecn, cedm, red, tcn, mm-ecn, a-ecn, deme-pro, pmsb, "
+        "ml-ecn",
     ),
     (
         STAR.replace('kind = "star"', 'kind = ["star"]'),

@@ -116,6 +116,18 @@ def run_checked(cfg: dict[str, Any]) -> ecnlab.Result:
     return a
 
 
+def assert_same_outputs(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Both configs write byte-identical outputs (config.json aside)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ecnlab.run(a, out=Path(tmp) / "a", progress=False)
+        ecnlab.run(b, out=Path(tmp) / "b", progress=False)
+        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
+    assert fa.keys() == fb.keys()
+    for name in fa:
+        if name != "config.json":
+            assert fa[name] == fb[name], name
+
+
 def fct_stats(cfg: dict[str, Any], checked: bool = False) -> dict[str, Any]:
     """Run a workload to its end (`checked`: twice, for determinism) and
     return the summary's FCT statistics, with every packet accounted for and

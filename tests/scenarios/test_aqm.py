@@ -4,17 +4,15 @@ links), with long DCTCP flows."""
 from __future__ import annotations
 
 import copy
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
 import ecnlab
 from scenario_kit import (
     PAYLOAD_FRACTION,
+    assert_same_outputs,
     check_conservation,
     goodput,
-    output_files,
     port_queue,
     run_checked,
     star,
@@ -22,18 +20,6 @@ from scenario_kit import (
 
 LINE = 10.0 * PAYLOAD_FRACTION  # 9.733 Gbps of payload on a 10G link
 PKT = 1500
-
-
-def assert_same_outputs(a: dict, b: dict) -> None:
-    """Both configs write byte-identical outputs (config.json aside)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        ecnlab.run(a, out=Path(tmp) / "a", progress=False)
-        ecnlab.run(b, out=Path(tmp) / "b", progress=False)
-        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
-    assert fa.keys() == fb.keys()
-    for name in fa:
-        if name != "config.json":
-            assert fa[name] == fb[name], name
 
 
 def long_flows(n: int, services: list[int] | None = None) -> list[dict]:

@@ -275,8 +275,11 @@ macro_rules! by_name {
 by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
 by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
 by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
-by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn", MlEcn => "ml-ecn" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn", MmEcn => "mm-ecn", AEcn => "a-ecn", DemePro => "deme-pro", Pmsb => "pmsb", MlEcn => "ml-ecn" });
 by_name!(StageBy { Sent => "sent", Size => "size" });
+by_name!(MmecnPosition { Front => "front", Tail => "tail" });
+by_name!(DemeproShare { Occupancy => "occupancy", Threshold => "threshold" });
+by_name!(PmsbShare { All => "all", Active => "active" });
 by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
 by_name!(WorkloadKind { Poisson => "poisson" });
 by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
@@ -480,6 +483,42 @@ pub enum MarkingKind {
     /// ML-ECN: per-class marking (small: K; medium, large: mlecn_levels
     /// levels), with queues chosen by stage (small_queues, ...).
     MlEcn,
+    /// MM-ECN-like (a reconstruction): K_high = threshold, a random band
+    /// from mmecn_k_low, front (dequeue) or tail position.
+    MmEcn,
+    /// A-ECN-like (a reconstruction): per-queue K adapted every aecn_epoch
+    /// enqueues between aecn_k_min and threshold.
+    AEcn,
+    /// DemePro: port total over threshold marks the head of the queue
+    /// furthest above its fair share.
+    DemePro,
+    /// PMSB: port total over threshold and the queue over its blindness
+    /// threshold.
+    Pmsb,
+}
+
+/// Where MM-ECN judges: the departing packet (front) or the arriving one.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum MmecnPosition {
+    Front,
+    Tail,
+}
+
+/// What DemePro's fair share of a queue is a share of.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DemeproShare {
+    Occupancy,
+    Threshold,
+}
+
+/// Which queues split PMSB's threshold into blindness thresholds.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PmsbShare {
+    All,
+    Active,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -536,6 +575,22 @@ pub struct SwitchCfg {
     pub red_spacing: bool,
     /// TCN's sojourn-time threshold (K/C: 84 packets at 10 Gbps = 100.8us).
     pub tcn_threshold: Option<Dur>,
+    /// MM-ECN's random band starts here (default threshold/2); its marking
+    /// probability at threshold (default 1); "front" (default) or "tail".
+    pub mmecn_k_low: Option<Amt>,
+    pub mmecn_pmax: Option<f64>,
+    pub mmecn_position: Option<MmecnPosition>,
+    /// A-ECN's epoch in enqueued packets (default 64), its threshold's steps
+    /// up and down (default "1pkt" each) and its floor (default "2pkt").
+    pub aecn_epoch: Option<u32>,
+    pub aecn_up: Option<Amt>,
+    pub aecn_down: Option<Amt>,
+    pub aecn_k_min: Option<Amt>,
+    /// DemePro's fair share: of the port's occupancy (default) or of K.
+    pub demepro_share: Option<DemeproShare>,
+    /// PMSB's blindness thresholds split K among all queues (default) or
+    /// the backlogged ones.
+    pub pmsb_share: Option<PmsbShare>,
     /// ML-ECN's queue classes (Alg. 1): the queues of each class. Given,
     /// they classify packets by stage tag (host.stages), not by service.
     pub small_queues: Option<Vec<u32>>,
@@ -606,6 +661,15 @@ impl Default for SwitchCfg {
             red_gentle: false,
             red_spacing: true,
             tcn_threshold: None,
+            mmecn_k_low: None,
+            mmecn_pmax: None,
+            mmecn_position: None,
+            aecn_epoch: None,
+            aecn_up: None,
+            aecn_down: None,
+            aecn_k_min: None,
+            demepro_share: None,
+            pmsb_share: None,
             small_queues: None,
             medium_queues: None,
             large_queues: None,
@@ -911,6 +975,15 @@ pub struct FabricCfg {
     pub red_gentle: Option<bool>,
     pub red_spacing: Option<bool>,
     pub tcn_threshold: Option<Dur>,
+    pub mmecn_k_low: Option<Amt>,
+    pub mmecn_pmax: Option<f64>,
+    pub mmecn_position: Option<MmecnPosition>,
+    pub aecn_epoch: Option<u32>,
+    pub aecn_up: Option<Amt>,
+    pub aecn_down: Option<Amt>,
+    pub aecn_k_min: Option<Amt>,
+    pub demepro_share: Option<DemeproShare>,
+    pub pmsb_share: Option<PmsbShare>,
 }
 
 impl SwitchCfg {
@@ -926,6 +999,8 @@ impl SwitchCfg {
             ($($k:ident),*) => { $( if f.$k.is_some() { s.$k = f.$k.clone(); } )* };
         }
         take_opt!(threshold, mqecn_idle, cedm_k2, red_min, red_max, red_pmax, tcn_threshold);
+        take_opt!(mmecn_k_low, mmecn_pmax, mmecn_position, aecn_epoch, aecn_up, aecn_down, aecn_k_min);
+        take_opt!(demepro_share, pmsb_share);
         s
     }
 
@@ -1119,11 +1194,50 @@ fn path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigError 
         Some(i) => msg[..i].to_string(),
         None => msg,
     };
+    let msg = nearest_fields(msg);
     if path == "." || path.is_empty() {
         ConfigError(msg)
     } else {
         ConfigError(format!("{path}: {msg}"))
     }
+}
+
+/// serde follows an unknown key with every key its table allows; [switch]
+/// allows so many that the line would be hundreds of characters long, so a
+/// long list is cut to the three keys nearest the one given (by edit
+/// distance, ties in the table's order).
+fn nearest_fields(msg: String) -> String {
+    const LONG: usize = 200;
+    let Some((given, list)) =
+        msg.strip_prefix("unknown field `").and_then(|rest| rest.split_once("`, expected one of "))
+    else {
+        return msg;
+    };
+    if msg.len() <= LONG {
+        return msg;
+    }
+    let keys: Vec<&str> = list.split(", ").map(|k| k.trim_matches('`')).collect();
+    let mut near = keys.clone();
+    near.sort_by_key(|k| edit_distance(given, k));
+    let near: Vec<String> = near.iter().take(3).map(|k| format!("`{k}`")).collect();
+    format!("unknown field `{given}`; of the {} keys allowed here the nearest are {}", keys.len(), near.join(", "))
+}
+
+/// Levenshtein distance: single-character insertions, deletions and
+/// substitutions turning `a` into `b`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + (ca != cb) as usize).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 // ---------- cross-field validation ----------
@@ -1381,11 +1495,15 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64, stages: usize) -> Result<
             ));
         }
         (MarkingKind::None, _) => {}
-        (m @ (MarkingKind::Cedm | MarkingKind::Red | MarkingKind::Tcn), _) if s.dequeue_marking => {
+        (m, _) if s.dequeue_marking && own_sides(m).is_some() => {
             return Err(bad(
                 &format!("{sec}.dequeue_marking"),
                 true,
-                &format!("\"{}\" decides on its own sides (CEDM at both, RED at enqueue, TCN at dequeue); leave dequeue_marking off", marking_name(m)),
+                &format!(
+                    "\"{}\" decides on its own sides ({}); leave dequeue_marking off",
+                    marking_name(m),
+                    own_sides(m).unwrap_or_default()
+                ),
             ));
         }
         (MarkingKind::Red | MarkingKind::Tcn, _) => {}
@@ -1525,6 +1643,19 @@ fn validate_classes(s: &SwitchCfg, sec: &str, n: usize) -> Result<(), ConfigErro
     Ok(())
 }
 
+/// Where a scheme with hooks of its own judges, for the error that refuses
+/// dequeue_marking with it; None for the schemes dequeue_marking moves.
+fn own_sides(m: MarkingKind) -> Option<&'static str> {
+    Some(match m {
+        MarkingKind::Cedm => "marks at enqueue, takes marks back at dequeue",
+        MarkingKind::Red | MarkingKind::AEcn | MarkingKind::Pmsb | MarkingKind::MlEcn => "judges at enqueue",
+        MarkingKind::Tcn => "judges at dequeue",
+        MarkingKind::MmEcn => "mmecn_position picks front, at dequeue, or tail, at enqueue",
+        MarkingKind::DemePro => "decides at enqueue, marks a queue head as it leaves",
+        _ => return None,
+    })
+}
+
 /// The keys of CEDM, RED and TCN: present where their scheme needs them,
 /// and in range.
 fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
@@ -1604,6 +1735,85 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
             None => return Err(missing("tcn_threshold", "marking \"tcn\" needs a sojourn time, e.g. \"100.8us\"")),
             Some(d) if d.0 == 0 => return Err(bad(&key("tcn_threshold"), "0s", "must be positive")),
             _ => {}
+        }
+    }
+    validate_comparators(s, sec, pkt)
+}
+
+/// The keys of the ML-ECN comparators (MM-ECN, A-ECN, DemePro, PMSB): each
+/// given only with its own scheme, and in range.
+fn validate_comparators(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
+    use MarkingKind::{AEcn, DemePro, MmEcn, Pmsb};
+    let key = |k: &str| format!("{sec}.{k}");
+    let amt = |a: Option<Amt>| a.map(|a| a.0.to_string());
+    let name = |n: &str| Some(format!("\"{n}\""));
+    let given = [
+        ("mmecn_k_low", MmEcn, amt(s.mmecn_k_low)),
+        ("mmecn_pmax", MmEcn, s.mmecn_pmax.map(|p| p.to_string())),
+        (
+            "mmecn_position",
+            MmEcn,
+            s.mmecn_position.and_then(|p| name(if p == MmecnPosition::Front { "front" } else { "tail" })),
+        ),
+        ("aecn_epoch", AEcn, s.aecn_epoch.map(|n| n.to_string())),
+        ("aecn_up", AEcn, amt(s.aecn_up)),
+        ("aecn_down", AEcn, amt(s.aecn_down)),
+        ("aecn_k_min", AEcn, amt(s.aecn_k_min)),
+        (
+            "demepro_share",
+            DemePro,
+            s.demepro_share.and_then(|d| name(if d == DemeproShare::Occupancy { "occupancy" } else { "threshold" })),
+        ),
+        ("pmsb_share", Pmsb, s.pmsb_share.and_then(|p| name(if p == PmsbShare::All { "all" } else { "active" }))),
+    ];
+    for (k, owner, value) in given {
+        if let Some(v) = value {
+            if s.marking != owner {
+                return Err(bad(
+                    &key(k),
+                    v,
+                    &format!(
+                        "set, but marking \"{}\" does not use it (only \"{}\" does)",
+                        marking_name(s.marking),
+                        marking_name(owner)
+                    ),
+                ));
+            }
+        }
+    }
+    // K: these schemes' single threshold, checked present by validate_switch.
+    let k = match &s.threshold {
+        Some(OneOrList::All(a)) => a.0.bytes(pkt),
+        _ => return Ok(()),
+    };
+    if let Some(lo) = s.mmecn_k_low {
+        if lo.0.bytes(pkt) > k {
+            return Err(bad(&key("mmecn_k_low"), lo.0, &format!("must not exceed threshold (K_high = {k}B)")));
+        }
+    }
+    if let Some(p) = s.mmecn_pmax {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(bad(&key("mmecn_pmax"), p, "must be in (0, 1]"));
+        }
+    }
+    if s.aecn_epoch == Some(0) {
+        return Err(bad(&key("aecn_epoch"), 0, "must be at least 1 enqueued packet (default 64)"));
+    }
+    for (k, a) in [("aecn_up", s.aecn_up), ("aecn_down", s.aecn_down)] {
+        if let Some(a) = a {
+            if a.0.bytes(pkt) == 0 {
+                return Err(bad(&key(k), a.0, "must be positive (default \"1pkt\")"));
+            }
+        }
+    }
+    if let Some(lo) = s.aecn_k_min {
+        let b = lo.0.bytes(pkt);
+        if b == 0 || b > k {
+            return Err(bad(
+                &key("aecn_k_min"),
+                lo.0,
+                &format!("must be positive and at most threshold ({k}B), the threshold's ceiling"),
+            ));
         }
     }
     Ok(())
@@ -1856,6 +2066,10 @@ pub fn marking_name(m: MarkingKind) -> &'static str {
         MarkingKind::Red => "red",
         MarkingKind::Tcn => "tcn",
         MarkingKind::MlEcn => "ml-ecn",
+        MarkingKind::MmEcn => "mm-ecn",
+        MarkingKind::AEcn => "a-ecn",
+        MarkingKind::DemePro => "deme-pro",
+        MarkingKind::Pmsb => "pmsb",
     }
 }
 
@@ -1982,7 +2196,8 @@ link_delay = "25us"
         let e = err("[host]\nlso = \"yes\"\n");
         assert!(e.starts_with("host.lso: invalid type: string \"yes\", expected a boolean"), "{e}");
         let e = err("[host]\ntso = true\n");
-        assert!(e.starts_with("host.tso: unknown field `tso`, expected one of `lso`"), "{e}");
+        assert!(e.starts_with("host.tso: unknown field `tso`;"), "{e}");
+        assert!(e.contains("`lso`"), "{e}");
         let e = Config::from_toml(&format!("host = 1\n{BASE}")).unwrap_err().0;
         assert_eq!(e, "host: a number (1); expected a table, [host] with its keys");
         let a = Config::from_toml(BASE).unwrap().resolved_json();
@@ -2012,6 +2227,64 @@ link_delay = "25us"
         assert!(e.contains("[[ping]]"), "{e}");
     }
 
+    /// The comparators' keys: each refused with another scheme (naming the
+    /// key, its value, the marking in force and the one that uses it), and
+    /// range errors naming what is allowed.
+    #[test]
+    fn comparator_keys_errors() {
+        let sw = |keys: &str| err(&format!("[switch]\nqueues = 2\nthreshold = \"20pkt\"\n{keys}"));
+        assert_eq!(
+            sw("marking = \"per-port\"\nmmecn_pmax = 0.5\n"),
+            "switch.mmecn_pmax = 0.5: set, but marking \"per-port\" does not use it (only \"mm-ecn\" does)"
+        );
+        assert_eq!(
+            sw("marking = \"a-ecn\"\ndemepro_share = \"threshold\"\n"),
+            "switch.demepro_share = \"threshold\": set, but marking \"a-ecn\" does not use it (only \"deme-pro\" does)"
+        );
+        assert_eq!(
+            sw("marking = \"pmsb\"\naecn_k_min = \"3pkt\"\n"),
+            "switch.aecn_k_min = 3pkt: set, but marking \"pmsb\" does not use it (only \"a-ecn\" does)"
+        );
+        assert_eq!(
+            sw("marking = \"mm-ecn\"\nmmecn_k_low = \"30pkt\"\n"),
+            "switch.mmecn_k_low = 30pkt: must not exceed threshold (K_high = 30000B)"
+        );
+        assert_eq!(sw("marking = \"mm-ecn\"\nmmecn_pmax = 0\n"), "switch.mmecn_pmax = 0: must be in (0, 1]");
+        let e = sw("marking = \"mm-ecn\"\nmmecn_position = \"head\"\n");
+        assert!(e.starts_with("switch.mmecn_position: unknown variant `head`, expected"), "{e}");
+        assert!(e.contains("front") && e.contains("tail"), "{e}");
+        let e = sw("marking = \"mm-ecn\"\ndequeue_marking = true\n");
+        assert!(
+            e.starts_with("switch.dequeue_marking = true: \"mm-ecn\" decides on its own sides (mmecn_position"),
+            "{e}"
+        );
+        assert_eq!(
+            sw("marking = \"a-ecn\"\naecn_epoch = 0\n"),
+            "switch.aecn_epoch = 0: must be at least 1 enqueued packet (default 64)"
+        );
+        assert_eq!(
+            sw("marking = \"a-ecn\"\naecn_up = \"0B\"\n"),
+            "switch.aecn_up = 0B: must be positive (default \"1pkt\")"
+        );
+        assert!(sw("marking = \"a-ecn\"\naecn_k_min = \"21pkt\"\n")
+            .starts_with("switch.aecn_k_min = 21pkt: must be positive"));
+        let e = sw("marking = \"pmsb\"\npmsb_share = \"busy\"\n");
+        assert!(e.starts_with("switch.pmsb_share: unknown variant `busy`") && e.contains("active"), "{e}");
+        let e = err("[switch]\nmarking = \"deme-pro\"\n");
+        assert!(e.starts_with("switch.threshold: missing; marking \"deme-pro\" needs the standard threshold K"), "{e}");
+        let e = err("[switch]\nqueues = 2\nmarking = \"pmsb\"\nthreshold = [\"20pkt\", \"20pkt\"]\n");
+        assert!(e.starts_with("switch.threshold = a list: only per-queue marking"), "{e}");
+        // Each scheme's own keys are accepted, the fabric inheriting them.
+        for keys in [
+            "marking = \"mm-ecn\"\nmmecn_k_low = \"10pkt\"\nmmecn_pmax = 0.3\nmmecn_position = \"tail\"\n",
+            "marking = \"a-ecn\"\naecn_epoch = 32\naecn_up = \"2pkt\"\naecn_down = \"500B\"\naecn_k_min = \"4pkt\"\n",
+            "marking = \"deme-pro\"\ndemepro_share = \"threshold\"\n",
+            "marking = \"pmsb\"\npmsb_share = \"active\"\n",
+        ] {
+            Config::from_toml(&format!("{BASE}[switch]\nqueues = 2\nthreshold = \"20pkt\"\n{keys}[fabric]\n")).unwrap();
+        }
+    }
+
     #[test]
     fn errors_name_key_value_and_allowed() {
         let e = err("[switch]\nscheduler = \"dwr\"\n");
@@ -2019,6 +2292,11 @@ link_delay = "25us"
         assert!(e.contains("sp-dwrr"), "{e}");
         let e = err("[switch]\nqueus = 2\n");
         assert!(e.contains("unknown field `queus`") && e.contains("queues"), "{e}");
+        // [switch]'s long list of keys is cut to the nearest three.
+        let e = err("[switch]\nbuffe = 0\n");
+        assert!(e.starts_with("switch.buffe: unknown field `buffe`; of the "), "{e}");
+        assert!(e.ends_with(" keys allowed here the nearest are `buffer`, `queues`, `quantum`"), "{e}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
         let e = err("[switch]\nbuffer = \"300Kb\"\n");
         assert!(e.starts_with("switch.buffer: \"300Kb\": unknown size unit"), "{e}");
         let e = err("[switch]\nmarking = \"per-queue\"\n");

@@ -5,9 +5,13 @@
 //! host, the set of equal-cost next-hop ports; a seeded hash of the flow
 //! picks one, so a flow keeps its path and never reorders.
 
-use crate::config::{Config, MarkingKind, OneOrList, SchedulerKind, SwitchCfg, TopologyKind};
+use crate::config::{
+    Config, DemeproShare, MarkingKind, MmecnPosition, OneOrList, PmsbShare, SchedulerKind, SwitchCfg, TopologyKind,
+};
 use crate::switch::buffer::Buffer;
-use crate::switch::marker::{Cedm, Marker, MlEcn, MqEcn, PerPool, PerPort, PerQueue, Red, Tcn};
+use crate::switch::marker::{
+    AEcn, Cedm, DemePro, FairShare, Marker, MlEcn, MmEcn, MqEcn, PerPool, PerPort, PerQueue, Pmsb, Red, Tcn,
+};
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Time};
@@ -365,6 +369,34 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
             Some(c) => Marker::MlEcn(Box::new(MlEcn::new(k(t), s.mlecn_levels, c.clone(), n))),
             None => Marker::None,
         },
+        // The comparators' defaults: shared/schemes/comparators.md §1-4.
+        (MarkingKind::MmEcn, Some(t)) => Marker::MmEcn(MmEcn {
+            k_low: s.mmecn_k_low.map_or(k(t) / 2, |a| a.0.bytes(pkt)),
+            k_high: k(t),
+            pmax: s.mmecn_pmax.unwrap_or(1.0),
+            front: s.mmecn_position != Some(MmecnPosition::Tail),
+        }),
+        (MarkingKind::AEcn, Some(t)) => {
+            let or_pkts = |a: Option<crate::config::Amt>, n: u64| a.map_or(n * pkt, |a| a.0.bytes(pkt));
+            Marker::AEcn(Box::new(AEcn::new(
+                k(t),
+                or_pkts(s.aecn_k_min, 2).min(k(t)),
+                or_pkts(s.aecn_up, 1),
+                or_pkts(s.aecn_down, 1),
+                s.aecn_epoch.unwrap_or(AEcn::DEFAULT_EPOCH),
+                n,
+            )))
+        }
+        (MarkingKind::DemePro, Some(t)) => {
+            let share = match s.demepro_share {
+                Some(DemeproShare::Threshold) => FairShare::Threshold,
+                _ => FairShare::Occupancy,
+            };
+            Marker::DemePro(Box::new(DemePro::new(k(t), &quanta, share)))
+        }
+        (MarkingKind::Pmsb, Some(t)) => {
+            Marker::Pmsb(Box::new(Pmsb::new(k(t), &quanta, s.pmsb_share == Some(PmsbShare::Active))))
+        }
     };
     let mut q = Qdisc::new(n, sched, marker, Buffer::new(s.buffer.0, pkt), rate_bps);
     q.set_dequeue_marking(s.dequeue_marking);

@@ -50,7 +50,7 @@ struct Cold {
     drops: Vec<Drops>,
     /// Packets dropped at dequeue, for the caller to account and free.
     dequeue_drops: Vec<u32>,
-    /// The port's own random stream (RED), seeded per port.
+    /// The port's own random stream (RED, MM-ECN), seeded per port.
     rng: Rng,
     /// Per queue, the enqueue time of each queued packet, oldest first;
     /// kept only for markers that judge the sojourn time (TCN).
@@ -124,7 +124,7 @@ impl Qdisc {
         let none = matches!(self.marker, Marker::None);
         self.hook_in = i && !none;
         self.hook_out = o && !none;
-        self.unmarks = self.marker.sides() == Sides::Both;
+        self.unmarks = self.marker.unmarks();
         self.plain = self.marker.sides() == Sides::Either;
         self.stamping = !self.cold.stamps.is_empty();
     }
@@ -213,7 +213,8 @@ impl Qdisc {
         Ok(())
     }
 
-    /// The enqueue hook of a marker with state of its own (CEDM, RED).
+    /// The enqueue hook of a marker with state of its own (CEDM, RED, the
+    /// ML-ECN comparators).
     #[inline(never)]
     fn enter(
         &mut self,
@@ -224,7 +225,7 @@ impl Qdisc {
         size: u32,
         arena: &mut Arena,
     ) -> Result<(), DropReason> {
-        let seen = Seen { now, q, occ, size, sojourn: 0 };
+        let seen = Seen { now, q, occ, size, sojourn: 0, backlogged: self.nonempty | 1 << q };
         match self.marker.at_enqueue(&seen, arena.get(id), &mut self.cold.rng) {
             Verdict::Pass | Verdict::Unmark => Ok(()),
             Verdict::Mark if self.mark(q, id, arena, self.unmarks) => Ok(()),
@@ -310,15 +311,17 @@ impl Qdisc {
         None
     }
 
-    /// The dequeue hook of a marker with state of its own (CEDM, TCN) for
-    /// packet `id` of queue `q`; false: drop it.
+    /// The dequeue hook of a marker with state of its own (CEDM, TCN,
+    /// MM-ECN, DemePro) for packet `id` of queue `q`; false: drop it.
     #[inline(never)]
     fn leave(&mut self, now: Time, q: usize, occ: Occupancy, id: u32, size: u32, arena: &mut Arena) -> bool {
         let sojourn = match self.cold.stamps.get_mut(q) {
             Some(s) => now - s.pop_front().expect("a stamp per queued packet"),
             None => 0,
         };
-        let verdict = self.marker.at_dequeue(&Seen { now, q, occ, size, sojourn });
+        // Its queue still counts as backlogged, as `occ` still counts it.
+        let seen = Seen { now, q, occ, size, sojourn, backlogged: self.nonempty | 1 << q };
+        let verdict = self.marker.at_dequeue(&seen, &mut self.cold.rng);
         if self.unmarks {
             // The mark, if any, is this queue's until the packet leaves.
             let p = arena.get_mut(id);
@@ -615,6 +618,82 @@ mod tests {
         // Both outcomes happened many times.
         assert!(marked > 200 && checked - marked > 200, "{marked} of {checked}");
         assert_eq!(qd.counters(0).marked + qd.counters(1).marked, marked as u64);
+    }
+
+    /// DemePro through the qdisc: K = 20 packets, two DWRR queues with
+    /// equal quanta. Queue 0 takes 15 packets, queue 1 five (20 in all, not
+    /// over K); the 21st, to queue 1, puts the port over K with fair shares
+    /// of 10.5 packets each, queue 0 4.5 over. The one CE of the run must be
+    /// on queue 0's first packet (its head then), not on the arriving packet
+    /// nor on any later packet of queue 0, whatever order DWRR sends them in.
+    #[test]
+    fn deme_pro_marks_the_head_of_the_queue_over_its_share() {
+        use crate::switch::marker::{DemePro, FairShare};
+        use crate::switch::scheduler::Dwrr;
+        let m = Marker::DemePro(Box::new(DemePro::new(20 * 1500, &[1500, 1500], FairShare::Occupancy)));
+        let sched = Scheduler::RoundRobin(Dwrr::new(vec![1500, 1500], true));
+        let mut qd = Qdisc::new(2, sched, m, Buffer::Bytes(1 << 30), 10_000_000_000);
+        let mut arena = Arena::default();
+        let mut ids = Vec::new();
+        for q in std::iter::repeat_n(0, 15).chain(std::iter::repeat_n(1, 6)) {
+            let mut p = Packet::new(Kind::Data, 0, 1, 0, q, 1500);
+            p.ecn = Ecn::Ect;
+            let id = arena.alloc(p, 0);
+            qd.enqueue(0, id, &mut arena, 0).unwrap();
+            ids.push(id);
+        }
+        // Nothing is marked on the way in.
+        assert!(ids.iter().all(|&i| arena.get(i).ecn == Ecn::Ect));
+        let mut marked = Vec::new();
+        while let Some((id, _)) = qd.dequeue(0, &mut arena, 0) {
+            if arena.get(id).ecn == Ecn::Ce {
+                marked.push(id);
+            }
+        }
+        assert_eq!(marked, [ids[0]]);
+        assert_eq!((qd.counters(0).marked, qd.counters(1).marked), (1, 0));
+    }
+
+    /// DemePro's own count of each queue's bytes stays equal to the queue's
+    /// through overflow drops (the buffer holds 12 packets), dequeue drops
+    /// of Not-ECT heads (drop_not_ect) and empty queues, under random
+    /// arrivals to three queues and random service.
+    #[test]
+    fn deme_pro_keeps_an_exact_count_of_each_queue() {
+        use crate::switch::marker::{DemePro, FairShare};
+        use crate::switch::scheduler::Dwrr;
+        let m = Marker::DemePro(Box::new(DemePro::new(6 * 1500, &[1500, 1500, 3000], FairShare::Occupancy)));
+        let sched = Scheduler::RoundRobin(Dwrr::new(vec![1500, 1500, 3000], true));
+        let mut qd = Qdisc::new(3, sched, m, Buffer::Bytes(12 * 1500), 10_000_000_000);
+        qd.drop_not_ect = true;
+        let mut arena = Arena::default();
+        let mut rng = Rng::new(5);
+        let (mut overflows, mut out_drops, mut marks) = (0, 0, 0);
+        for i in 0..20_000u64 {
+            if rng.uniform() < 0.55 {
+                let q = (rng.next_u64() % 3) as u8;
+                let size = [1500, 600, 64][(rng.next_u64() % 3) as usize];
+                let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
+                p.ecn = if rng.uniform() < 0.2 { Ecn::NotEct } else { Ecn::Ect };
+                let id = arena.alloc(p, 0);
+                if qd.enqueue(i, id, &mut arena, 0).is_err() {
+                    overflows += 1;
+                    arena.free(id);
+                }
+            } else if let Some((id, _)) = qd.dequeue(i, &mut arena, 0) {
+                marks += (arena.get(id).ecn == Ecn::Ce) as u32;
+                arena.free(id);
+            }
+            while let Some(id) = qd.take_dequeue_drop() {
+                out_drops += 1;
+                arena.free(id);
+            }
+            let Marker::DemePro(d) = &qd.marker else { unreachable!() };
+            for q in 0..3 {
+                assert_eq!(d.queue_bytes(q), qd.queues[q].fifo.bytes, "step {i}, queue {q}");
+            }
+        }
+        assert!(overflows > 100 && out_drops > 100 && marks > 100, "{overflows} {out_drops} {marks}");
     }
 
     /// CEDM's mark, set at enqueue, is taken back at dequeue when the queue

@@ -85,7 +85,7 @@ mod tests {
     /// The packet finds (enqueue) or leaves behind (dequeue) `q` bytes.
     fn seen(now: Time, q: u64) -> Seen {
         let occ = q + 1500;
-        Seen { now, q: 0, occ: Occupancy { queue: occ, port: occ, pool: occ }, size: 1500, sojourn: 0 }
+        Seen { now, q: 0, occ: Occupancy { queue: occ, port: occ, pool: occ }, size: 1500, sojourn: 0, backlogged: 1 }
     }
 
     /// Alg. 1 and 2 case by case, K1 = 10 and K2 = 30 packets of 1500 B

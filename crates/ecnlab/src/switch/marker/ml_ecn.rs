@@ -100,7 +100,7 @@ mod tests {
     }
 
     fn seen(q: usize, queue: u64, port: u64) -> Seen {
-        Seen { now: 0, q, occ: Occupancy { queue, port, pool: port }, size: 1500, sojourn: 0 }
+        Seen { now: 0, q, occ: Occupancy { queue, port, pool: port }, size: 1500, sojourn: 0, backlogged: 0 }
     }
 
     fn pkt(stage: u8) -> Packet {

@@ -10,22 +10,35 @@
 //! the same as Tuning ECN's "queue seen on arrival ≥ h" for whole packets.
 //! CEDM uses both hooks, TCN only the dequeue one (it needs the sojourn
 //! time), RED and ML-ECN the enqueue one (ML-ECN reads the packet's stage).
+//!
+//! The ML-ECN paper's comparators (ML-ECN §IV, §VI; reconstructions from
+//! shared/schemes/comparators.md): MM-ECN judges at dequeue (or at enqueue
+//! with its tail position), A-ECN and PMSB at enqueue, DemePro at both (it
+//! decides at enqueue and marks a queue head, which leaves at dequeue).
 
+mod a_ecn;
 mod cedm;
+mod deme_pro;
 mod ml_ecn;
+mod mm_ecn;
 mod mq_ecn;
 mod per_pool;
 mod per_port;
 mod per_queue;
+mod pmsb;
 mod red;
 mod tcn;
 
+pub use a_ecn::AEcn;
 pub use cedm::Cedm;
+pub use deme_pro::{DemePro, FairShare};
 pub use ml_ecn::MlEcn;
+pub use mm_ecn::MmEcn;
 pub use mq_ecn::MqEcn;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
 pub use per_queue::PerQueue;
+pub use pmsb::Pmsb;
 pub use red::Red;
 pub use tcn::Tcn;
 
@@ -66,6 +79,10 @@ pub struct Seen {
     /// At dequeue: how long the packet waited in its queue (0 at enqueue,
     /// and at dequeue unless the marker asks for enqueue times).
     pub sojourn: Time,
+    /// Bit i set while queue i holds packets, the packet's own queue
+    /// included (as `occ` counts the packet) — for schemes whose share of
+    /// a threshold depends on which queues are active (PMSB).
+    pub backlogged: u64,
 }
 
 /// Occupancy seen by a marking decision, in bytes, packet included.
@@ -98,6 +115,10 @@ pub enum Marker {
     Red(Box<Red>),
     Tcn(Tcn),
     MlEcn(Box<MlEcn>),
+    MmEcn(MmEcn),
+    AEcn(Box<AEcn>),
+    DemePro(Box<DemePro>),
+    Pmsb(Box<Pmsb>),
 }
 
 impl Marker {
@@ -105,7 +126,15 @@ impl Marker {
     #[inline]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
         match self {
-            Marker::None | Marker::Cedm(_) | Marker::Red(_) | Marker::Tcn(_) | Marker::MlEcn(_) => false,
+            Marker::None
+            | Marker::Cedm(_)
+            | Marker::Red(_)
+            | Marker::Tcn(_)
+            | Marker::MmEcn(_)
+            | Marker::AEcn(_)
+            | Marker::DemePro(_)
+            | Marker::Pmsb(_)
+            | Marker::MlEcn(_) => false,
             Marker::PerQueue(m) => m.exceeds(q, occ),
             Marker::PerPort(m) => m.exceeds(occ),
             Marker::PerPool(m) => m.exceeds(occ),
@@ -115,11 +144,19 @@ impl Marker {
 
     pub fn sides(&self) -> Sides {
         match self {
-            Marker::Cedm(_) => Sides::Both,
-            Marker::Red(_) | Marker::MlEcn(_) => Sides::Enqueue,
+            Marker::Cedm(_) | Marker::DemePro(_) => Sides::Both,
+            Marker::Red(_) | Marker::AEcn(_) | Marker::Pmsb(_) | Marker::MlEcn(_) => Sides::Enqueue,
             Marker::Tcn(_) => Sides::Dequeue,
+            Marker::MmEcn(m) if m.front => Sides::Dequeue,
+            Marker::MmEcn(_) => Sides::Enqueue,
             _ => Sides::Either,
         }
+    }
+
+    /// The marker may take back a mark it set at enqueue (CEDM), so the
+    /// qdisc remembers which marks are this queue's.
+    pub fn unmarks(&self) -> bool {
+        matches!(self, Marker::Cedm(_))
     }
 
     /// The marker wants each packet's sojourn time at dequeue.
@@ -134,16 +171,22 @@ impl Marker {
             Marker::Cedm(m) => m.at_enqueue(s),
             Marker::Red(m) => m.at_enqueue(s, pkt.ecn != Ecn::NotEct, rng),
             Marker::MlEcn(m) => m.at_enqueue(s, pkt, rng),
+            Marker::MmEcn(m) => m.judge(s.occ.queue, rng),
+            Marker::AEcn(m) => m.at_enqueue(s),
+            Marker::DemePro(m) => m.at_enqueue(s),
+            Marker::Pmsb(m) => m.at_enqueue(s),
             m => mark_if(m.exceeds(s.q, s.occ)),
         }
     }
 
     /// Decide for a packet about to leave (occupancy counts it).
     #[inline]
-    pub fn at_dequeue(&mut self, s: &Seen) -> Verdict {
+    pub fn at_dequeue(&mut self, s: &Seen, rng: &mut Rng) -> Verdict {
         match self {
             Marker::Cedm(m) => m.at_dequeue(s),
             Marker::Tcn(m) => m.at_dequeue(s),
+            Marker::MmEcn(m) => m.judge(s.occ.queue, rng),
+            Marker::DemePro(m) => m.at_dequeue(s),
             m => mark_if(m.exceeds(s.q, s.occ)),
         }
     }
@@ -188,6 +231,10 @@ impl Marker {
             Marker::Red(m) => Some(m.min_threshold(q)),
             Marker::Tcn(_) => None,
             Marker::MlEcn(m) => Some(m.k),
+            Marker::MmEcn(m) => Some(m.k_low),
+            Marker::AEcn(m) => Some(m.threshold(q)),
+            Marker::DemePro(m) => Some(m.k),
+            Marker::Pmsb(m) => Some(m.blind_threshold(q)),
         }
     }
 }

@@ -174,7 +174,7 @@ mod tests {
     use crate::switch::marker::Occupancy;
 
     fn seen(now: Time, q: u64) -> Seen {
-        Seen { now, q: 0, occ: Occupancy { queue: q, port: q, pool: q }, size: 1500, sojourn: 0 }
+        Seen { now, q: 0, occ: Occupancy { queue: q, port: q, pool: q }, size: 1500, sojourn: 0, backlogged: 1 }
     }
 
     /// Held at one average (w_q = 1, a steady queue), RED marks a fraction
