@@ -15,7 +15,7 @@ from ecnlab.cli import main
 from ecnlab.reproduce import figure_ids, load_figure, reproduce
 from ecnlab.reproduce.verdict import VERDICTS
 
-# The figures the issues ask for (MQ-ECN, Tuning ECN, CEDM).
+# The figures the issues ask for (MQ-ECN, Tuning ECN, CEDM, ML-ECN).
 REQUIRED = {
     "mqecn-fig1", "mqecn-fig2", "mqecn-fig3", "mqecn-fig6", "mqecn-fig7", "mqecn-fig8",
     "mqecn-fig9", "mqecn-fig10", "mqecn-fig11", "mqecn-fig12", "mqecn-fig13",
@@ -24,6 +24,10 @@ REQUIRED = {
     "tuning-ecn-fig12",
     # CEDM (the micro-burst issue)
     "cedm-fig4", "cedm-fig10", "cedm-fig11",
+    # ML-ECN
+    "mlecn-fig2", "mlecn-fig4", "mlecn-fig5", "mlecn-fig6", "mlecn-fig7", "mlecn-fig8",
+    "mlecn-fig9", "mlecn-fig10", "mlecn-fig11", "mlecn-fig12", "mlecn-fig13",
+    "mlecn-fig14", "mlecn-fig15",
 }  # fmt: skip
 
 OUT: Path | None = None
