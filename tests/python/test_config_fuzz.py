@@ -227,7 +227,7 @@ PLAUSIBLE_SCALES = [0.1, 0.5, 2, 10]
 # Every name a string key of the schema takes, for swapping one for another.
 NAMES = [
     "star", "leaf-spine", "fat-tree", "mqecn", "cedm", "pfabric", "fqcodel",
-    "sp", "wrr", "dwrr", "sp-dwrr",
+    "sp", "wrr", "dwrr", "sp-dwrr", "wfq",
     "none", "per-queue", "per-queue-min", "per-port", "per-pool", "mq-ecn",
     "mm-ecn", "a-ecn", "deme-pro", "pmsb", "ml-ecn", "sent", "size",
     "reno", "ecn-star", "dctcp", "poisson", "by-pair", "weighted",

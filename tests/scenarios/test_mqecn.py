@@ -1,5 +1,6 @@
 """MQ-ECN against per-queue, per-queue-min, per-port and per-pool marking
-(Bai et al., NSDI 2016) on a 10 Gbps star, base RTT 100 us, K = 65 packets."""
+(Bai et al., NSDI 2016) on a 10 Gbps star, base RTT 100 us, K = 65 packets;
+over DWRR (round-time estimate) and over WFQ (the weight-sum variant, §3.4)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from scenario_kit import goodput, port_queue, run_checked, star
 K = 65
 
 
-def one_vs_four(marking: str) -> ecnlab.Result:
+def one_vs_four(marking: str, sched: str = "dwrr") -> ecnlab.Result:
     # Service 0: one flow (host0); service 1: four flows (host1). Equal quanta.
     cfg = star(
         switch={
             "queues": 2,
-            "scheduler": "dwrr",
+            "scheduler": sched,
             "marking": marking,
             "threshold": f"{K}pkt",
             "buffer": "200pkt",
@@ -32,10 +33,12 @@ def share1(res: ecnlab.Result) -> float:
     return g[1] / (g[0] + g[1])
 
 
-def test_per_port_marking_breaks_fair_sharing() -> None:
+@pytest.mark.parametrize("sched", ["dwrr", "wfq"])
+def test_per_port_marking_breaks_fair_sharing(sched: str) -> None:
     # MQ-ECN Fig. 3 (§2.2.3): with one per-port threshold the 4-flow service
-    # takes clearly more than its half (testbed: 539 vs 403 Mbps = 57%).
-    assert share1(one_vs_four("per-port")) > 0.57
+    # takes clearly more than its half (testbed: 539 vs 403 Mbps = 57%),
+    # whichever scheduler shares the link (measured here: 66% under both).
+    assert share1(one_vs_four("per-port", sched)) > 0.57
 
 
 @pytest.mark.parametrize("marking", ["per-queue", "mq-ecn"])
@@ -54,6 +57,19 @@ def test_mqecn_keeps_shared_port_queue_well_below_2k() -> None:
     assert std.mean() > 1.6 * K, std.mean()
     assert mq.mean() < 1.2 * K, mq.mean()
     assert np.percentile(mq, 99) < 1.5 * K
+
+
+def test_mqecn_generic_over_wfq_splits_evenly_below_2k() -> None:
+    # Issue 11's bar for MQ-ECN's weight-sum variant over WFQ (§3.4): the
+    # 1-flow and 4-flow services split evenly (within 5%) and the port
+    # queue stays below 2K. Both queues backlogged with equal weights give
+    # W_est → 2w and K_i → K/2, so the port holds about K, not the 2K of
+    # per-queue K (measured: mean 59 packets, at most 68).
+    res = one_vs_four("mq-ecn", "wfq")
+    assert share1(res) == pytest.approx(0.5, abs=0.05 * 0.5)
+    q = port_queue(res, "switch", "host2", warmup=0.1)
+    assert q.max() < 2 * K, q.max()
+    assert q.mean() < 1.2 * K, q.mean()
 
 
 def rtt_with_active_queues(marking: str, active: int) -> float:
@@ -90,17 +106,20 @@ def test_rtt_grows_with_active_queues_under_standard_k_not_mqecn() -> None:
     assert mq[-1] < 0.35 * std[-1]
 
 
-def test_mqecn_weighted_quanta_follow_weights_not_flow_counts() -> None:
+@pytest.mark.parametrize("sched", ["dwrr", "wfq"])
+def test_mqecn_weighted_quanta_follow_weights_not_flow_counts(sched: str) -> None:
     # The authors' test-dwrr.tcl set-up (shared/schemes/mq-ecn.md, prediction
     # 4): quanta 1500:6000, 8 flows in queue 0, 2 flows in queue 1 joining
-    # later. Goodput settles near 2:8 and queue 0 holds about K/5.
+    # later. Goodput settles near 2:8 and queue 0 holds about K/5. Over WFQ
+    # the generic variant gives the same K/5: w_0/(w_0 + w_1) = 1500/7500
+    # (MQ-ECN §3.4), as the round time does under DWRR (Eq. 5).
     cfg = star(
         hosts=11,
         duration="0.3s",
         warmup="0.15s",
         switch={
             "queues": 2,
-            "scheduler": "dwrr",
+            "scheduler": sched,
             "quantum": ["1500B", "6000B"],
             "marking": "mq-ecn",
             "threshold": "80pkt",

@@ -274,7 +274,7 @@ macro_rules! by_name {
 
 by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
 by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
-by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr" });
+by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr", Wfq => "wfq" });
 by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn", MmEcn => "mm-ecn", AEcn => "a-ecn", DemePro => "deme-pro", Pmsb => "pmsb", MlEcn => "ml-ecn" });
 by_name!(StageBy { Sent => "sent", Size => "size" });
 by_name!(MmecnPosition { Front => "front", Tail => "tail" });
@@ -457,12 +457,8 @@ pub enum SchedulerKind {
     Wrr,
     Dwrr,
     SpDwrr,
-}
-
-impl SchedulerKind {
-    pub fn is_round_robin(self) -> bool {
-        !matches!(self, SchedulerKind::Sp)
-    }
+    /// Weighted fair queueing (self-clocked), weights from `quantum`.
+    Wfq,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
@@ -532,7 +528,8 @@ pub struct SwitchCfg {
     pub queues: u32,
     #[serde(default = "default_scheduler")]
     pub scheduler: SchedulerKind,
-    /// Bytes a queue may send per round (WRR, DWRR): one value or one per queue.
+    /// Bytes a queue may send per round (WRR, DWRR), or its weight (WFQ):
+    /// one value or one per queue.
     #[serde(default = "default_quantum")]
     pub quantum: OneOrList<Bytes>,
     /// Strict-priority queues above the DWRR group (sp-dwrr only).
@@ -994,6 +991,11 @@ impl SwitchCfg {
             ($($k:ident),*) => { $( if let Some(v) = &f.$k { s.$k = v.clone(); } )* };
         }
         take!(buffer, scheduler, quantum, sp_queues, marking, dequeue_marking, drop_not_ect, mqecn_beta);
+        // Fabric ports with a scheduler of their own have no strict queues
+        // unless they say so: the switch's sp_queues belong to its sp-dwrr.
+        if f.scheduler.is_some() && f.sp_queues.is_none() && s.scheduler != SchedulerKind::SpDwrr {
+            s.sp_queues = one_u32();
+        }
         take!(cedm_ws, red_wq, red_gentle, red_spacing);
         macro_rules! take_opt {
             ($($k:ident),*) => { $( if f.$k.is_some() { s.$k = f.$k.clone(); } )* };
@@ -1483,6 +1485,16 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64, stages: usize) -> Result<
             &format!("sp-dwrr needs 1 to {} strict queues (queues - 1)", s.queues.saturating_sub(1).max(1)),
         ));
     }
+    if s.scheduler != SchedulerKind::SpDwrr && s.sp_queues != 1 {
+        return Err(bad(
+            &format!("{sec}.sp_queues"),
+            s.sp_queues,
+            &format!(
+                "only sp-dwrr has strict queues ({sec}.scheduler is {}); leave sp_queues out",
+                scheduler_name(s.scheduler)
+            ),
+        ));
+    }
     if !(s.mqecn_beta > 0.0 && s.mqecn_beta < 1.0) {
         return Err(bad(&format!("{sec}.mqecn_beta"), s.mqecn_beta, "must lie strictly between 0 and 1"));
     }
@@ -1533,11 +1545,11 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64, stages: usize) -> Result<
         }
         _ => {}
     }
-    if s.marking == MarkingKind::MqEcn && !s.scheduler.is_round_robin() {
+    if s.marking == MarkingKind::MqEcn && s.scheduler == SchedulerKind::Sp {
         return Err(bad(
             &format!("{sec}.marking"),
             "\"mq-ecn\"",
-            "needs a round-robin scheduler: wrr, dwrr or sp-dwrr",
+            "needs a weighted scheduler: wrr, dwrr, sp-dwrr (round-time estimate) or wfq (weight-sum estimate)",
         ));
     }
     if let Some(d) = s.mqecn_idle {
@@ -2054,6 +2066,16 @@ impl Config {
     }
 }
 
+fn scheduler_name(s: SchedulerKind) -> &'static str {
+    match s {
+        SchedulerKind::Sp => "\"sp\"",
+        SchedulerKind::Wrr => "\"wrr\"",
+        SchedulerKind::Dwrr => "\"dwrr\"",
+        SchedulerKind::SpDwrr => "\"sp-dwrr\"",
+        SchedulerKind::Wfq => "\"wfq\"",
+    }
+}
+
 pub fn marking_name(m: MarkingKind) -> &'static str {
     match m {
         MarkingKind::None => "none",
@@ -2159,6 +2181,28 @@ link_delay = "25us"
         let q = Config::from_json(&p.to_string()).unwrap().resolved_json();
         assert_eq!(p, q);
         assert_eq!(p["topology"]["leaves"], 12);
+    }
+
+    /// WFQ takes MQ-ECN (both forms); sp_queues belongs to sp-dwrr alone,
+    /// and a fabric with a scheduler of its own does not inherit the
+    /// switch's strict queues.
+    #[test]
+    fn wfq_combinations() {
+        let ok = |extra: &str| Config::from_toml(&format!("{BASE}{extra}")).map(|_| ()).map_err(|e| e.0);
+        assert_eq!(
+            ok("[switch]\nqueues = 2\nscheduler = \"wfq\"\nmarking = \"mq-ecn\"\nthreshold = \"65pkt\"\n"),
+            Ok(())
+        );
+        let red = "red_min = \"10pkt\"\nred_max = \"30pkt\"\nred_pmax = 0.1\n";
+        assert_eq!(ok(&format!("[switch]\nqueues = 2\nscheduler = \"wfq\"\nmarking = \"mq-ecn\"\n{red}")), Ok(()));
+        let sp_dwrr = "[switch]\nqueues = 3\nscheduler = \"sp-dwrr\"\nsp_queues = 2\n";
+        assert_eq!(ok(&format!("{sp_dwrr}[fabric]\nscheduler = \"wfq\"\n")), Ok(()));
+        assert_eq!(
+            ok(&format!("{sp_dwrr}[fabric]\nscheduler = \"wfq\"\nsp_queues = 2\n")),
+            Err("fabric.sp_queues = 2: only sp-dwrr has strict queues (fabric.scheduler is \"wfq\"); leave sp_queues out".into())
+        );
+        let e = err("[switch]\nqueues = 2\nscheduler = \"sp\"\nmarking = \"mq-ecn\"\nthreshold = \"65pkt\"\n");
+        assert!(e.starts_with("switch.marking = \"mq-ecn\": needs a weighted scheduler") && e.contains("wfq"), "{e}");
     }
 
     /// `[host]`: one error per bad key, naming it, the value and what is
@@ -2304,9 +2348,14 @@ link_delay = "25us"
         let e = err("[[flows]]\nsrc = 0\ndst = 3\n");
         assert!(e.starts_with("flows[0].dst = 3: no such host"), "{e}");
         let e = err("[switch]\nqueues = 2\nmarking = \"mq-ecn\"\nscheduler = \"sp\"\nthreshold = \"65pkt\"\n");
-        assert!(e.contains("needs a round-robin scheduler"), "{e}");
+        assert_eq!(e, "switch.marking = \"mq-ecn\": needs a weighted scheduler: wrr, dwrr, sp-dwrr (round-time estimate) or wfq (weight-sum estimate)");
         let e = err("[switch]\nqueues = 2\nquantum = [\"1500B\"]\n");
         assert!(e.starts_with("switch.quantum = a list of 1"), "{e}");
+        let e = err("[switch]\nqueues = 3\nscheduler = \"wfq\"\nsp_queues = 2\n");
+        assert_eq!(
+            e,
+            "switch.sp_queues = 2: only sp-dwrr has strict queues (switch.scheduler is \"wfq\"); leave sp_queues out"
+        );
         let e = err("[switch]\ndequeue_marking = true\n");
         assert_eq!(e, "switch.dequeue_marking = true: needs a marking scheme (switch.marking is \"none\")");
         // A section or entry that is not a table, and a name given as a list.
@@ -2315,7 +2364,7 @@ link_delay = "25us"
         let e = Config::from_toml(&format!("flows = [\"x\"]\n{BASE}")).unwrap_err().0;
         assert_eq!(e, "flows[0]: a string \"x\"; expected a table, a [[flows]] entry with its keys");
         let e = err("[switch]\nscheduler = [\"dwrr\"]\n");
-        assert_eq!(e, "switch.scheduler: invalid type: sequence, expected one of sp, wrr, dwrr, sp-dwrr");
+        assert_eq!(e, "switch.scheduler: invalid type: sequence, expected one of sp, wrr, dwrr, sp-dwrr, wfq");
         let e = Config::from_toml(&BASE.replace("hosts = 3", "hosts = 3\necmp = \"random\"")).unwrap_err().0;
         assert!(e.starts_with("topology.ecmp: unknown variant `random`"), "{e}");
         assert!(e.contains("per-flow") && e.contains("per-packet"), "{e}");

@@ -10,9 +10,10 @@ use crate::config::{
 };
 use crate::switch::buffer::Buffer;
 use crate::switch::marker::{
-    AEcn, Cedm, DemePro, FairShare, Marker, MlEcn, MmEcn, MqEcn, PerPool, PerPort, PerQueue, Pmsb, Red, Tcn,
+    AEcn, Cedm, DemePro, FairShare, Marker, MlEcn, MmEcn, MqEcn, MqEcnGeneric, PerPool, PerPort, PerQueue, Pmsb, Red,
+    Share, Tcn,
 };
-use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr};
+use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr, Wfq};
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Time};
 use std::collections::{HashMap, VecDeque};
@@ -335,6 +336,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         SchedulerKind::SpDwrr => {
             Scheduler::SpDwrr(SpDwrr { sp: s.sp_queues as usize, dwrr: Dwrr::new(quanta.clone(), true) })
         }
+        SchedulerKind::Wfq => Scheduler::Wfq(Wfq::new(&quanta)),
     };
     let k = |t: &OneOrList<crate::config::Amt>| match t {
         OneOrList::All(a) => a.0.bytes(pkt),
@@ -347,11 +349,18 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         let (min, max, pmax) = (amt(s.red_min), amt(s.red_max), s.red_pmax.unwrap_or(1.0));
         Red::new(min, max, pmax, s.red_wq, s.red_gentle, s.red_spacing, tx_time(pkt, rate_bps), n)
     };
+    // MQ-ECN's share estimate: the weight sum under WFQ (no rounds to time,
+    // §3.4), the round time otherwise.
+    let generic = s.scheduler == SchedulerKind::Wfq;
     let marker = match (s.marking, &s.threshold) {
         (MarkingKind::None, _) => Marker::None,
         (MarkingKind::Red, _) => Marker::Red(Box::new(red())),
         (MarkingKind::MqEcn, _) if s.red_keys() => {
-            let mq = MqEcn::new(0, &quanta, rate_bps, strict, s.mqecn_beta, idle);
+            let mq = if generic {
+                Share::Weights(MqEcnGeneric::new(0, &quanta, s.mqecn_beta, idle))
+            } else {
+                Share::Round(MqEcn::new(0, &quanta, rate_bps, strict, s.mqecn_beta, idle))
+            };
             Marker::Red(Box::new(red().with_mq_ecn(mq)))
         }
         (MarkingKind::Tcn, _) => Marker::Tcn(Tcn { threshold: s.tcn_threshold.map(|d| d.0).unwrap_or(0) }),
@@ -364,6 +373,9 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         (MarkingKind::PerQueueMin, Some(t)) => Marker::PerQueue(PerQueue::minimum(k(t), &quanta)),
         (MarkingKind::PerPort, Some(t)) => Marker::PerPort(PerPort { k: k(t) }),
         (MarkingKind::PerPool, Some(t)) => Marker::PerPool(PerPool { k: k(t) }),
+        (MarkingKind::MqEcn, Some(t)) if generic => {
+            Marker::MqEcnGeneric(MqEcnGeneric::new(k(t), &quanta, s.mqecn_beta, idle))
+        }
         (MarkingKind::MqEcn, Some(t)) => Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle)),
         (MarkingKind::MlEcn, Some(t)) => match &classes {
             Some(c) => Marker::MlEcn(Box::new(MlEcn::new(k(t), s.mlecn_levels, c.clone(), n))),
@@ -465,5 +477,29 @@ mod tests {
         // one uplink set of 12, per spine its 12 leaf ports — 432 entries,
         // where one copy per (switch, host) would take 20,880.
         assert_eq!(net.route_ports.len(), 12 * (12 + 12) + 12 * 12);
+    }
+
+    /// `marking = "mq-ecn"` picks its share estimate by scheduler: the
+    /// weight sum over WFQ, the round time over DWRR, in both its
+    /// threshold and its probabilistic (RED) forms (MQ-ECN §3.3, §3.4).
+    #[test]
+    fn mq_ecn_estimate_follows_the_scheduler() {
+        let build = |sched: &str, red: bool| {
+            let keys =
+                if red { "red_min = \"10pkt\"\nred_max = \"30pkt\"\nred_pmax = 0.1" } else { "threshold = \"65pkt\"" };
+            let cfg = Config::from_toml(&format!(
+                "[run]\nduration = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                 link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n[switch]\nqueues = 2\nscheduler = \"{sched}\"\nmarking = \"mq-ecn\"\n{keys}\n"
+            ))
+            .unwrap();
+            switch_qdisc(&cfg, &cfg.switch, 10_000_000_000)
+        };
+        let wfq = build("wfq", false);
+        assert!(matches!((&wfq.sched, &wfq.marker), (Scheduler::Wfq(_), Marker::MqEcnGeneric(_))));
+        assert!(matches!(build("dwrr", false).marker, Marker::MqEcn(_)));
+        for (sched, generic) in [("wfq", true), ("dwrr", false)] {
+            let Marker::Red(r) = build(sched, true).marker else { panic!("{sched}: not RED") };
+            assert_eq!(r.share_is_weight_sum(), Some(generic), "{sched}");
+        }
     }
 }

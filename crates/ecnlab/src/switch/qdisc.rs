@@ -509,16 +509,18 @@ mod tests {
     /// packets (`drop_not_ect`). Two copies of a port take the
     /// same bursty arrivals, one with the shortcut; quanta of 1500 B and
     /// 700 B make DWRR take the shortcut or fall back to its FIFO path.
+    /// WFQ with MQ-ECN's weight-sum estimate always takes the shortcut.
     #[test]
     fn pass_through_equals_enqueue_then_dequeue() {
-        use crate::switch::marker::MqEcn;
-        use crate::switch::scheduler::{wrr, Dwrr};
+        use crate::switch::marker::{MqEcn, MqEcnGeneric};
+        use crate::switch::scheduler::{wrr, Dwrr, Wfq};
         const RATE: u64 = 10_000_000_000;
         let make = |sched: u8, shortcut: bool| {
             let quanta = [1500, 700];
             let s = match sched {
                 0 | 3 => Scheduler::RoundRobin(Dwrr::new(quanta.to_vec(), true)),
                 1 => Scheduler::RoundRobin(wrr(quanta.to_vec())),
+                4 => Scheduler::Wfq(Wfq::new(&quanta)),
                 _ => Scheduler::Sp(Sp),
             };
             // K = 1400 B, below a full-size packet, so even an empty port
@@ -530,6 +532,8 @@ mod tests {
                 // RED with a real average (w_q = 0.2, idle decay through
                 // `queue_emptied`) and random draws, over DWRR.
                 Marker::Red(Box::new(crate::switch::marker::Red::new(1000, 3000, 0.5, 0.2, true, true, 1_200_000, 2)))
+            } else if sched == 4 {
+                Marker::MqEcnGeneric(MqEcnGeneric::new(1400, &quanta, 0.75, 1_200_000))
             } else {
                 Marker::MqEcn(MqEcn::new(1400, &quanta, RATE, 0, 0.75, 1_200_000))
             };
@@ -538,11 +542,13 @@ mod tests {
             qd.drop_not_ect = true;
             Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0), shortcut_aqm: 0 }
         };
+        // MQ-ECN's estimate: T_round, or W_est over WFQ.
         let t_round = |qd: &Qdisc| match &qd.marker {
             Marker::MqEcn(m) => m.t_round(),
+            Marker::MqEcnGeneric(m) => m.w_est(),
             _ => 0.0,
         };
-        for sched in 0..4u8 {
+        for sched in 0..5u8 {
             let (mut a, mut b) = (make(sched, true), make(sched, false));
             let mut now = 0;
             for i in 0..5000u64 {
@@ -570,7 +576,7 @@ mod tests {
             // (RED's average decays while a port is idle, so its shortcuts
             // rarely mark: only the others must mark on the shortcut.)
             assert!(total(|c| c.dropped_aqm) > 0 && (sched == 3 || a.shortcut_aqm > 0), "scheduler {sched}");
-            assert!(sched >= 2 || t_round(&a.qd) > 0.0);
+            assert!(matches!(sched, 2 | 3) || t_round(&a.qd) > 0.0);
         }
     }
 

@@ -4,7 +4,8 @@
 //! drop of a Not-ECT one with drop_not_ect), a drop, or taking back a CE
 //! mark this queue set.
 //!
-//! Static-threshold schemes (per-queue, per-port, per-pool, MQ-ECN) judge
+//! Static-threshold schemes (per-queue, per-port, per-pool, MQ-ECN in its
+//! round-robin and generic variants) judge
 //! on one side only: at enqueue, or at dequeue with dequeue marking (Tuning
 //! ECN §4.2); their test is "occupancy > threshold" with the packet counted,
 //! the same as Tuning ECN's "queue seen on arrival ≥ h" for whole packets.
@@ -22,6 +23,7 @@ mod deme_pro;
 mod ml_ecn;
 mod mm_ecn;
 mod mq_ecn;
+mod mq_ecn_generic;
 mod per_pool;
 mod per_port;
 mod per_queue;
@@ -35,11 +37,12 @@ pub use deme_pro::{DemePro, FairShare};
 pub use ml_ecn::MlEcn;
 pub use mm_ecn::MmEcn;
 pub use mq_ecn::MqEcn;
+pub use mq_ecn_generic::MqEcnGeneric;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
 pub use per_queue::PerQueue;
 pub use pmsb::Pmsb;
-pub use red::Red;
+pub use red::{Red, Share};
 pub use tcn::Tcn;
 
 use super::RoundObserver;
@@ -111,6 +114,8 @@ pub enum Marker {
     PerPort(PerPort),
     PerPool(PerPool),
     MqEcn(MqEcn),
+    /// MQ-ECN's weight-sum variant, for WFQ (§3.4).
+    MqEcnGeneric(MqEcnGeneric),
     Cedm(Box<Cedm>),
     Red(Box<Red>),
     Tcn(Tcn),
@@ -123,7 +128,9 @@ pub enum Marker {
 
 impl Marker {
     /// The static-threshold test (both sides of the one-sided schemes).
-    #[inline]
+    // Always inlined: with the WFQ variant's arm LLVM stopped inlining it
+    // into the enqueue path, 1.2% more instructions on the MQ-ECN point.
+    #[inline(always)]
     pub fn exceeds(&self, q: usize, occ: Occupancy) -> bool {
         match self {
             Marker::None
@@ -139,6 +146,7 @@ impl Marker {
             Marker::PerPort(m) => m.exceeds(occ),
             Marker::PerPool(m) => m.exceeds(occ),
             Marker::MqEcn(m) => m.exceeds(q, occ),
+            Marker::MqEcnGeneric(m) => m.exceeds(q, occ),
         }
     }
 
@@ -204,6 +212,7 @@ impl Marker {
     pub fn port_busy(&mut self, now: Time) {
         match self {
             Marker::MqEcn(m) => m.port_busy(now),
+            Marker::MqEcnGeneric(m) => m.port_busy(now),
             Marker::Red(m) => m.port_busy(now),
             _ => {}
         }
@@ -214,6 +223,7 @@ impl Marker {
     pub fn port_idle(&mut self, now: Time) {
         match self {
             Marker::MqEcn(m) => m.port_idle(now),
+            Marker::MqEcnGeneric(m) => m.port_idle(now),
             Marker::Red(m) => m.port_idle(now),
             _ => {}
         }
@@ -227,6 +237,7 @@ impl Marker {
             Marker::PerPort(m) => Some(m.k),
             Marker::PerPool(m) => Some(m.k),
             Marker::MqEcn(m) => Some(m.threshold(q)),
+            Marker::MqEcnGeneric(m) => Some(m.threshold(q)),
             Marker::Cedm(m) => Some(m.k1),
             Marker::Red(m) => Some(m.min_threshold(q)),
             Marker::Tcn(_) => None,
@@ -244,6 +255,7 @@ impl RoundObserver for Marker {
     fn activated(&mut self, q: usize, now: Time) {
         match self {
             Marker::MqEcn(m) => m.activated(q, now),
+            Marker::MqEcnGeneric(m) => m.activated(q, now),
             Marker::Red(m) => m.activated(q, now),
             _ => {}
         }
@@ -253,6 +265,14 @@ impl RoundObserver for Marker {
         match self {
             Marker::MqEcn(m) => m.turn_end(q, end),
             Marker::Red(m) => m.turn_end(q, end),
+            _ => {}
+        }
+    }
+    #[inline]
+    fn served(&mut self, q: usize, now: Time, emptied: bool) {
+        match self {
+            Marker::MqEcnGeneric(m) => m.served(q, now, emptied),
+            Marker::Red(m) => m.served(q, now, emptied),
             _ => {}
         }
     }

@@ -19,10 +19,18 @@
 //! MQ-ECN's probabilistic variant (MQ-ECN §3.4) is RED whose thresholds
 //! follow each queue's share of the link: K_i,min = K_min·f_i and
 //! K_i,max = K_max·f_i, f_i = min(quantum_i/(C·T_round), 1), P_i,max = P_max.
+//! Over WFQ, f_i = min(w_i/W_est, 1) from MQ-ECN's generic variant.
 
-use super::{MqEcn, Seen, Verdict};
+use super::{MqEcn, MqEcnGeneric, Seen, Verdict};
 use crate::rng::Rng;
 use crate::units::Time;
+
+/// The share estimate that scales RED's thresholds: MQ-ECN's round time
+/// (round-robin schedulers) or its weight sum (WFQ).
+pub enum Share {
+    Round(MqEcn),
+    Weights(MqEcnGeneric),
+}
 
 pub struct Red {
     /// min and max thresholds, bytes.
@@ -39,7 +47,7 @@ pub struct Red {
     /// below min, when it last became empty or None while backlogged).
     queue: Box<[(f64, i64, Option<Time>)]>,
     /// MQ-ECN's share scaling of both thresholds, if on.
-    mq: Option<MqEcn>,
+    mq: Option<Share>,
 }
 
 impl Red {
@@ -59,9 +67,15 @@ impl Red {
     }
 
     /// Scale both thresholds by MQ-ECN's share of each queue.
-    pub fn with_mq_ecn(mut self, mq: MqEcn) -> Self {
+    pub fn with_mq_ecn(mut self, mq: Share) -> Self {
         self.mq = Some(mq);
         self
+    }
+
+    /// Which MQ-ECN estimate scales the thresholds: Some(true) the weight
+    /// sum, Some(false) the round time, None neither.
+    pub fn share_is_weight_sum(&self) -> Option<bool> {
+        self.mq.as_ref().map(|m| matches!(m, Share::Weights(_)))
     }
 
     /// The current average of queue `q`, bytes.
@@ -72,7 +86,11 @@ impl Red {
     /// min and max of queue `q` now, bytes.
     #[inline]
     fn thresholds(&self, q: usize) -> (f64, f64) {
-        let f = self.mq.as_ref().map_or(1.0, |m| m.share(q));
+        let f = match &self.mq {
+            None => 1.0,
+            Some(Share::Round(m)) => m.share(q),
+            Some(Share::Weights(m)) => m.share(q),
+        };
         (self.min as f64 * f, self.max as f64 * f)
     }
 
@@ -147,23 +165,34 @@ impl Red {
     }
 
     pub fn activated(&mut self, q: usize, now: Time) {
-        if let Some(m) = &mut self.mq {
-            m.activated(q, now)
+        match &mut self.mq {
+            Some(Share::Round(m)) => m.activated(q, now),
+            Some(Share::Weights(m)) => m.activated(q, now),
+            None => {}
         }
     }
     pub fn turn_end(&mut self, q: usize, end: Time) {
-        if let Some(m) = &mut self.mq {
+        if let Some(Share::Round(m)) = &mut self.mq {
             m.turn_end(q, end)
         }
     }
+    pub fn served(&mut self, q: usize, now: Time, emptied: bool) {
+        if let Some(Share::Weights(m)) = &mut self.mq {
+            m.served(q, now, emptied)
+        }
+    }
     pub fn port_busy(&mut self, now: Time) {
-        if let Some(m) = &mut self.mq {
-            m.port_busy(now)
+        match &mut self.mq {
+            Some(Share::Round(m)) => m.port_busy(now),
+            Some(Share::Weights(m)) => m.port_busy(now),
+            None => {}
         }
     }
     pub fn port_idle(&mut self, now: Time) {
-        if let Some(m) = &mut self.mq {
-            m.port_idle(now)
+        match &mut self.mq {
+            Some(Share::Round(m)) => m.port_idle(now),
+            Some(Share::Weights(m)) => m.port_idle(now),
+            None => {}
         }
     }
 }
@@ -222,6 +251,31 @@ mod tests {
         // Halfway from max to 2·max: p_max + (1 − p_max)/2 = 0.55.
         assert!((gentle.p_b(45_000.0, 10_000.0, 30_000.0) - 0.55).abs() < 1e-12);
         assert_eq!(gentle.p_b(60_001.0, 10_000.0, 30_000.0), 1.0);
+    }
+
+    /// MQ-ECN's probabilistic variant over WFQ: with two equal weights
+    /// backlogged, W_est → 3000 and both thresholds halve (K_i = K·w_i/W,
+    /// MQ-ECN §3.4); once one queue empties, the other's return to K.
+    #[test]
+    fn weight_sum_share_scales_both_thresholds() {
+        let slot = 1_200_000;
+        let mq = MqEcnGeneric::new(0, &[1500, 1500], 0.75, slot);
+        let mut red = Red::new(20_000, 60_000, 0.1, 1.0, false, true, slot, 2).with_mq_ecn(Share::Weights(mq));
+        red.port_busy(0);
+        red.activated(0, 0);
+        red.activated(1, 0);
+        for i in 1..200 {
+            red.served((i % 2) as usize, i * slot, false);
+        }
+        let near =
+            |(min, max): (f64, f64), want: (f64, f64)| (min - want.0).abs() < 1e-6 && (max - want.1).abs() < 1e-6;
+        assert!(near(red.thresholds(0), (10_000.0, 30_000.0)), "{:?}", red.thresholds(0));
+        assert!(near(red.thresholds(1), (10_000.0, 30_000.0)), "{:?}", red.thresholds(1));
+        red.served(1, 200 * slot, true);
+        for i in 201..400 {
+            red.served(0, i * slot, false);
+        }
+        assert!(near(red.thresholds(0), (20_000.0, 60_000.0)), "{:?}", red.thresholds(0));
     }
 
     /// The average: w_q = 0.002 moves 0.2% of the way per arrival, and an

@@ -5,11 +5,13 @@
 mod dwrr;
 mod sp;
 mod sp_dwrr;
+mod wfq;
 mod wrr;
 
 pub use dwrr::Dwrr;
 pub use sp::Sp;
 pub use sp_dwrr::SpDwrr;
+pub use wfq::Wfq;
 pub use wrr::wrr;
 
 use super::queue::Queue;
@@ -21,6 +23,7 @@ pub enum Scheduler {
     /// WRR and DWRR share one round-robin engine (see `wrr.rs`).
     RoundRobin(Dwrr),
     SpDwrr(SpDwrr),
+    Wfq(Wfq),
 }
 
 impl Scheduler {
@@ -31,6 +34,7 @@ impl Scheduler {
             Scheduler::Sp(_) => {}
             Scheduler::RoundRobin(d) => d.activate(q, now, obs),
             Scheduler::SpDwrr(s) => s.activate(q, now, obs),
+            Scheduler::Wfq(w) => w.activate(q, now, obs),
         }
     }
 
@@ -39,7 +43,7 @@ impl Scheduler {
     #[inline]
     pub fn sends_first_turn(&self, q: usize, size: u64) -> bool {
         match self {
-            Scheduler::Sp(_) => true,
+            Scheduler::Sp(_) | Scheduler::Wfq(_) => true,
             Scheduler::RoundRobin(d) => d.sends_first_turn(q, size),
             Scheduler::SpDwrr(s) => s.sends_first_turn(q, size),
         }
@@ -53,6 +57,7 @@ impl Scheduler {
             Scheduler::Sp(_) => {}
             Scheduler::RoundRobin(d) => d.serve_first_turn(q, size, now, rate, obs),
             Scheduler::SpDwrr(s) => s.serve_first_turn(q, size, now, rate, obs),
+            Scheduler::Wfq(w) => w.serve_first_turn(q, now, obs),
         }
     }
 
@@ -71,6 +76,7 @@ impl Scheduler {
             Scheduler::Sp(s) => s.select(nonempty),
             Scheduler::RoundRobin(d) => d.select(now, queues, rate, obs),
             Scheduler::SpDwrr(s) => s.select(now, queues, nonempty, rate, obs),
+            Scheduler::Wfq(w) => w.select(now, queues, nonempty, obs),
         }
     }
 }
