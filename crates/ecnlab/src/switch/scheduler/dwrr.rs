@@ -71,7 +71,9 @@ impl Dwrr {
         self.active.len -= 1;
     }
 
-    #[inline]
+    // Always inlined: with WFQ's arm in `Scheduler::activate` LLVM made it
+    // a call (+0.6% instructions on the MQ-ECN point, cachegrind).
+    #[inline(always)]
     pub fn activate<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
         self.slots[q].deficit = 0;
         self.slots[q].visited = false;
