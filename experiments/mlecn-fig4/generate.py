@@ -444,7 +444,20 @@ def marks_figure(fid, fig, workloads, section):
                             )
                         )
                     continue
-                if wl in ("web_search", "cache") and cls == "large":
+                # ML-ECN's own point, against DCTCP (the same claim seen from it).
+                fewer = wl in ("web_search", "cache") and cls == "large"
+                exps.append(
+                    expect(
+                        n,
+                        "ML-ECN",
+                        "below" if fewer else "above",
+                        f"ML-ECN marks {'fewer' if fewer else 'more'} {cls}-flow packets than the other schemes ({WL[wl]}): {'below' if fewer else 'above'} DCTCP",
+                        section,
+                        than="DCTCP",
+                        slack=0.01,
+                    )
+                )
+                if fewer:
                     for o in OTHERS:
                         exps.append(
                             expect(
@@ -498,6 +511,17 @@ def drop_figure(fid, section):
                     f"DCTCP has the highest drop rate ({WL[wl]})",
                     section,
                     than="ML-ECN",
+                    slack=0.01,
+                )
+            )
+            exps.append(
+                expect(
+                    n,
+                    "ML-ECN",
+                    "below",
+                    f"ML-ECN drops much less than DCTCP ({WL[wl]})",
+                    section,
+                    than="DCTCP",
                     slack=0.01,
                 )
             )
