@@ -48,6 +48,7 @@ def test_packets_carry_the_stage_of_their_flows_bytes_sent() -> None:
         host={"stages": STAGES},
     )
     cfg["run"]["pcap"] = ["switch:host2"]
+    run_checked(cfg)  # determinism (captures included) and conservation
     with tempfile.TemporaryDirectory() as tmp:
         res = ecnlab.run(cfg, out=Path(tmp) / "r", progress=False)
         check_conservation(res.summary)
