@@ -128,6 +128,17 @@ def assert_same_outputs(a: dict[str, Any], b: dict[str, Any]) -> None:
             assert fa[name] == fb[name], name
 
 
+def assert_refused(cfg: dict[str, Any], want: str, what: Any, check: Any = None) -> None:
+    """The config is refused (by ``check``, default ``ecnlab.validate``) with
+    an error that starts with ``want``; ``what`` names the case in failures."""
+    try:
+        (check or ecnlab.validate)(cfg)
+    except ecnlab.ConfigError as e:
+        assert str(e).startswith(want), (what, str(e))
+    else:
+        raise AssertionError(f"{what} was accepted")
+
+
 def fct_stats(cfg: dict[str, Any], checked: bool = False) -> dict[str, Any]:
     """Run a workload to its end (`checked`: twice, for determinism) and
     return the summary's FCT statistics, with every packet accounted for and
