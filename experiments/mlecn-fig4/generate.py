@@ -100,6 +100,14 @@ def expect(
     return s
 
 
+def gap_expect(panel, rule, text, source, than, gap):
+    """ML-ECN `gap` (a fraction) below or above `than`, as the paper states it;
+    'matches' within half the gap either way."""
+    band = f"{gap * 50:.0f}-{gap * 150:.0f}%"
+    text += f"; 'matches' = a cut of {band}" if rule == "below" else f"; 'matches' = {band} above"
+    return expect(panel, "ML-ECN", rule, text, source, than=than, paper=gap, tolerance=0.5)
+
+
 def header(fid, fig, title, desc, section, layout):
     return (
         f'id = "{fid}"\npaper = "ML-ECN"\nfigure = "{fig}"\ntitle = "{title}"\n'
@@ -228,18 +236,7 @@ def by_class_figure(fid, fig, workloads, metric_kind, section):
                                 expect(n, "ML-ECN", "below", txt, section, than=o, slack=0.01)
                             )
                         else:
-                            exps.append(
-                                expect(
-                                    n,
-                                    "ML-ECN",
-                                    "below",
-                                    f"{txt}; 'matches' = a cut of {gap * 50:.0f}-{gap * 150:.0f}%",
-                                    section,
-                                    than=o,
-                                    paper=gap,
-                                    tolerance=0.5,
-                                )
-                            )
+                            exps.append(gap_expect(n, "below", txt, section, o, gap))
                     else:
                         gap = TPUT_CLASS.get((wl, sch, cls, o))
                         if gap is None:
@@ -255,18 +252,8 @@ def by_class_figure(fid, fig, workloads, metric_kind, section):
                                 )
                             )
                         else:
-                            exps.append(
-                                expect(
-                                    n,
-                                    "ML-ECN",
-                                    "above",
-                                    f"ML-ECN's {cls}-flow throughput is ~{gap:.0%} above {o}'s ({WL[wl]}, {SCHED[sch]}); 'matches' = {gap * 50:.0f}-{gap * 150:.0f}% above",
-                                    section,
-                                    than=o,
-                                    paper=gap,
-                                    tolerance=0.5,
-                                )
-                            )
+                            txt = f"ML-ECN's {cls}-flow throughput is ~{gap:.0%} above {o}'s ({WL[wl]}, {SCHED[sch]})"
+                            exps.append(gap_expect(n, "above", txt, section, o, gap))
                 for o in OTHERS[1:]:
                     if fct:
                         exps.append(
@@ -348,18 +335,7 @@ def overall_figure(fid, fig, kind, section):
                     if wl == "mix":
                         gap = 0.15 if o == "MQ-ECN" else 0.20
                         txt = f"ML-ECN's overall average FCT is {'up to 15%' if o == 'MQ-ECN' else '20%'} below {o}'s (mix)"
-                        exps.append(
-                            expect(
-                                n,
-                                "ML-ECN",
-                                "below",
-                                f"{txt}; 'matches' = a cut of {gap * 50:.0f}-{gap * 150:.0f}%",
-                                section,
-                                than=o,
-                                paper=gap,
-                                tolerance=0.5,
-                            )
-                        )
+                        exps.append(gap_expect(n, "below", txt, section, o, gap))
                     else:
                         exps.append(
                             expect(
@@ -374,18 +350,8 @@ def overall_figure(fid, fig, kind, section):
                         )
                 else:
                     g = tput_gain[wl]
-                    exps.append(
-                        expect(
-                            n,
-                            "ML-ECN",
-                            "above",
-                            f"ML-ECN's average throughput is more than {g:.0%} above the other schemes' ({WL[wl]}); 'matches' = {g * 50:.0f}-{g * 150:.0f}% above",
-                            section,
-                            than=o,
-                            paper=g,
-                            tolerance=0.5,
-                        )
-                    )
+                    txt = f"ML-ECN's average throughput is more than {g:.0%} above the other schemes' ({WL[wl]})"
+                    exps.append(gap_expect(n, "above", txt, section, o, g))
             for o in OTHERS[1:]:
                 what = "overall average FCT" if kind == "fct" else "average throughput"
                 exps.append(
