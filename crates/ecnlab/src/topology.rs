@@ -328,7 +328,6 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let n = s.queues as usize;
     let pkt = cfg.transport.packet_bytes();
     let quanta = s.quanta();
-    let classes = s.stage_classes(cfg.host.stages.len());
     let sched = match s.scheduler {
         SchedulerKind::Sp => Scheduler::Sp(Sp),
         SchedulerKind::Wrr => Scheduler::RoundRobin(wrr(quanta.clone())),
@@ -377,8 +376,9 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
             Marker::MqEcnGeneric(MqEcnGeneric::new(k(t), &quanta, s.mqecn_beta, idle))
         }
         (MarkingKind::MqEcn, Some(t)) => Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle)),
-        (MarkingKind::MlEcn, Some(t)) => match &classes {
-            Some(c) => Marker::MlEcn(Box::new(MlEcn::new(k(t), s.mlecn_levels, c.clone(), n))),
+        // Config validation makes "ml-ecn" come with classes.
+        (MarkingKind::MlEcn, Some(t)) => match s.stage_classes(cfg.host.stages.len()) {
+            Some(c) => Marker::MlEcn(Box::new(MlEcn::new(k(t), s.mlecn_levels, c, n))),
             None => Marker::None,
         },
         // The comparators' defaults: shared/schemes/comparators.md §1-4.
