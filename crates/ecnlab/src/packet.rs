@@ -56,7 +56,9 @@ pub struct Packet {
     pub payload: u32,
     /// First payload byte (data) or cumulative ACK (acks).
     pub seq: u64,
-    /// One SACK block [sack_lo, sack_hi) on ACKs; empty when equal.
+    /// One SACK block [sack_lo, sack_hi) on ACKs; empty when equal. On
+    /// data packets `sack_lo` carries pFabric's priority instead (see
+    /// `prio`): the line has no spare byte left for a field of its own.
     pub sack_lo: u64,
     pub sack_hi: u64,
     /// Sender timestamp, echoed by the receiver (RFC 7323 style) for RTT.
@@ -89,6 +91,25 @@ impl Packet {
             sack_hi: 0,
             ts: 0,
         }
+    }
+
+    /// pFabric's priority (pFabric §4.1): the bytes of its flow not yet
+    /// acknowledged when a data packet was sent; smaller is more urgent.
+    /// Control packets (ACK, SYN, pings) are the most urgent, 0.
+    #[inline]
+    pub fn prio(&self) -> u64 {
+        if self.kind == Kind::Data {
+            self.sack_lo
+        } else {
+            0
+        }
+    }
+
+    /// Stamp a data packet with its flow's remaining bytes (see `prio`).
+    #[inline]
+    pub fn set_prio(&mut self, remaining: u64) {
+        debug_assert_eq!(self.kind, Kind::Data);
+        self.sack_lo = remaining;
     }
 }
 
