@@ -600,6 +600,7 @@ _FCT_ROWS: tuple[tuple[str, str, bool | str], ...] = (
     ("large mean", "large_mean", True),
     ("1-packet mean", "one_packet_mean", True),
     ("overall throughput", "overall_tput", "rate"),
+    ("mean throughput", "mean_tput", "rate"),
     ("small throughput", "small_tput", "rate"),
     ("medium throughput", "medium_tput", "rate"),
     ("large throughput", "large_tput", "rate"),

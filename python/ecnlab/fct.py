@@ -1,7 +1,8 @@
 """Flow-completion-time (FCT) statistics, in the form MQ-ECN and CEDM report them.
 
 Only flows of kind ``"sized"`` are counted: long-lived flows have no
-completion time and incast blocks are measured per round instead. Flows are
+completion time, incast blocks are measured per round instead, and
+rate-limited flows (``"rate-limited"``) finish when their rate lets them. Flows are
 binned by size with SI units (1 KB = 1000 bytes, 1 MB = 10**6 bytes):
 
 * small: ``0 < size <= 100 KB``
@@ -54,6 +55,7 @@ FCT_KEYS: tuple[str, ...] = (
     "large_flows",
     "one_packet_flows",
     "overall_tput",
+    "mean_tput",
     "small_tput",
     "medium_tput",
     "large_tput",
@@ -101,6 +103,10 @@ def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if values.size else None
 
 
+def _ratio_of_means(num: np.ndarray, den: np.ndarray) -> float | None:
+    return float(num.mean() / den.mean()) if den.size and den.mean() > 0 else None
+
+
 def _percentile(values: np.ndarray, q: float) -> float | None:
     return float(np.percentile(values, q)) if values.size else None
 
@@ -128,6 +134,9 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
     * ``overall_tput``, ``small_tput``, ``medium_tput``, ``large_tput``:
       the mean over finished flows of size / FCT, in bits per second
       (ML-ECN §IV-B's throughput: each flow's rate, then the average);
+    * ``mean_tput``: mean size in bits over mean FCT, over finished flows
+      (FQ-CoDel in the DCN §IV-A's "mean throughput of all flows", which
+      large flows dominate, unlike ``overall_tput``);
     * ``small_marks``, ``medium_marks``, ``large_marks``: CE-marked packets
       the receivers of each class's flows got (ML-ECN §IV-C), summed over
       all its sized flows; ``None`` when the table has no ``ce_marks``.
@@ -182,6 +191,7 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
         "large_flows": int(large.sum()),
         "one_packet_flows": int(one_packet.sum()),
         "overall_tput": _mean(rate[finished]),
+        "mean_tput": _ratio_of_means(size[finished] * 8.0, fct[finished]),
         "small_tput": _mean(rate[small & finished]),
         "medium_tput": _mean(rate[medium & finished]),
         "large_tput": _mean(rate[large & finished]),

@@ -69,6 +69,18 @@ def test_throughput_and_marks_by_class() -> None:
     assert stats["medium_tput"] == pytest.approx(1e6 * 8 / 8 / MS)
     assert stats["large_tput"] is None  # its one flow is unfinished
     assert stats["overall_tput"] == pytest.approx((400e6 + 200e6 + 1e9) / 3)
+    # FQ-CoDel in the DCN §IV-A: mean size in bits over mean FCT, finished
+    # flows only: (50 KB + 100 KB + 1 MB)·8 / 3 over (1 + 4 + 8) ms / 3 =
+    # 9.2 Mbit / 13 ms ≈ 708 Mbps, below the mean of rates above.
+    assert stats["mean_tput"] == pytest.approx(1.15e6 * 8 / (13 * MS))
+    # Rate-limited flows are not sized flows: they leave every measure alone.
+    streams = flows_table(
+        [50_000, 100_000, 1_000_000, 20_000_000, 1460],
+        [1 * MS, 4 * MS, 8 * MS, NAN, 9 * MS],
+        kinds=["sized"] * 4 + ["rate-limited"],
+    )
+    assert fct_stats(streams)["mean_tput"] == pytest.approx(stats["mean_tput"])
+    assert fct_stats(streams)["one_packet_flows"] == 0
     assert (stats["small_marks"], stats["medium_marks"], stats["large_marks"]) == (2, 5, 7)
     assert fct_stats(table.drop(["ce_marks"]))["small_marks"] is None
 

@@ -9,7 +9,7 @@ import pytest
 
 import ecnlab
 from ecnlab import _engine
-from scenario_kit import mqecn_point, run_checked, uplink_bytes
+from scenario_kit import assert_refused, mqecn_point, run_checked, star, uplink_bytes
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "crates" / "ecnlab" / "workloads"
 
@@ -160,3 +160,92 @@ def test_one_packet_flows_finish_near_ideal_at_low_load() -> None:
     assert ratios.min() >= 0.999, ratios.min()
     assert ratios.mean() <= 1.2, ratios.mean()
     assert res.summary["fct"]["one_packet_mean"] > 0
+
+
+# ----------------------------------------------------- FQ-CoDel in the DCN §III-B, §IV-C
+
+
+def test_rate_limited_flow_sends_at_its_rate() -> None:
+    """A 10-segment flow whose application writes at 10 Mbps (FQ-CoDel in
+    the DCN §III-B's stream) sends one 1460 B segment every 1.168 ms: its
+    last segment is written 9 × 1.168 = 10.512 ms after the flow opens and
+    lands about a one-way delay (50 us here) later, whatever its window (IW
+    10 would allow all ten at once), while a long flow shares the link."""
+    cfg = star(
+        duration="0.05s",
+        warmup="0s",
+        flows=[
+            {"src": 0, "dst": 2, "size": "14600B", "rate": "10Mbps"},
+            {"src": 1, "dst": 2},
+        ],
+    )
+    res = run_checked(cfg)
+    flows = res["flows"].to_pandas()
+    stream = flows[flows["kind"] == "rate-limited"].iloc[0]
+    assert stream["bytes_received"] == 14_600
+    assert 10.512e-3 < stream["fct"] < 10.512e-3 + 0.3e-3, stream["fct"]
+    # The stream is not a sized flow: FCT statistics leave it out.
+    assert res.summary["fct"] is None
+
+
+def test_one_packet_share_and_size_cap() -> None:
+    """FQ-CoDel in the DCN §IV-C's tweaked workload on a small star: data
+    mining capped at 10^5 packets (146 MB) plus extra one-packet flows
+    carrying 5% of the offered bytes. No flow exceeds the cap; the extra
+    flows (one full segment each) outnumber the 400 sized ones, whose own
+    one-packet flows are about half of them (50%, pFabric's data mining)."""
+    cap = 100_000 * 1460
+    cfg = star(hosts=4, duration="2s", warmup="0s", flows=[])
+    cfg["transport"]["min_rto"] = "1ms"
+    cfg["workload"] = {
+        "kind": "poisson",
+        "load": 0.3,
+        "flows": 400,
+        "distribution": "data_mining",
+        "max_size": f"{cap}B",
+        "one_packet_share": 0.05,
+    }
+    res = run_checked(cfg)
+    flows = res["flows"].to_pandas()
+    assert flows["size"].max() <= cap
+    one = int((flows["size"] == 1460).sum())
+    # Sized flows: 400, about 200 of them one packet. Extra one-packet flows:
+    # 5% of the bytes of flows whose mean is 3.56 MB (capped): 0.05/0.95 ×
+    # 3.56 MB / 1500 B ≈ 125 per sized flow, tens of thousands in all.
+    assert len(flows) > 400 + 10_000, len(flows)
+    assert one > len(flows) - 400, one
+    assert res.summary["fct"]["one_packet_flows"] == one
+    assert res.summary["fct"]["unfinished"] == 0
+
+
+@pytest.mark.parametrize(
+    "workload, want",
+    [
+        ({"one_packet_share": 1.0}, "workload.one_packet_share = 1: must lie in [0, 1)"),
+        ({"one_packet_share": -0.1}, "workload.one_packet_share = -0.1: must lie in [0, 1)"),
+        (
+            {"rate_limited_share": 0.1},
+            "workload.rate_limited_rate: is needed when rate_limited_share > 0",
+        ),
+        (
+            {"rate_limited_size": "1MB"},
+            "workload.rate_limited_size: is only used with rate_limited_share > 0",
+        ),
+        (
+            {
+                "one_packet_share": 0.5,
+                "rate_limited_share": 0.5,
+                "rate_limited_rate": "1Mbps",
+                "rate_limited_size": "1MB",
+            },
+            "workload.rate_limited_share = 0.5: with one_packet_share = 0.5 leaves no load",
+        ),
+        ({"max_size": "1000B"}, "workload.max_size = 1000: must be at least one segment"),
+    ],
+)
+def test_bad_workload_shares_are_refused(workload: dict, want: str) -> None:
+    cfg = leaf_spine_cfg(load=0.3, flows=10, distribution="data_mining")
+    cfg["workload"].update(workload)
+    assert_refused(cfg, want, workload)
+    cfg = star(flows=[{"src": 0, "dst": 2, "rate": "0bps"}])
+    assert_refused(cfg, 'flows[0].rate: "0bps": must be positive', "zero rate")

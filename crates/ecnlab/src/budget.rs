@@ -213,7 +213,16 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
         add(n as f64, format!("incast[{i}].senders = {n}"));
     }
     if let Some(w) = &cfg.workload {
-        add(w.flows as f64, format!("workload.flows = {}", w.flows));
+        // The extra one-packet and rate-limited flows count too.
+        let rates: Vec<u64> = (0..cfg.hosts()).map(|h| cfg.topology.host_rate(h)).collect();
+        let n = crate::workload::flow_count(w, &rates, cfg.transport.mss, cfg.transport.header)
+            .map_err(|m| ConfigError(format!("workload: {m}")))?;
+        let key = if n > w.flows as f64 {
+            format!("workload.flows = {} with its extra one-packet and rate-limited flows", w.flows)
+        } else {
+            format!("workload.flows = {}", w.flows)
+        };
+        add(n, key);
     }
     if flows > 0.0 {
         parts.push(Part {

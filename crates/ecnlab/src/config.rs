@@ -892,6 +892,10 @@ pub struct FlowCfg {
     /// with mean serial_gap from the seed (Poisson-spaced transfers).
     #[serde(default = "fixed_gap")]
     pub serial_gap_kind: GapKind,
+    /// The application writes its data at this rate (a stream: video,
+    /// games; FQ-CoDel in the DCN §III-B), one full segment at a time, so
+    /// the flow never sends faster; unset, it hands TCP all at once.
+    pub rate: Option<Rate>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -1099,6 +1103,22 @@ pub struct WorkloadCfg {
     pub senders: Option<Vec<u32>>,
     /// Hosts that receive workload flows (default: all).
     pub receivers: Option<Vec<u32>>,
+    /// Flow sizes above this are cut to it (FQ-CoDel in the DCN §IV-C caps
+    /// data mining at 10^5 packets); the load accounts for the cut.
+    pub max_size: Option<Bytes>,
+    /// Fraction of the offered bytes carried by extra Poisson flows of one
+    /// full packet (FQ-CoDel in the DCN §IV-C, Fig. 4: 0.01% to 10%); the
+    /// sized flows carry the rest of `load`. `flows` counts the sized
+    /// flows; the extra ones arrive over the same span.
+    #[serde(default)]
+    pub one_packet_share: f64,
+    /// Fraction of the offered bytes carried by extra rate-limited flows
+    /// (streams of `rate_limited_size` bytes, each written by its
+    /// application at `rate_limited_rate`: FQ-CoDel in the DCN §III-B).
+    #[serde(default)]
+    pub rate_limited_share: f64,
+    pub rate_limited_rate: Option<Rate>,
+    pub rate_limited_size: Option<Bytes>,
 }
 
 fn default_mapping() -> ServiceMapping {
@@ -1403,6 +1423,49 @@ impl Config {
         }
         if self.hosts() < 2 {
             return Err(ConfigError("workload: needs at least 2 hosts".into()));
+        }
+        if w.max_size.is_some_and(|b| b.0 < self.transport.mss as u64) {
+            let m = w.max_size.unwrap().0;
+            return Err(bad(
+                "workload.max_size",
+                m,
+                &format!("must be at least one segment (transport.mss = {})", self.transport.mss),
+            ));
+        }
+        for (key, x) in [("one_packet_share", w.one_packet_share), ("rate_limited_share", w.rate_limited_share)] {
+            if !(0.0..1.0).contains(&x) {
+                return Err(bad(
+                    &format!("workload.{key}"),
+                    x,
+                    "must lie in [0, 1): the fraction of the offered bytes",
+                ));
+            }
+        }
+        if w.one_packet_share + w.rate_limited_share >= 1.0 {
+            return Err(bad(
+                "workload.rate_limited_share",
+                w.rate_limited_share,
+                &format!(
+                    "with one_packet_share = {} leaves no load for the sized flows; the two must sum below 1",
+                    w.one_packet_share
+                ),
+            ));
+        }
+        let streams = w.rate_limited_share > 0.0;
+        for (key, set) in
+            [("rate_limited_rate", w.rate_limited_rate.is_some()), ("rate_limited_size", w.rate_limited_size.is_some())]
+        {
+            if streams != set {
+                let why = if streams {
+                    "is needed when rate_limited_share > 0"
+                } else {
+                    "is only used with rate_limited_share > 0"
+                };
+                return Err(ConfigError(format!("workload.{key}: {why}")));
+            }
+        }
+        if w.rate_limited_size.is_some_and(|b| b.0 == 0) {
+            return Err(bad("workload.rate_limited_size", "0B", "must be at least one byte"));
         }
         for (key, list) in [("senders", &w.senders), ("receivers", &w.receivers)] {
             let Some(l) = list else { continue };

@@ -54,6 +54,8 @@ pub enum Event {
     /// A host's coalesced receive interrupt (lazy: checked against the
     /// host's pending one).
     RxInterrupt { host: u32 },
+    /// A rate-limited application writes its next segment.
+    AppWrite { flow: u32 },
 }
 
 impl Event {
@@ -77,6 +79,7 @@ impl Event {
             Event::IncastRequest { flow } => (9, flow as u64),
             Event::LsoDefer { flow } => (10, flow as u64),
             Event::RxInterrupt { host } => (11, host as u64),
+            Event::AppWrite { flow } => (12, flow as u64),
         };
         kind << 60 | x
     }
@@ -101,6 +104,7 @@ impl Event {
             9 => Event::IncastRequest { flow: x },
             10 => Event::LsoDefer { flow: x },
             11 => Event::RxInterrupt { host: x },
+            12 => Event::AppWrite { flow: x },
             _ => Event::Sample,
         }
     }

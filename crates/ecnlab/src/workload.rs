@@ -81,6 +81,25 @@ impl EmpiricalCdf {
         (self.quantile(rng.uniform()).round() as u64).max(1)
     }
 
+    /// The distribution of min(size, cap): the points below `cap`, then
+    /// all the probability left at `cap` itself.
+    pub fn capped(&self, cap: f64) -> EmpiricalCdf {
+        let mut points: Vec<(f64, f64)> = self.points.iter().copied().filter(|&(s, _)| s < cap).collect();
+        if points.len() < self.points.len() {
+            // The CDF at `cap`, interpolated as `quantile` does.
+            let i = self.points.partition_point(|&(s, _)| s < cap);
+            let at = if i == 0 {
+                0.0
+            } else {
+                let ((s0, c0), (s1, c1)) = (self.points[i - 1], self.points[i]);
+                c0 + (c1 - c0) * (cap - s0) / (s1 - s0)
+            };
+            points.push((cap, at));
+            points.push((cap, 1.0));
+        }
+        EmpiricalCdf { points }
+    }
+
     /// Mean of the interpolated distribution (trapezoids between points,
     /// point masses where the CDF jumps at a size).
     pub fn mean(&self) -> f64 {
@@ -120,6 +139,14 @@ impl SizeDist {
         }
     }
 
+    /// Sizes above `cap` cut to it.
+    pub fn capped(&self, cap: f64) -> SizeDist {
+        match self {
+            SizeDist::One(c) => SizeDist::One(c.capped(cap)),
+            SizeDist::Mix(v) => SizeDist::Mix(v.iter().map(|c| c.capped(cap)).collect()),
+        }
+    }
+
     /// A built-in name, "mix", or a CSV file path.
     pub fn resolve(name: &str) -> Result<SizeDist, String> {
         if name == "mix" {
@@ -151,6 +178,41 @@ mod tests {
         }
     }
 
+    /// FQ-CoDel in the DCN §IV-A describes pFabric's data mining workload:
+    /// half of the flows are one packet, and 95% of the bytes are in flows
+    /// larger than 35 MB. The embedded CDF, interpolated, agrees: 50.0% and
+    /// 95.1% (mean over a fine grid of quantiles).
+    #[test]
+    fn data_mining_is_pfabrics() {
+        let c = EmpiricalCdf::built_in("data_mining").unwrap();
+        let n = 1_000_000;
+        let sizes: Vec<f64> = (0..n).map(|i| c.quantile((i as f64 + 0.5) / n as f64)).collect();
+        let one = sizes.iter().filter(|&&s| s <= 1460.0).count() as f64 / n as f64;
+        let total: f64 = sizes.iter().sum();
+        let big: f64 = sizes.iter().filter(|&&s| s > 35e6).sum();
+        assert!((one - 0.5).abs() < 1e-3, "{one}");
+        assert!((big / total - 0.95).abs() < 0.005, "{}", big / total);
+    }
+
+    /// Capping data mining at 10^5 packets of 1460 B (FQ-CoDel in the DCN
+    /// §IV-C): 0.94% of the flows are cut, and the mean falls from 7.47 MB
+    /// to 3.56 MB (the same grid integration gives 3,563,380 B).
+    #[test]
+    fn capped_sizes_stop_at_the_cap() {
+        let cap = 1e5 * 1460.0;
+        let c = EmpiricalCdf::built_in("data_mining").unwrap().capped(cap);
+        assert!((c.mean() / 3.5634e6 - 1.0).abs() < 1e-3, "{}", c.mean());
+        let mut rng = Rng::new(3);
+        let draws: Vec<u64> = (0..200_000).map(|_| c.sample(&mut rng)).collect();
+        assert!(draws.iter().all(|&s| s as f64 <= cap));
+        let at_cap = draws.iter().filter(|&&s| s as f64 == cap).count() as f64 / draws.len() as f64;
+        // 0.94445% cut; binomial sd ≈ 0.02%.
+        assert!((at_cap - 0.0094445).abs() < 0.001, "{at_cap}");
+        // A cap above every size changes nothing.
+        let same = EmpiricalCdf::built_in("web_search").unwrap();
+        assert_eq!(same.capped(1e12).mean(), same.mean());
+    }
+
     #[test]
     fn quantiles_interpolate_and_respect_atoms() {
         let c = EmpiricalCdf::built_in("data_mining").unwrap();
@@ -170,10 +232,34 @@ pub struct Arrival {
     pub service: u32,
     pub size: u64,
     pub start: crate::units::Time,
+    /// A rate-limited flow: its application writes at this many bits/s.
+    pub rate: Option<u64>,
 }
 
-/// Flows per second that load every host link (`capacity` bits/s in all)
-/// to `w.load` on average, with services picked with `p_service`.
+/// Expected bytes on the wire for `payload` bytes: one header per segment
+/// (half a segment of rounding on average).
+fn wire(payload: f64, mss: u32, header: u32) -> f64 {
+    payload + header as f64 * (payload / mss as f64 + 0.5)
+}
+
+/// The sized flows' distributions, cut at `max_size` when it is set.
+fn size_dists(w: &crate::config::WorkloadCfg) -> Result<Vec<SizeDist>, String> {
+    let dists: Vec<SizeDist> = w.distribution_names().iter().map(|n| SizeDist::resolve(n)).collect::<Result<_, _>>()?;
+    Ok(match w.max_size {
+        Some(cap) => dists.iter().map(|d| d.capped(cap.0 as f64)).collect(),
+        None => dists,
+    })
+}
+
+/// The part of `load` the sized flows carry: the rest goes to the extra
+/// one-packet and rate-limited flows.
+fn sized_load(w: &crate::config::WorkloadCfg) -> f64 {
+    w.load * (1.0 - w.one_packet_share - w.rate_limited_share)
+}
+
+/// Sized flows per second that load every host link (`capacity` bits/s
+/// in all) to their share of `w.load` on average, with services picked
+/// with `p_service`.
 fn flow_rate(
     w: &crate::config::WorkloadCfg,
     p_service: &[f64],
@@ -182,17 +268,14 @@ fn flow_rate(
     mss: u32,
     header: u32,
 ) -> f64 {
-    // Expected bytes on the wire per flow: payload plus one header per
-    // segment (half a segment of rounding on average).
-    let wire = |m: f64| m + header as f64 * (m / mss as f64 + 0.5);
-    let mean_wire: f64 = p_service.iter().zip(dists).map(|(p, d)| p * wire(d.mean())).sum();
-    w.load * capacity / (8.0 * mean_wire)
+    let mean_wire: f64 = p_service.iter().zip(dists).map(|(p, d)| p * wire(d.mean(), mss, header)).sum();
+    sized_load(w) * capacity / (8.0 * mean_wire)
 }
 
 /// How long the workload's arrivals last, in seconds (the resource
 /// guard's estimate of a run without a duration): flows over their rate.
 pub fn arrival_span(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32, header: u32) -> Result<f64, String> {
-    let dists: Vec<SizeDist> = w.distribution_names().iter().map(|n| SizeDist::resolve(n)).collect::<Result<_, _>>()?;
+    let dists = size_dists(w)?;
     let services = w.services as usize;
     // Services weighted as in `poisson`, closely enough for an estimate.
     let p_service = match &w.service_weights {
@@ -207,9 +290,76 @@ pub fn arrival_span(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32
     Ok(w.flows as f64 / flow_rate(w, &p_service, &dists, bottleneck, mss, header))
 }
 
+/// How many flows the workload makes in all, the extra one-packet and
+/// rate-limited ones included (for the resource guard).
+pub fn flow_count(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32, header: u32) -> Result<f64, String> {
+    let span = arrival_span(w, host_rates, mss, header)?;
+    let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
+    let bottleneck = Endpoints::new(w, host_rates).map_or(capacity, |e| e.capacity);
+    let extra = |share: f64, payload: f64| share * w.load * bottleneck / (8.0 * wire(payload, mss, header)) * span;
+    let streams = w.rate_limited_size.map_or(0.0, |b| extra(w.rate_limited_share, b.0 as f64));
+    Ok(w.flows as f64 + extra(w.one_packet_share, mss as f64) + streams)
+}
+
+/// Draws a flow's ends and service as the workload says.
+struct Picker<'a> {
+    w: &'a crate::config::WorkloadCfg,
+    hosts: u32,
+    ends: Option<Endpoints>,
+    /// Every host link has the same rate.
+    uniform: bool,
+    /// Cumulative shares of the link rates, and of the service weights.
+    by_rate: Vec<f64>,
+    service_cdf: Vec<f64>,
+}
+
+impl Picker<'_> {
+    fn pick(&self, rng: &mut Rng) -> (u32, u32, u32) {
+        use crate::config::ServiceMapping;
+        let hosts = self.hosts;
+        let by_rate = |rng: &mut Rng| -> u32 {
+            let u = rng.uniform();
+            self.by_rate.partition_point(|&c| c <= u).min(hosts as usize - 1) as u32
+        };
+        let (src, dst) = if let Some(e) = &self.ends {
+            e.pick(rng)
+        } else if self.uniform {
+            let src = (rng.uniform() * hosts as f64) as u32 % hosts;
+            let mut dst = (rng.uniform() * (hosts - 1) as f64) as u32 % (hosts - 1);
+            if dst >= src {
+                dst += 1;
+            }
+            (src, dst)
+        } else {
+            let src = by_rate(rng);
+            let mut dst = by_rate(rng);
+            while dst == src {
+                dst = by_rate(rng);
+            }
+            (src, dst)
+        };
+        let services = self.w.services as usize;
+        let service = match self.w.service_mapping {
+            ServiceMapping::ByPair => {
+                let pair = src as u64 * (hosts as u64 - 1) + (dst - (dst > src) as u32) as u64;
+                (pair % services as u64) as u32
+            }
+            ServiceMapping::Weighted => {
+                let u = rng.uniform();
+                self.service_cdf.iter().position(|&c| u < c).unwrap_or(services - 1) as u32
+            }
+        };
+        (src, dst, service)
+    }
+}
+
 /// Poisson arrivals sized so that every host's access link carries `load`
 /// on average (headers counted); uniform random source and destination;
 /// services by host pair or by weight; sizes from each service's CDF.
+/// With `one_packet_share` or `rate_limited_share`, extra Poisson streams
+/// of one-packet and rate-limited flows carry that part of the load over
+/// the sized flows' span, each from a random stream of its own; all are
+/// returned in start order.
 pub fn poisson(
     w: &crate::config::WorkloadCfg,
     host_rates: &[u64],
@@ -219,7 +369,7 @@ pub fn poisson(
 ) -> Result<Vec<Arrival>, String> {
     use crate::config::ServiceMapping;
     let hosts = host_rates.len() as u32;
-    let dists: Vec<SizeDist> = w.distribution_names().iter().map(|n| SizeDist::resolve(n)).collect::<Result<_, _>>()?;
+    let dists = size_dists(w)?;
     let services = w.services as usize;
     // How often each service is picked.
     let p_service: Vec<f64> = match w.service_mapping {
@@ -240,57 +390,55 @@ pub fn poisson(
     // client fetches from many servers).
     let bottleneck = ends.as_ref().map_or(capacity, |e| e.capacity);
     let rate = flow_rate(w, &p_service, &dists, bottleneck, mss, header);
-    let mut rng = Rng::stream(seed, 0x3017_0AD5);
-    let mut cdf = p_service.clone();
-    for i in 1..cdf.len() {
-        cdf[i] += cdf[i - 1];
-    }
+    let cumulative = |v: &[f64]| {
+        let mut c = v.to_vec();
+        for i in 1..c.len() {
+            c[i] += c[i - 1];
+        }
+        c
+    };
     // With unequal host links, sources and destinations are drawn in
     // proportion to link rate so that every link carries the same `load`.
-    let uniform = host_rates.iter().all(|&r| r == host_rates[0]);
-    let mut by_rate: Vec<f64> = host_rates.iter().map(|&r| r as f64 / capacity).collect();
-    for i in 1..by_rate.len() {
-        by_rate[i] += by_rate[i - 1];
-    }
-    let pick = |rng: &mut Rng| -> u32 {
-        let u = rng.uniform();
-        by_rate.partition_point(|&c| c <= u).min(hosts as usize - 1) as u32
+    let by_rate: Vec<f64> = host_rates.iter().map(|&r| r as f64 / capacity).collect();
+    let picker = Picker {
+        w,
+        hosts,
+        ends,
+        uniform: host_rates.iter().all(|&r| r == host_rates[0]),
+        by_rate: cumulative(&by_rate),
+        service_cdf: cumulative(&p_service),
     };
+    let start = |t: f64| w.start.0 + (t * crate::units::PS_PER_S as f64) as u64;
+    let mut rng = Rng::stream(seed, 0x3017_0AD5);
     let mut t = 0.0f64;
     let mut out = Vec::with_capacity(w.flows as usize);
     for _ in 0..w.flows {
         t += -(1.0 - rng.uniform()).ln() / rate;
-        let (src, dst) = if let Some(e) = &ends {
-            e.pick(&mut rng)
-        } else if uniform {
-            let src = (rng.uniform() * hosts as f64) as u32 % hosts;
-            let mut dst = (rng.uniform() * (hosts - 1) as f64) as u32 % (hosts - 1);
-            if dst >= src {
-                dst += 1;
-            }
-            (src, dst)
-        } else {
-            let src = pick(&mut rng);
-            let mut dst = pick(&mut rng);
-            while dst == src {
-                dst = pick(&mut rng);
-            }
-            (src, dst)
-        };
-        let service = match w.service_mapping {
-            ServiceMapping::ByPair => {
-                let pair = src as u64 * (hosts as u64 - 1) + (dst - (dst > src) as u32) as u64;
-                (pair % services as u64) as u32
-            }
-            ServiceMapping::Weighted => {
-                let u = rng.uniform();
-                cdf.iter().position(|&c| u < c).unwrap_or(services - 1) as u32
-            }
-        };
+        let (src, dst, service) = picker.pick(&mut rng);
         let size = dists[service as usize].sample(&mut rng);
-        let start = w.start.0 + (t * crate::units::PS_PER_S as f64) as u64;
-        out.push(Arrival { src, dst, service, size, start });
+        out.push(Arrival { src, dst, service, size, start: start(t), rate: None });
     }
+    // The extra streams, until the last sized flow has arrived.
+    let span = t;
+    let mut extra = |share: f64, size: u64, app_rate: Option<u64>, purpose: u64| {
+        if share <= 0.0 {
+            return;
+        }
+        let rate = share * w.load * bottleneck / (8.0 * wire(size as f64, mss, header));
+        let mut rng = Rng::stream(seed, purpose);
+        let mut t = -(1.0 - rng.uniform()).ln() / rate;
+        while t <= span {
+            let (src, dst, service) = picker.pick(&mut rng);
+            out.push(Arrival { src, dst, service, size, start: start(t), rate: app_rate });
+            t += -(1.0 - rng.uniform()).ln() / rate;
+        }
+    };
+    extra(w.one_packet_share, mss as u64, None, 0x0E_9AC4);
+    if let (Some(r), Some(b)) = (w.rate_limited_rate, w.rate_limited_size) {
+        extra(w.rate_limited_share, b.0, Some(r.0), 0x5743_A000);
+    }
+    // Stable: the sized flows keep their order among equal starts.
+    out.sort_by_key(|a| a.start);
     Ok(out)
 }
 
@@ -349,6 +497,44 @@ impl Endpoints {
 #[cfg(test)]
 mod endpoint_tests {
     use crate::config::Config;
+
+    /// The extra streams carry their share of the offered bytes: at load
+    /// 0.6 with one_packet_share = 0.1 and rate_limited_share = 0.05, the
+    /// one-packet flows offer 0.06 and the streams 0.03 of each link, the
+    /// sized flows the remaining 0.51, all over the sized flows' span; every
+    /// one-packet flow is one full segment and every stream has its size
+    /// and rate; the arrivals come in start order.
+    #[test]
+    fn extra_streams_carry_their_share_of_the_load() {
+        let cfg = Config::from_toml(
+            "[run]\nduration = \"1s\"\n[topology]\nkind = \"star\"\nhosts = 8\nlink_rate = \"10Gbps\"\n\
+             link_delay = \"1us\"\n[workload]\nkind = \"poisson\"\nload = 0.6\nflows = 20000\n\
+             distribution = \"cache\"\none_packet_share = 0.1\nrate_limited_share = 0.05\n\
+             rate_limited_rate = \"10Mbps\"\nrate_limited_size = \"20KB\"\n",
+        )
+        .unwrap();
+        let w = cfg.workload.as_ref().unwrap();
+        let flows = super::poisson(w, &[10_000_000_000; 8], 1460, 40, 11).unwrap();
+        assert!(flows.windows(2).all(|p| p[0].start <= p[1].start));
+        let wire = |f: &super::Arrival| f.size as f64 + 40.0 * (f.size as f64 / 1460.0).ceil();
+        let span =
+            crate::units::secs(flows.iter().filter(|f| f.rate.is_none() && f.size != 1460).last().unwrap().start);
+        let capacity = 8.0 * 10e9;
+        let load = |pick: &dyn Fn(&super::Arrival) -> bool| {
+            flows.iter().filter(|f| pick(f)).map(wire).sum::<f64>() * 8.0 / span / capacity
+        };
+        let one = load(&|f| f.rate.is_none() && f.size == 1460);
+        let streams = load(&|f| f.rate.is_some());
+        // Tens of thousands of equal-sized flows: within 3%.
+        assert!((one / 0.06 - 1.0).abs() < 0.03, "one-packet load {one}");
+        assert!((streams / 0.03 - 1.0).abs() < 0.03, "stream load {streams}");
+        assert!(flows.iter().filter(|f| f.rate.is_some()).all(|f| f.size == 20_000 && f.rate == Some(10_000_000)));
+        // The sized flows (cache sizes, a few of which may be 1460 B too)
+        // are 20,000 and carry about 0.51 (heavy tail: within 10%).
+        let sized = load(&|f| f.rate.is_none() && f.size != 1460);
+        assert!((sized / 0.51 - 1.0).abs() < 0.1, "sized load {sized}");
+        assert!(flows.iter().filter(|f| f.rate.is_none()).count() > 20_000 + 50_000);
+    }
 
     /// One client fetching from eight servers (MQ-ECN §5.1.2): every flow
     /// ends at the client, the servers share the sending evenly, and the

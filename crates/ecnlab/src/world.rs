@@ -8,6 +8,7 @@ use crate::host::cc::EchoMode;
 use crate::host::coalesce::{Arrival, Coalescer};
 use crate::host::incast::Incast;
 use crate::host::lso::{Lso, Timer, Verdict};
+use crate::host::paced::Paced;
 use crate::host::stage::Stages;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
@@ -136,6 +137,9 @@ pub struct World<'a> {
     serial_next: Vec<(u32, u32)>,
     /// Draws of exponential serial pauses.
     serial_rng: crate::rng::Rng,
+    /// Per flow, the write pace of a rate-limited application (`[[flows]]
+    /// rate`, the workload's rate-limited share); empty when no flow is.
+    paced: Vec<Option<Paced>>,
     /// Sized flows not yet finished; the run ends when none are left and
     /// nothing open-ended (long-lived flows, pings, incast) runs.
     unfinished: usize,
@@ -194,6 +198,13 @@ impl<'a> World<'a> {
             incast: None,
         };
         let mut serial_next = Vec::new();
+        let mut paced = Vec::new();
+        let mut pace = |flows: &Vec<Flow>, rate: Option<u64>| {
+            if let Some(r) = rate {
+                paced.resize(flows.len() + 1, None);
+                paced[flows.len()] = Some(Paced::new(r, t.mss));
+            }
+        };
         for (entry, f) in cfg.flows.iter().enumerate() {
             for i in 0..f.count {
                 let (kind, size) = match f.size {
@@ -207,6 +218,7 @@ impl<'a> World<'a> {
                     serial_next.resize(flows.len() + 1, (NO_FLOW, 0));
                     serial_next[flows.len()] = (flows.len() as u32 + 1, entry as u32);
                 }
+                pace(&flows, f.rate.map(|r| r.0));
                 flows.push(new_flow(f.src, f.dst, f.service, kind, size, start, f.stop.map(|s| s.0)));
             }
         }
@@ -230,6 +242,7 @@ impl<'a> World<'a> {
             let arrivals = crate::workload::poisson(w, &rates, t.mss, t.header, cfg.run.seed)
                 .map_err(|m| ConfigError(format!("workload: {m}")))?;
             for a in arrivals {
+                pace(&flows, a.rate);
                 flows.push(new_flow(a.src, a.dst, a.service, FlowKind::Sized, Some(a.size), a.start, None));
             }
         }
@@ -329,6 +342,7 @@ impl<'a> World<'a> {
             workload,
             serial_next,
             serial_rng: crate::rng::Rng::stream(cfg.run.seed, 0x005E_41A1),
+            paced,
             unfinished,
             open_ended,
             stopped: cfg.end(),
@@ -471,6 +485,7 @@ impl<'a> World<'a> {
             Event::Sample => self.sample(),
             Event::LsoDefer { flow } => self.lso_timer(flow),
             Event::RxInterrupt { host } => self.rx_interrupt_due(host),
+            Event::AppWrite { flow } => self.app_write(flow),
         }
     }
 
@@ -915,8 +930,31 @@ impl<'a> World<'a> {
         };
         f.opened = Some(now);
         f.tx.open(now);
+        if self.paced.get(fid as usize).is_some_and(|p| p.is_some()) {
+            // A rate-limited application: its first write now, the rest paced.
+            f.tx.limit = 0;
+            self.app_write(fid);
+        }
         self.send_syn(fid);
         self.sync_rto(fid);
+    }
+
+    /// A rate-limited application writes its next segment, and schedules
+    /// the one after while it has data left (a long-lived stream until
+    /// its `stop`).
+    fn app_write(&mut self, fid: u32) {
+        let now = self.q.now;
+        let Some(p) = self.paced[fid as usize] else { return };
+        let f = &mut self.flows[fid as usize];
+        if f.stop.is_some_and(|t| now >= t) {
+            return;
+        }
+        let total = f.size.unwrap_or(u64::MAX);
+        f.tx.limit = p.write(f.tx.limit, total);
+        if f.tx.limit < total {
+            self.q.at(now + p.every, Event::AppWrite { flow: fid });
+        }
+        self.try_send(fid);
     }
 
     fn send_syn(&mut self, fid: u32) {
@@ -1156,7 +1194,10 @@ impl<'a> World<'a> {
                 (Some(a), Some(b)) => secs(b - a),
                 _ => nan,
             };
+            // Rate-limited flows are apart: their FCT is set by their rate.
+            let paced = self.paced.get(id).is_some_and(|p| p.is_some());
             let kind = match f.kind {
+                _ if paced => "rate-limited",
                 FlowKind::Long => "long",
                 FlowKind::Sized => "sized",
                 FlowKind::Incast => "incast",

@@ -1,7 +1,8 @@
 //! Hosts: TCP endpoints with pluggable congestion control, and the
 //! applications that drive them (long-lived and sized flows, incast rounds,
 //! ping probes) — most apps live in `world.rs`, where they meet the network;
-//! incast keeps its round state in `incast`. The stack's batching (CEDM
+//! incast keeps its round state in `incast`, rate-limited applications
+//! their write pace in `paced`. The stack's batching (CEDM
 //! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
 //! coalescing (`coalesce`) and receive offload (`gro`) at receivers.
 
@@ -10,6 +11,7 @@ pub mod coalesce;
 pub mod gro;
 pub mod incast;
 pub mod lso;
+pub mod paced;
 pub mod ranges;
 pub mod stage;
 pub mod tcp_rx;
