@@ -517,8 +517,7 @@ mod endpoint_tests {
         let flows = super::poisson(w, &[10_000_000_000; 8], 1460, 40, 11).unwrap();
         assert!(flows.windows(2).all(|p| p[0].start <= p[1].start));
         let wire = |f: &super::Arrival| f.size as f64 + 40.0 * (f.size as f64 / 1460.0).ceil();
-        let span =
-            crate::units::secs(flows.iter().filter(|f| f.rate.is_none() && f.size != 1460).next_back().unwrap().start);
+        let span = crate::units::secs(flows.iter().rfind(|f| f.rate.is_none() && f.size != 1460).unwrap().start);
         let capacity = 8.0 * 10e9;
         let load = |pick: &dyn Fn(&super::Arrival) -> bool| {
             flows.iter().filter(|f| pick(f)).map(wire).sum::<f64>() * 8.0 / span / capacity
