@@ -65,6 +65,24 @@ def test_preset_keys_can_be_overridden_one_by_one() -> None:
     assert fct == pytest.approx(ideal, rel=1e-6)
 
 
+@pytest.mark.parametrize("preset", ["fqcodel", "pfabric"])
+def test_pfabric_delays(preset: str) -> None:
+    """FQ-CoDel in the DCN §IV-B: 12 us of propagation per round trip between
+    any two hosts, and 1.2 us per 1500 B packet at 10 Gbps. A one-packet
+    flow across the spine takes its handshake (40 B SYN, SYN-ACK) and the
+    data packet, each 6 us of propagation one way plus store-and-forward at
+    10G, 40G, 40G, 10G (its FCT ends when the last byte arrives)."""
+    hosts = 32 if preset == "fqcodel" else 144
+    cfg = base({"preset": preset}, [{"src": 0, "dst": hosts - 1, "size": "1460B"}])
+    res = run_checked(cfg)
+    fct = res["flows"]["fct"].to_pylist()[0]
+    rates = (10e9, 40e9, 40e9, 10e9)
+    one_way = lambda size: 6e-6 + sum(size * 8 / r for r in rates)  # noqa: E731
+    assert fct == pytest.approx(2 * one_way(40) + one_way(1500), rel=1e-6)
+    assert 2 * one_way(0) == pytest.approx(12e-6)
+    assert one_way(1500) - one_way(0) == pytest.approx(3.0e-6)  # 1.2 + 0.3 + 0.3 + 1.2 us
+
+
 def test_fat_tree_routes_every_pair() -> None:
     # k = 4: 16 hosts, 8 edge, 8 aggregation, 4 core switches. Every host
     # reaches every other one along a shortest path (2, 4 or 6 links).

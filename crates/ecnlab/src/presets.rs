@@ -7,18 +7,38 @@ use crate::config::{ConfigError, Dur, EcmpMode, OneOrList, Preset, Rate, Topolog
 const G: u64 = 1_000_000_000;
 const US: u64 = 1_000_000;
 
+/// 0.2 us per link plus 20 us on each host link: 81.6 us of propagation
+/// per round trip across the spine, 85.2 us once store-and-forward is
+/// added (MQ-ECN §5.2, CEDM §V).
 fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32, down: u64, up: u64) -> TopologyCfg {
-    // 0.2 us per link plus 20 us on each host link: 81.6 us of propagation
-    // per round trip across the spine, 85.2 us once store-and-forward is
-    // added (MQ-ECN §5.2, CEDM §V).
+    leaf_spine_with(leaves, spines, hosts_per_leaf, down, up, US / 5, 20 * US)
+}
+
+/// pFabric's delays, as FQ-CoDel in the DCN §IV-B states them: 12 us of
+/// propagation per round trip between any two hosts, that is 1.5 us on
+/// each of the 4 links each way (with store-and-forward of a 1500 B packet
+/// at 10G, 40G, 40G, 10G: about 15 us).
+fn pfabric_leaf_spine(leaves: u32) -> TopologyCfg {
+    leaf_spine_with(leaves, 4, 16, 10 * G, 40 * G, 3 * US / 2, 0)
+}
+
+fn leaf_spine_with(
+    leaves: u32,
+    spines: u32,
+    hosts_per_leaf: u32,
+    down: u64,
+    up: u64,
+    link_delay: u64,
+    host_delay: u64,
+) -> TopologyCfg {
     TopologyCfg {
         kind: Some(TopologyKind::LeafSpine),
         preset: None,
         hosts: None,
         link_rate: Some(OneOrList::All(Rate(down))),
         uplink_rate: Some(Rate(up)),
-        link_delay: Some(Dur(US / 5)),
-        host_delay: Some(Dur(20 * US)),
+        link_delay: Some(Dur(link_delay)),
+        host_delay: Some(Dur(host_delay)),
         leaves: Some(leaves),
         spines: Some(spines),
         hosts_per_leaf: Some(hosts_per_leaf),
@@ -34,12 +54,15 @@ pub fn preset(p: Preset) -> TopologyCfg {
         // admits while queued bytes fit in 200 × 1500 B. Set it with
         // `switch.buffer = "300KB"`; a preset fills topology keys only.)
         Preset::Mqecn => leaf_spine(12, 12, 12, 10 * G, 10 * G),
-        // CEDM §V and pFabric: 9 leaves × 16 hosts, 4 spines, 10G/40G.
-        Preset::Cedm | Preset::Pfabric => leaf_spine(9, 4, 16, 10 * G, 40 * G),
+        // CEDM §V: pFabric's fabric, 9 leaves × 16 hosts, 4 spines,
+        // 10G/40G, with MQ-ECN's delays (85.2 us RTT).
+        Preset::Cedm => leaf_spine(9, 4, 16, 10 * G, 40 * G),
+        // pFabric itself: the same fabric with its own short delays.
+        Preset::Pfabric => pfabric_leaf_spine(9),
         // FQ-CoDel §IV-A scales pFabric's network down to 32 hosts with the
         // same delays; the paper gives no leaf and spine counts, so we keep
         // pFabric's 16 hosts per leaf and 4 spines: 2 leaves.
-        Preset::Fqcodel => leaf_spine(2, 4, 16, 10 * G, 40 * G),
+        Preset::Fqcodel => pfabric_leaf_spine(2),
     }
 }
 
