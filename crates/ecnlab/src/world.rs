@@ -182,7 +182,11 @@ impl<'a> World<'a> {
             opened: None,
             finish: None,
             tx: TcpSender::new(t),
-            rx: TcpReceiver::new(echo, t.delayed_ack),
+            rx: if t.delayed_ack_bytes {
+                TcpReceiver::new(echo, t.delayed_ack).counting_bytes(t.mss)
+            } else {
+                TcpReceiver::new(echo, t.delayed_ack)
+            },
             rto_event: 0,
             delack_event: 0,
             last_data_ts: 0,
@@ -956,6 +960,7 @@ impl<'a> World<'a> {
         p.seq = seg.seq;
         p.cwr = seg.cwr;
         p.rtx = seg.retransmit;
+        p.set_prio(seg.prio);
         p.ts = now;
         p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
         if let Some(st) = &self.stages {

@@ -10,6 +10,7 @@ pub mod coalesce;
 pub mod gro;
 pub mod incast;
 pub mod lso;
+pub mod pfabric;
 pub mod ranges;
 pub mod stage;
 pub mod tcp_rx;

@@ -2,9 +2,12 @@
 //! scoreboard (RFC 6675 style pipe), RTO per RFC 6298 with min/initial/max
 //! and exponential backoff. Sequence numbers count payload bytes from 0;
 //! the SYN takes no sequence space. cwnd and ssthresh are in segments.
+//! pFabric's sender replaces parts of this (see `pfabric.rs`), entering
+//! through the few places that test `pf.on`.
 
 use super::cc::{AckInfo, Cc, Window};
-use crate::config::TransportCfg;
+use super::pfabric::PfabricTx;
+use crate::config::{CcKind, TransportCfg};
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +24,9 @@ pub struct Segment {
     pub len: u32,
     pub retransmit: bool,
     pub cwr: bool,
+    /// pFabric's priority for the packet (`Packet::set_prio`): the flow's
+    /// remaining bytes; 0 from senders that do not carry one.
+    pub prio: u64,
 }
 
 pub struct TcpSender {
@@ -33,18 +39,23 @@ pub struct TcpSender {
     pub limit: u64,
     pub w: Window,
     pub cc: Cc,
-    mss: u32,
+    pub(super) mss: u32,
     init_cwnd: f64,
     dupacks: u32,
+    /// Duplicate ACKs that start fast retransmit (3; never for pFabric).
+    dupthresh: u32,
+    /// The flight's ceiling in bytes: the receive window (rx_window full
+    /// segments), or no limit.
+    pub(super) flight_cap: u64,
     pub in_recovery: bool,
     /// Fast recovery ends when snd_una reaches this; after an RTO, no fast
     /// retransmit starts below it either (RFC 6582 §3.2 step 1).
-    recover: u64,
+    pub(super) recover: u64,
     /// The first retransmission of a recovery goes out whatever the pipe
     /// (RFC 6675 §5 step 4.3).
     rtx_first: bool,
     /// SACKed ranges above una, sorted and disjoint.
-    sacked: Vec<(u64, u64)>,
+    pub(super) sacked: Vec<(u64, u64)>,
     /// Next hole byte to retransmit in recovery.
     rtx_next: u64,
     cwr_pending: bool,
@@ -57,27 +68,34 @@ pub struct TcpSender {
     pub rto: Time,
     min_rto: Time,
     max_rto: Time,
+    /// Clock granularity G (0: none): RTOs are whole ticks of it.
+    tick: Time,
     /// Retransmission timer deadline; 0 = not armed.
     pub rto_deadline: Time,
     last_send: Time,
     slow_start_restart: bool,
     pub timeouts: u32,
     pub retransmits: u32,
+    /// pFabric's sender state; `pf.on` only with cc = "pfabric".
+    pub pf: PfabricTx,
 }
 
 impl TcpSender {
     pub fn new(t: &TransportCfg) -> Self {
+        let pfabric = t.cc == CcKind::Pfabric;
         TcpSender {
             state: TxState::Closed,
             una: 0,
             nxt: 0,
             max_sent: 0,
             limit: 0,
-            w: Window { cwnd: t.init_cwnd as f64, ssthresh: f64::INFINITY },
+            w: Window::new(t.init_cwnd as f64, t),
             cc: Cc::new(t),
             mss: t.mss,
             init_cwnd: t.init_cwnd as f64,
             dupacks: 0,
+            dupthresh: if pfabric { u32::MAX } else { 3 },
+            flight_cap: t.rx_window.map(|w| w as u64 * t.mss as u64).unwrap_or(u64::MAX),
             in_recovery: false,
             recover: 0,
             rtx_first: false,
@@ -90,12 +108,16 @@ impl TcpSender {
             rttvar: 0.0,
             rto: t.init_rto(),
             min_rto: t.min_rto.0,
-            max_rto: t.max_rto.0,
+            // pFabric's RTO is fixed (MinTCP returns minrto_ whatever the
+            // RTT): clamping to [min_rto, min_rto] also stops the backoff.
+            max_rto: if pfabric { t.min_rto.0 } else { t.max_rto.0 },
+            tick: t.clock_granularity.map(|g| g.0).unwrap_or(0),
             rto_deadline: 0,
             last_send: 0,
             slow_start_restart: t.slow_start_restart,
             timeouts: 0,
             retransmits: 0,
+            pf: PfabricTx::new(pfabric),
         }
     }
 
@@ -124,7 +146,12 @@ impl TcpSender {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
-        let rto = (self.srtt + 4.0 * self.rttvar) as Time;
+        // RFC 6298 §2.3: srtt + max(G, 4·rttvar), then whole ticks (G = 0:
+        // no clock, and max(0, 4·rttvar) is 4·rttvar).
+        let mut rto = (self.srtt + (4.0 * self.rttvar).max(self.tick as f64)) as Time;
+        if self.tick > 0 {
+            rto = rto.div_ceil(self.tick) * self.tick;
+        }
         self.rto = rto.clamp(self.min_rto, self.max_rto);
     }
 
@@ -164,7 +191,7 @@ impl TcpSender {
         (high - from) - sacked_above
     }
 
-    fn sacked_bytes(&self) -> u64 {
+    pub(super) fn sacked_bytes(&self) -> u64 {
         self.sacked.iter().map(|r| r.1 - r.0).sum()
     }
 
@@ -172,6 +199,9 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Time, ack: u64, sack: (u64, u64), ece: bool, ts_echo: Time) -> bool {
         if self.state != TxState::Established {
             return false;
+        }
+        if self.pf.on {
+            self.pf.heard_from_peer();
         }
         let progressed = ack > self.una;
         // Was the window in use over the last window of data (Linux
@@ -212,7 +242,7 @@ impl TcpSender {
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
             let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
-            if !self.in_recovery && self.dupacks >= 3 && self.una >= self.recover {
+            if !self.in_recovery && self.dupacks >= self.dupthresh && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
             } else if self.in_recovery {
@@ -255,6 +285,7 @@ impl TcpSender {
                 self.rto_deadline = now + self.rto;
                 true // resend the SYN
             }
+            TxState::Established if self.una < self.max_sent && self.pf.on => self.pfabric_timeout(now),
             TxState::Established if self.una < self.max_sent => {
                 self.timeouts += 1;
                 let flight_segs = self.flight() as f64 / self.mss as f64;
@@ -283,7 +314,7 @@ impl TcpSender {
             return None;
         }
         let mss = self.mss as u64;
-        let cwnd_bytes = (self.w.cwnd * mss as f64) as u64;
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.flight_cap);
         let seg = if self.in_recovery {
             let pipe = self.flight()
                 - self.sacked_bytes().min(self.flight())
@@ -295,10 +326,12 @@ impl TcpSender {
             match self.next_hole() {
                 Some((lo, len)) => {
                     self.rtx_next = lo + len as u64;
-                    Segment { seq: lo, len, retransmit: true, cwr: false }
+                    Segment { seq: lo, len, retransmit: true, cwr: false, prio: 0 }
                 }
                 None => self.new_data()?,
             }
+        } else if self.pf.on {
+            self.pfabric_segment(cwnd_bytes)?
         } else {
             let in_flight = self.nxt - self.una;
             if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
@@ -332,7 +365,7 @@ impl TcpSender {
     /// fits in cwnd, always one when nothing is in flight).
     pub fn allowance(&self) -> super::lso::Allowance {
         let mss = self.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).max(mss);
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.flight_cap).max(mss);
         super::lso::Allowance {
             open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
             cwr: self.cc.in_cwr(self.una),
@@ -365,7 +398,7 @@ impl TcpSender {
             return None;
         }
         let len = (self.limit - self.nxt).min(self.mss as u64) as u32;
-        let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false };
+        let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false, prio: 0 };
         self.nxt += len as u64;
         self.max_sent = self.max_sent.max(self.nxt);
         Some(seg)
@@ -462,7 +495,8 @@ mod tests {
     /// congestion avoidance (Linux tcp_slow_start).
     #[test]
     fn slow_start_capped_at_ssthresh() {
-        let mut w = super::super::cc::Window { cwnd: 8.0, ssthresh: 10.0 };
+        let mut w = super::super::cc::Window::new(8.0, &TransportCfg::default());
+        w.ssthresh = 10.0;
         let a = AckInfo { acked: 5 * MSS, ece: false, una: 0, snd_max: 0, mss: MSS as u32, cwnd_limited: true };
         w.grow(&a);
         assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
