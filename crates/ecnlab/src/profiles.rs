@@ -116,3 +116,110 @@ fn set(t: &mut TransportCfg, key: &str, val: Val, queue_minus_one: u32) {
         _ => unreachable!("profile entry {key} = {val:?} names no transport key of that kind"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{CaKind, Config};
+
+    const BASE: &str =
+        "[run]\nduration = \"10ms\"\n[topology]\nkind = \"star\"\nhosts = 3\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n";
+
+    fn cfg(extra: &str) -> Config {
+        Config::from_toml(&format!("{BASE}{extra}")).unwrap()
+    }
+
+    fn err(extra: &str) -> String {
+        Config::from_toml(&format!("{BASE}{extra}")).unwrap_err().0
+    }
+
+    /// Every row of FQ-CoDel in the DCN's Table II: minrto_ 45 us, maxrto_
+    /// 2 s, rtxcur_init_ 45 us, tcpTick_ 1 us, interval_ 6 us (FullTcp's
+    /// byte-counted delayed ACK, one segment per ACK), window_ 10^6,
+    /// windowInit_ 12, maxcwnd_ = queue − 1, windowOption_ 0 (basic). The
+    /// queue is [switch] buffer in packets: 36 KB (pFabric's 2×BDP) is 24
+    /// packets of 1500 B → 23; "100 packets" → 99; the default 300 KB → 199.
+    #[test]
+    fn pfabric_profile_applies_table_ii() {
+        let c = cfg("[switch]\nbuffer = \"36864B\"\n[transport]\nprofile = \"pfabric\"\n");
+        let t = &c.transport;
+        let us = 1_000_000;
+        assert_eq!((t.min_rto.0, t.max_rto.0, t.init_rto()), (45 * us, 2_000_000 * us, 45 * us));
+        assert_eq!(t.clock_granularity.map(|g| g.0), Some(us));
+        assert_eq!((t.delayed_ack, t.delayed_ack_bytes, t.delayed_ack_timeout.0), (1, true, 6 * us));
+        assert_eq!((t.rx_window, t.init_cwnd, t.max_cwnd, t.ca), (Some(1_000_000), 12, Some(23), CaKind::Basic));
+        let packets = cfg("[switch]\nbuffer = \"100 packets\"\n[transport]\nprofile = \"pfabric\"\n");
+        assert_eq!(packets.transport.max_cwnd, Some(99));
+        assert_eq!(cfg("[transport]\nprofile = \"pfabric\"\n").transport.max_cwnd, Some(199));
+        // The profile only tunes TCP: the cc stays the default DCTCP.
+        assert_eq!(c.transport.cc, crate::config::CcKind::Dctcp);
+    }
+
+    /// A key given explicitly beats the profile, which beats the cc's own
+    /// defaults (pFabric's IW 12 and 45 us RTO), which beat the ordinary
+    /// defaults (IW 10, 5 ms).
+    #[test]
+    fn explicit_keys_override_the_profile_and_the_cc_defaults() {
+        let c = cfg("[transport]\nprofile = \"pfabric\"\nmin_rto = \"1ms\"\nmax_cwnd = 50\nca = \"standard\"\n");
+        let t = &c.transport;
+        assert_eq!((t.min_rto.0, t.max_cwnd, t.ca), (1_000_000_000, Some(50), CaKind::Standard));
+        assert_eq!((t.init_rto(), t.init_cwnd), (45_000_000, 12), "the rest still comes from the profile");
+        let t = cfg("[transport]\ncc = \"pfabric\"\n").transport;
+        assert_eq!((t.init_cwnd, t.min_rto.0, t.init_rto(), t.max_cwnd), (12, 45_000_000, 45_000_000, None));
+        let t = cfg("[transport]\ncc = \"pfabric\"\ninit_cwnd = 20\n").transport;
+        assert_eq!((t.init_cwnd, t.min_rto.0), (20, 45_000_000));
+        let t = cfg("[transport]\ncc = \"pfabric\"\nprofile = \"pfabric\"\nmin_rto = \"90us\"\n").transport;
+        assert_eq!((t.init_cwnd, t.min_rto.0, t.init_rto()), (12, 90_000_000, 45_000_000));
+        let t = cfg("").transport;
+        assert_eq!(
+            (t.init_cwnd, t.min_rto.0, t.max_cwnd, t.rx_window, t.ca),
+            (10, 5_000_000_000, None, None, CaKind::Standard)
+        );
+    }
+
+    /// The resolved config names the profile and shows every value it set,
+    /// and reads back to the same run (keys now explicit); in JSON a null
+    /// counts as left out, so the profile still fills it.
+    #[test]
+    fn resolved_config_shows_the_profile_values() {
+        let r = cfg("[transport]\nprofile = \"pfabric\"\n").resolved_json();
+        let t = &r["transport"];
+        assert_eq!(t["profile"], "pfabric");
+        assert_eq!((t["min_rto"].as_str(), t["clock_granularity"].as_str()), (Some("45us"), Some("1us")));
+        assert_eq!(
+            (t["max_cwnd"].as_u64(), t["rx_window"].as_u64(), t["ca"].as_str()),
+            (Some(199), Some(1_000_000), Some("basic"))
+        );
+        assert_eq!(Config::from_json(&r.to_string()).unwrap().resolved_json(), r);
+        let mut plain = cfg("").resolved_json();
+        assert!(plain["transport"]["max_cwnd"].is_null());
+        plain["transport"]["profile"] = "pfabric".into();
+        assert_eq!(Config::from_json(&plain.to_string()).unwrap().transport.max_cwnd, Some(199));
+    }
+
+    /// Bad input: one line naming the key, the value and what is allowed.
+    #[test]
+    fn bad_transport_tuning_is_refused() {
+        assert_eq!(
+            err("[transport]\nprofile = \"linux\"\n"),
+            "transport.profile: unknown variant `linux`, expected `pfabric`"
+        );
+        assert_eq!(
+            err("[transport]\nmax_cwnd = 0\n"),
+            "transport.max_cwnd = 0: must be at least 1 segment (leave it out for no limit)"
+        );
+        assert_eq!(
+            err("[transport]\nrx_window = 0\n"),
+            "transport.rx_window = 0: must be at least 1 packet (leave it out for no limit)"
+        );
+        assert_eq!(
+            err("[transport]\nclock_granularity = \"0us\"\n"),
+            "transport.clock_granularity = 0s: must be positive (leave it out for exact timers)"
+        );
+        assert_eq!(
+            err("[transport]\nclock_granularity = \"-1us\"\n"),
+            "transport.clock_granularity: \"-1us\": must not be negative"
+        );
+        let e = err("[transport]\nca = \"cubic\"\n");
+        assert_eq!(e, "transport.ca: unknown variant `cubic`, expected `standard` or `basic`");
+    }
+}

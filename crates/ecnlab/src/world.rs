@@ -960,7 +960,10 @@ impl<'a> World<'a> {
         p.seq = seg.seq;
         p.cwr = seg.cwr;
         p.rtx = seg.retransmit;
-        p.set_prio(seg.prio);
+        if f.tx.pf.on {
+            // pFabric's priority: the flow's remaining bytes now.
+            p.set_prio(f.tx.remaining());
+        }
         p.ts = now;
         p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
         if let Some(st) = &self.stages {

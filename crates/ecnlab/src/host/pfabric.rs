@@ -84,7 +84,7 @@ impl TcpSender {
                 return None;
             }
             self.pf.probe_due = false;
-            return Some(Segment { seq: self.una, len: 1, retransmit: true, cwr: false, prio: self.remaining() });
+            return Some(Segment { seq: self.una, len: 1, retransmit: true, cwr: false });
         }
         let mss = self.mss as u64;
         // The first byte at or after nxt the receiver does not hold, and
@@ -111,7 +111,7 @@ impl TcpSender {
         let retransmit = at < self.max_sent;
         self.nxt = at + len as u64;
         self.max_sent = self.max_sent.max(self.nxt);
-        Some(Segment { seq: at, len, retransmit, cwr: false, prio: self.remaining() })
+        Some(Segment { seq: at, len, retransmit, cwr: false })
     }
 }
 
@@ -219,31 +219,31 @@ mod tests {
     }
 
     /// Every data packet carries the flow's remaining bytes (size − snd_una
-    /// − SACKed, schemes/pfabric.md "Priority carried by data packets"):
-    /// 30 segments, all unacknowledged → 30·MSS; after 4 are acknowledged
-    /// and 2 more SACKed → 24·MSS, retransmission included. Other ccs
-    /// carry 0.
+    /// − SACKed, schemes/pfabric.md "Priority carried by data packets"),
+    /// read as it is sent (`World::send_packet` stamps `remaining()` right
+    /// after `next_segment`): 30 segments, all unacknowledged → 30·MSS;
+    /// after 4 are acknowledged and 2 more SACKed → 24·MSS, the
+    /// retransmission included. Other ccs stamp nothing (prio 0).
     #[test]
     fn packets_carry_remaining_size() {
+        let stamped = |s: &mut TcpSender, now: Time| -> Vec<(Segment, u64)> {
+            std::iter::from_fn(|| s.next_segment(now).map(|g| (g, s.remaining()))).collect()
+        };
         let mut s = sender(30 * MSS);
-        let first = send_all(&mut s, 10 * US);
-        assert!(first.iter().all(|g| g.prio == 30 * MSS));
+        let first = stamped(&mut s, 10 * US);
+        assert!(first.len() == 12 && first.iter().all(|g| g.1 == 30 * MSS));
         s.on_ack(20 * US, 4 * MSS, (0, 0), false, 10 * US);
         s.on_ack(20 * US, 4 * MSS, (5 * MSS, 7 * MSS), false, 10 * US);
-        let next = send_all(&mut s, 20 * US);
-        assert!(!next.is_empty() && next.iter().all(|g| g.prio == 24 * MSS), "{next:?}");
+        let next = stamped(&mut s, 20 * US);
+        assert!(!next.is_empty() && next.iter().all(|g| g.1 == 24 * MSS), "{next:?}");
         s.on_timeout(20 * US + RTO);
-        let rtx = s.next_segment(20 * US + RTO).unwrap();
-        assert!(rtx.retransmit && rtx.seq == 4 * MSS && rtx.prio == 24 * MSS);
+        let rtx = stamped(&mut s, 20 * US + RTO);
+        assert!(rtx[0].0.retransmit && rtx[0].0.seq == 4 * MSS && rtx[0].1 == 24 * MSS);
         // The flow ends: remaining shrinks with every ACK, down to one segment.
         s.on_ack(30 * US + RTO, 29 * MSS, (0, 0), false, 20 * US + RTO);
         assert_eq!(s.remaining(), MSS);
-
+        assert!(s.pf.on);
         let reno: TransportCfg = serde_json::from_str(r#"{"cc": "reno"}"#).unwrap();
-        let mut r = TcpSender::new(&reno);
-        r.limit = 30 * MSS;
-        r.open(0);
-        r.on_synack(10 * US, 0);
-        assert!(send_all(&mut r, 10 * US).iter().all(|g| g.prio == 0));
+        assert!(!TcpSender::new(&reno).pf.on);
     }
 }

@@ -24,9 +24,6 @@ pub struct Segment {
     pub len: u32,
     pub retransmit: bool,
     pub cwr: bool,
-    /// pFabric's priority for the packet (`Packet::set_prio`): the flow's
-    /// remaining bytes; 0 from senders that do not carry one.
-    pub prio: u64,
 }
 
 pub struct TcpSender {
@@ -137,7 +134,8 @@ impl TcpSender {
         self.last_send = now;
     }
 
-    fn rtt_sample(&mut self, r: Time) {
+    #[inline]
+    pub(super) fn rtt_sample(&mut self, r: Time) {
         let r = r as f64;
         if self.srtt == 0.0 {
             self.srtt = r;
@@ -146,13 +144,17 @@ impl TcpSender {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
-        // RFC 6298 §2.3: srtt + max(G, 4·rttvar), then whole ticks (G = 0:
-        // no clock, and max(0, 4·rttvar) is 4·rttvar).
-        let mut rto = (self.srtt + (4.0 * self.rttvar).max(self.tick as f64)) as Time;
-        if self.tick > 0 {
-            rto = rto.div_ceil(self.tick) * self.tick;
-        }
+        let rto = if self.tick == 0 { (self.srtt + 4.0 * self.rttvar) as Time } else { self.rto_in_ticks() };
         self.rto = rto.clamp(self.min_rto, self.max_rto);
+    }
+
+    /// RFC 6298 §2.3 with a clock of granularity G: srtt + max(G,
+    /// 4·rttvar), rounded up to whole ticks (ns-2 keeps its RTO in ticks).
+    #[cold]
+    #[inline(never)]
+    fn rto_in_ticks(&self) -> Time {
+        let rto = (self.srtt + (4.0 * self.rttvar).max(self.tick as f64)) as Time;
+        rto.div_ceil(self.tick) * self.tick
     }
 
     pub fn srtt(&self) -> Time {
@@ -326,7 +328,7 @@ impl TcpSender {
             match self.next_hole() {
                 Some((lo, len)) => {
                     self.rtx_next = lo + len as u64;
-                    Segment { seq: lo, len, retransmit: true, cwr: false, prio: 0 }
+                    Segment { seq: lo, len, retransmit: true, cwr: false }
                 }
                 None => self.new_data()?,
             }
@@ -398,7 +400,7 @@ impl TcpSender {
             return None;
         }
         let len = (self.limit - self.nxt).min(self.mss as u64) as u32;
-        let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false, prio: 0 };
+        let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false };
         self.nxt += len as u64;
         self.max_sent = self.max_sent.max(self.nxt);
         Some(seg)
@@ -500,5 +502,53 @@ mod tests {
         let a = AckInfo { acked: 5 * MSS, ece: false, una: 0, snd_max: 0, mss: MSS as u32, cwnd_limited: true };
         w.grow(&a);
         assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
+    }
+
+    fn sender(json: &str) -> TcpSender {
+        let t: TransportCfg = serde_json::from_str(json).unwrap();
+        let mut s = TcpSender::new(&t);
+        s.limit = u64::MAX;
+        s
+    }
+
+    /// RFC 6298 §2.2: the first sample R gives srtt = R, rttvar = R/2 and
+    /// RTO = srtt + max(G, 4·rttvar): 10.3 us → 30.9 us, which a 1 us
+    /// clock rounds up to 31 us. With steady samples rttvar decays toward
+    /// 0 and G is the floor: 10.3 + 1 = 11.3 us → 12 us. Without a clock
+    /// the timer stays exact.
+    #[test]
+    fn clock_granularity_rounds_the_rto_up_to_ticks() {
+        let us = 1_000_000;
+        let rtt = 10_300_000;
+        let mut s = sender(r#"{"cc": "reno", "min_rto": "1us", "clock_granularity": "1us"}"#);
+        s.open(0);
+        s.on_synack(rtt, 0);
+        assert_eq!(s.rto, 31 * us);
+        for _ in 0..100 {
+            s.rtt_sample(rtt);
+        }
+        assert_eq!(s.rto, 12 * us);
+        let mut exact = sender(r#"{"cc": "reno", "min_rto": "1us"}"#);
+        exact.open(0);
+        exact.on_synack(rtt, 0);
+        assert_eq!(exact.rto, 30_900_000);
+        for _ in 0..100 {
+            exact.rtt_sample(rtt);
+        }
+        assert!(exact.rto >= rtt && exact.rto < rtt + 1000, "{}", exact.rto);
+    }
+
+    /// The receive window caps the flight whatever cwnd allows (ns-2
+    /// TcpAgent::window(): min(cwnd_, window_)): cwnd 20, rx_window 5 → 5
+    /// segments out; each ACK of one segment lets exactly one more go.
+    #[test]
+    fn rx_window_caps_the_flight() {
+        let mut s = sender(r#"{"cc": "reno", "init_cwnd": 20, "rx_window": 5}"#);
+        s.open(0);
+        s.on_synack(10, 0);
+        assert_eq!(send_all(&mut s, 20).len(), 5);
+        s.on_ack(30, MSS, (0, 0), false, 20);
+        assert!(s.w.cwnd >= 20.0);
+        assert_eq!(send_all(&mut s, 30).len(), 1);
     }
 }

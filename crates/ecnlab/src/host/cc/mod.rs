@@ -222,3 +222,54 @@ impl Cc {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(json: &str, cwnd: f64, ssthresh: f64) -> Window {
+        let t: TransportCfg = serde_json::from_str(json).unwrap();
+        let mut w = Window::new(cwnd, &t);
+        w.ssthresh = ssthresh;
+        w
+    }
+
+    /// Congestion avoidance from cwnd 10, one segment per ACK (ns-2 tcp.cc
+    /// opencwnd). Basic (windowOption_ 0): nothing for 9 ACKs, exactly +1
+    /// at the 10th, then 11 more ACKs for the next. Standard (windowOption_
+    /// 1): +1/cwnd per ACK, 10 ACKs → 10 + Σ 1/cwnd ≈ 10.95.
+    #[test]
+    fn basic_ca_adds_a_whole_segment_per_window_standard_a_fraction_per_ack() {
+        let mut basic = window(r#"{"ca": "basic"}"#, 10.0, 5.0);
+        let mut steps = Vec::new();
+        for i in 1..=21 {
+            let before = basic.cwnd;
+            basic.open(1.0);
+            if basic.cwnd != before {
+                steps.push((i, basic.cwnd));
+            }
+        }
+        assert_eq!(steps, vec![(10, 11.0), (21, 12.0)]);
+
+        let mut std = window("{}", 10.0, 5.0);
+        let mut want = 10.0;
+        for _ in 0..10 {
+            std.open(1.0);
+            want += 1.0 / want;
+        }
+        assert!((std.cwnd - want).abs() < 1e-12 && (std.cwnd - 10.95).abs() < 0.01, "{}", std.cwnd);
+    }
+
+    /// max_cwnd (ns-2 maxcwnd_) caps the window from the start and stops
+    /// slow start there: IW 20 with max 12 starts at 12, and IW 10 stops
+    /// growing at 12 however many ACKs arrive.
+    #[test]
+    fn max_cwnd_caps_the_window() {
+        assert_eq!(window(r#"{"max_cwnd": 12}"#, 20.0, f64::INFINITY).cwnd, 12.0);
+        let mut w = window(r#"{"max_cwnd": 12}"#, 10.0, f64::INFINITY);
+        for _ in 0..50 {
+            w.open(1.0);
+        }
+        assert_eq!(w.cwnd, 12.0);
+    }
+}
