@@ -280,7 +280,9 @@ by_name!(StageBy { Sent => "sent", Size => "size" });
 by_name!(MmecnPosition { Front => "front", Tail => "tail" });
 by_name!(DemeproShare { Occupancy => "occupancy", Threshold => "threshold" });
 by_name!(PmsbShare { All => "all", Active => "active" });
-by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp" });
+by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp", Pfabric => "pfabric" });
+by_name!(Profile { Pfabric => "pfabric" });
+by_name!(CaKind { Standard => "standard", Basic => "basic" });
 by_name!(WorkloadKind { Poisson => "poisson" });
 by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
 
@@ -684,6 +686,28 @@ pub enum CcKind {
     Reno,
     EcnStar,
     Dctcp,
+    /// pFabric's minimal rate control (ns-2 MinTCP): see `host/pfabric.rs`.
+    Pfabric,
+}
+
+/// A named set of TCP settings (`transport.profile`, see `profiles.rs`).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// FQ-CoDel in the DCN, Table II: the pFabric authors' ns-2 settings.
+    Pfabric,
+}
+
+/// Congestion avoidance growth (ns-2 `windowOption_`).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaKind {
+    /// cwnd += acked segments / cwnd (RFC 5681; ns-2 windowOption_ 1).
+    #[default]
+    Standard,
+    /// One whole segment once a window's worth has been acknowledged
+    /// (ns-2 windowOption_ 0).
+    Basic,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -691,6 +715,10 @@ pub enum CcKind {
 pub struct TransportCfg {
     #[serde(default = "default_cc")]
     pub cc: CcKind,
+    /// A tuning profile: fills every key of its table left out here (see
+    /// `profiles.rs`). Resolved when the config is read; the resolved
+    /// config keeps the name and shows every value it applied.
+    pub profile: Option<Profile>,
     /// Initial congestion window, in segments.
     #[serde(default = "default_iw")]
     pub init_cwnd: u32,
@@ -700,6 +728,19 @@ pub struct TransportCfg {
     pub init_rto: Option<Dur>,
     #[serde(default = "default_max_rto")]
     pub max_rto: Dur,
+    /// Clock granularity G (ns-2 tcpTick_): the RTO is srtt + max(G,
+    /// 4·rttvar), rounded up to a whole number of ticks (RFC 6298 §2).
+    /// Left out: no clock, timers in exact time.
+    pub clock_granularity: Option<Dur>,
+    /// Receive window in packets (ns-2 window_): the flight never exceeds
+    /// this many full segments. Left out: unlimited.
+    pub rx_window: Option<u32>,
+    /// Largest cwnd in segments (ns-2 maxcwnd_): growth stops there.
+    /// Left out: unlimited.
+    pub max_cwnd: Option<u32>,
+    /// Congestion avoidance: "standard" or "basic" (ns-2 windowOption_).
+    #[serde(default)]
+    pub ca: CaKind,
     /// Payload bytes per full segment.
     #[serde(default = "default_mss")]
     pub mss: u32,
@@ -709,9 +750,15 @@ pub struct TransportCfg {
     /// ACK every n-th data packet; 1 = every packet (the papers' default).
     #[serde(default = "one_u32")]
     pub delayed_ack: u32,
-    /// Longest an ACK may be held back when delayed_ack > 1.
+    /// Longest an ACK may be held back.
     #[serde(default = "default_delack")]
     pub delayed_ack_timeout: Dur,
+    /// Count what is unacknowledged in bytes, as ns-2's FullTcp does: the
+    /// ACK goes once delayed_ack full segments' worth has arrived, so a
+    /// shorter segment (a flow's tail) waits for more data or the timer.
+    /// Off: every delayed_ack-th packet, whatever its size.
+    #[serde(default)]
+    pub delayed_ack_bytes: bool,
     /// DCTCP's EWMA gain g (DCTCP paper: 1/16).
     #[serde(default = "default_g")]
     pub dctcp_g: f64,
@@ -1151,10 +1198,10 @@ impl WorkloadCfg {
 impl Config {
     pub fn from_json(s: &str) -> Result<Config, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(s);
-        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let shape = serde_json::from_str(s).ok().and_then(|v| section_shape(&v));
-            shape.unwrap_or_else(|| path_error(e))
-        })?;
+        let raw: Option<serde_json::Value> = serde_json::from_str(s).ok();
+        let mut cfg: Config = serde_path_to_error::deserialize(de)
+            .map_err(|e| raw.as_ref().and_then(section_shape).unwrap_or_else(|| path_error(e)))?;
+        crate::profiles::apply(&mut cfg, &crate::profiles::given_keys(raw.as_ref()));
         cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
@@ -1166,6 +1213,7 @@ impl Config {
         let json = serde_json::to_value(&value).ok();
         let mut cfg: Config = serde_path_to_error::deserialize(value)
             .map_err(|e| json.as_ref().and_then(section_shape).unwrap_or_else(|| path_error(e)))?;
+        crate::profiles::apply(&mut cfg, &crate::profiles::given_keys(json.as_ref()));
         cfg.topology = cfg.topology.resolved()?;
         cfg.validate()?;
         Ok(cfg)
@@ -1917,6 +1965,21 @@ impl Config {
         }
         if t.init_rto() == 0 {
             return Err(bad("transport.init_rto", "0s", "must be positive"));
+        }
+        if let Some(g) = t.clock_granularity {
+            if g.0 == 0 {
+                return Err(bad(
+                    "transport.clock_granularity",
+                    "0s",
+                    "must be positive (leave it out for exact timers)",
+                ));
+            }
+        }
+        if t.rx_window == Some(0) {
+            return Err(bad("transport.rx_window", 0, "must be at least 1 packet (leave it out for no limit)"));
+        }
+        if t.max_cwnd == Some(0) {
+            return Err(bad("transport.max_cwnd", 0, "must be at least 1 segment (leave it out for no limit)"));
         }
         if !(1..=64).contains(&t.delayed_ack) {
             return Err(bad("transport.delayed_ack", t.delayed_ack, "must be 1 (ACK every packet) to 64"));

@@ -16,6 +16,7 @@ pub mod packet;
 pub mod pcap;
 pub mod prefetch;
 pub mod presets;
+pub mod profiles;
 pub mod report;
 pub mod rng;
 pub mod stats;

@@ -186,7 +186,11 @@ impl<'a> World<'a> {
             opened: None,
             finish: None,
             tx: TcpSender::new(t),
-            rx: TcpReceiver::new(echo, t.delayed_ack),
+            rx: if t.delayed_ack_bytes {
+                TcpReceiver::new(echo, t.delayed_ack).counting_bytes(t.mss)
+            } else {
+                TcpReceiver::new(echo, t.delayed_ack)
+            },
             rto_event: 0,
             delack_event: 0,
             last_data_ts: 0,
@@ -994,6 +998,10 @@ impl<'a> World<'a> {
         p.seq = seg.seq;
         p.cwr = seg.cwr;
         p.rtx = seg.retransmit;
+        if f.tx.pf.on {
+            // pFabric's priority: the flow's remaining bytes now.
+            p.set_prio(f.tx.remaining());
+        }
         p.ts = now;
         p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
         if let Some(st) = &self.stages {

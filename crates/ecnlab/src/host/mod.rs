@@ -12,6 +12,7 @@ pub mod gro;
 pub mod incast;
 pub mod lso;
 pub mod paced;
+pub mod pfabric;
 pub mod ranges;
 pub mod stage;
 pub mod tcp_rx;

@@ -1,6 +1,7 @@
 //! TCP receiver: cumulative ACK plus one SACK block (the range holding the
 //! segment just received, as RFC 2018's first block), out-of-order data
-//! kept, delayed ACKs (every n-th packet, with a timer), and the ECN echo
+//! kept, delayed ACKs (every n-th packet, or n segments' worth of bytes as
+//! ns-2's FullTcp counts, with a timer), and the ECN echo
 //! its congestion control asks for (RFC 3168 latch, or DCTCP's exact echo
 //! with the delayed-ACK state machine of the DCTCP paper §3.1).
 
@@ -19,8 +20,11 @@ pub struct TcpReceiver {
     /// Out-of-order ranges above rcv_nxt, sorted and disjoint.
     ooo: Vec<(u64, u64)>,
     mode: EchoMode,
-    ack_every: u32,
-    /// Data packets received and not yet acknowledged.
+    /// `pending` at which the ACK goes at once.
+    ack_at: u32,
+    /// `pending` counts payload bytes rather than packets.
+    by_bytes: bool,
+    /// Data packets (or bytes) received and not yet acknowledged.
     pub pending: u32,
     /// DCTCP: CE bit of the last data packet.
     ce_state: bool,
@@ -45,12 +49,22 @@ impl TcpReceiver {
             rcv_nxt: 0,
             ooo: Vec::new(),
             mode,
-            ack_every,
+            ack_at: ack_every,
+            by_bytes: false,
             pending: 0,
             ce_state: false,
             ece_latch: false,
             ce_received: 0,
         }
+    }
+
+    /// Count unacknowledged bytes instead (ns-2 FullTcp's need_send): the
+    /// ACK goes once `ack_every` segments of `mss` bytes are unacknowledged,
+    /// so a shorter segment waits for more data or the delayed-ACK timer.
+    pub fn counting_bytes(mut self, mss: u32) -> Self {
+        self.by_bytes = true;
+        self.ack_at = self.ack_at.saturating_mul(mss);
+        self
     }
 
     fn ece(&self) -> bool {
@@ -104,11 +118,18 @@ impl TcpReceiver {
         } else if seq > self.rcv_nxt {
             super::ranges::insert(&mut self.ooo, seq, end);
         }
-        // One per packet; a GRO-merged segment counts its packets.
-        self.pending += if len > mss { len.div_ceil(mss) } else { 1 };
+        // One per packet, a GRO-merged segment counting its packets; or
+        // its bytes.
+        self.pending += if self.by_bytes {
+            len
+        } else if len > mss {
+            len.div_ceil(mss)
+        } else {
+            1
+        };
         // Out-of-order, duplicate, or hole-filling data is ACKed at once.
         let now =
-            !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_every;
+            !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_at;
         let ack = if now {
             self.pending = 0;
             Some(AckOut { ack: self.rcv_nxt, sack: self.sack_for(seq), ece: self.ece() })
@@ -177,5 +198,23 @@ mod tests {
         assert!(r.on_data(0, 1460, 1460, false, false).ack.is_none());
         assert!(r.on_data(1460, 1460, 1460, false, false).ack.is_some());
         assert!(r.on_data(2920, 17 * 1460, 1460, false, false).ack.is_some());
+    }
+
+    /// Counting bytes with one segment per ACK (ns-2 FullTcp, segsperack_
+    /// 1): a full segment is acknowledged at once, a 500-byte tail waits
+    /// for the timer, and a second short segment completing 1460 bytes
+    /// releases the ACK (rcv_nxt − last ACK ≥ 1 MSS).
+    #[test]
+    fn byte_counting_holds_short_segments() {
+        let mut r = TcpReceiver::new(EchoMode::None, 1).counting_bytes(1460);
+        assert!(r.on_data(0, 1460, 1460, false, false).ack.is_some());
+        assert!(r.on_data(1460, 500, 1460, false, false).ack.is_none());
+        assert_eq!(r.pending, 500);
+        assert!(r.on_data(1960, 960, 1460, false, false).ack.is_some());
+        assert!(r.on_data(2920, 1, 1460, false, false).ack.is_none());
+        assert_eq!(r.flush().map(|a| a.ack), Some(2921));
+        // Counting packets, the same 500-byte segment is acknowledged at once.
+        let mut r = TcpReceiver::new(EchoMode::None, 1);
+        assert!(r.on_data(0, 500, 1460, false, false).ack.is_some());
     }
 }

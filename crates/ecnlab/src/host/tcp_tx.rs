@@ -2,9 +2,12 @@
 //! scoreboard (RFC 6675 style pipe), RTO per RFC 6298 with min/initial/max
 //! and exponential backoff. Sequence numbers count payload bytes from 0;
 //! the SYN takes no sequence space. cwnd and ssthresh are in segments.
+//! pFabric's sender replaces parts of this (see `pfabric.rs`), entering
+//! through the few places that test `pf.on`.
 
 use super::cc::{AckInfo, Cc, Window};
-use crate::config::TransportCfg;
+use super::pfabric::PfabricTx;
+use crate::config::{CcKind, TransportCfg};
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,18 +36,23 @@ pub struct TcpSender {
     pub limit: u64,
     pub w: Window,
     pub cc: Cc,
-    mss: u32,
+    pub(super) mss: u32,
     init_cwnd: f64,
     dupacks: u32,
+    /// Duplicate ACKs that start fast retransmit (3; never for pFabric).
+    dupthresh: u32,
+    /// The flight's ceiling in bytes: the receive window (rx_window full
+    /// segments), or no limit.
+    pub(super) flight_cap: u64,
     pub in_recovery: bool,
     /// Fast recovery ends when snd_una reaches this; after an RTO, no fast
     /// retransmit starts below it either (RFC 6582 §3.2 step 1).
-    recover: u64,
+    pub(super) recover: u64,
     /// The first retransmission of a recovery goes out whatever the pipe
     /// (RFC 6675 §5 step 4.3).
     rtx_first: bool,
     /// SACKed ranges above una, sorted and disjoint.
-    sacked: Vec<(u64, u64)>,
+    pub(super) sacked: Vec<(u64, u64)>,
     /// Next hole byte to retransmit in recovery.
     rtx_next: u64,
     cwr_pending: bool,
@@ -57,27 +65,34 @@ pub struct TcpSender {
     pub rto: Time,
     min_rto: Time,
     max_rto: Time,
+    /// Clock granularity G (0: none): RTOs are whole ticks of it.
+    tick: Time,
     /// Retransmission timer deadline; 0 = not armed.
     pub rto_deadline: Time,
     last_send: Time,
     slow_start_restart: bool,
     pub timeouts: u32,
     pub retransmits: u32,
+    /// pFabric's sender state; `pf.on` only with cc = "pfabric".
+    pub pf: PfabricTx,
 }
 
 impl TcpSender {
     pub fn new(t: &TransportCfg) -> Self {
+        let pfabric = t.cc == CcKind::Pfabric;
         TcpSender {
             state: TxState::Closed,
             una: 0,
             nxt: 0,
             max_sent: 0,
             limit: 0,
-            w: Window { cwnd: t.init_cwnd as f64, ssthresh: f64::INFINITY },
+            w: Window::new(t.init_cwnd as f64, t),
             cc: Cc::new(t),
             mss: t.mss,
             init_cwnd: t.init_cwnd as f64,
             dupacks: 0,
+            dupthresh: if pfabric { u32::MAX } else { 3 },
+            flight_cap: t.rx_window.map(|w| w as u64 * t.mss as u64).unwrap_or(u64::MAX),
             in_recovery: false,
             recover: 0,
             rtx_first: false,
@@ -90,12 +105,16 @@ impl TcpSender {
             rttvar: 0.0,
             rto: t.init_rto(),
             min_rto: t.min_rto.0,
-            max_rto: t.max_rto.0,
+            // pFabric's RTO is fixed (MinTCP returns minrto_ whatever the
+            // RTT): clamping to [min_rto, min_rto] also stops the backoff.
+            max_rto: if pfabric { t.min_rto.0 } else { t.max_rto.0 },
+            tick: t.clock_granularity.map(|g| g.0).unwrap_or(0),
             rto_deadline: 0,
             last_send: 0,
             slow_start_restart: t.slow_start_restart,
             timeouts: 0,
             retransmits: 0,
+            pf: PfabricTx::new(pfabric),
         }
     }
 
@@ -115,7 +134,8 @@ impl TcpSender {
         self.last_send = now;
     }
 
-    fn rtt_sample(&mut self, r: Time) {
+    #[inline]
+    pub(super) fn rtt_sample(&mut self, r: Time) {
         let r = r as f64;
         if self.srtt == 0.0 {
             self.srtt = r;
@@ -124,8 +144,17 @@ impl TcpSender {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
-        let rto = (self.srtt + 4.0 * self.rttvar) as Time;
+        let rto = if self.tick == 0 { (self.srtt + 4.0 * self.rttvar) as Time } else { self.rto_in_ticks() };
         self.rto = rto.clamp(self.min_rto, self.max_rto);
+    }
+
+    /// RFC 6298 §2.3 with a clock of granularity G: srtt + max(G,
+    /// 4·rttvar), rounded up to whole ticks (ns-2 keeps its RTO in ticks).
+    #[cold]
+    #[inline(never)]
+    fn rto_in_ticks(&self) -> Time {
+        let rto = (self.srtt + (4.0 * self.rttvar).max(self.tick as f64)) as Time;
+        rto.div_ceil(self.tick) * self.tick
     }
 
     pub fn srtt(&self) -> Time {
@@ -164,7 +193,7 @@ impl TcpSender {
         (high - from) - sacked_above
     }
 
-    fn sacked_bytes(&self) -> u64 {
+    pub(super) fn sacked_bytes(&self) -> u64 {
         self.sacked.iter().map(|r| r.1 - r.0).sum()
     }
 
@@ -172,6 +201,9 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Time, ack: u64, sack: (u64, u64), ece: bool, ts_echo: Time) -> bool {
         if self.state != TxState::Established {
             return false;
+        }
+        if self.pf.on {
+            self.pf.heard_from_peer();
         }
         let progressed = ack > self.una;
         // Was the window in use over the last window of data (Linux
@@ -212,7 +244,7 @@ impl TcpSender {
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
             let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
-            if !self.in_recovery && self.dupacks >= 3 && self.una >= self.recover {
+            if !self.in_recovery && self.dupacks >= self.dupthresh && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
             } else if self.in_recovery {
@@ -255,6 +287,7 @@ impl TcpSender {
                 self.rto_deadline = now + self.rto;
                 true // resend the SYN
             }
+            TxState::Established if self.una < self.max_sent && self.pf.on => self.pfabric_timeout(now),
             TxState::Established if self.una < self.max_sent => {
                 self.timeouts += 1;
                 let flight_segs = self.flight() as f64 / self.mss as f64;
@@ -283,7 +316,7 @@ impl TcpSender {
             return None;
         }
         let mss = self.mss as u64;
-        let cwnd_bytes = (self.w.cwnd * mss as f64) as u64;
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.flight_cap);
         let seg = if self.in_recovery {
             let pipe = self.flight()
                 - self.sacked_bytes().min(self.flight())
@@ -299,6 +332,8 @@ impl TcpSender {
                 }
                 None => self.new_data()?,
             }
+        } else if self.pf.on {
+            self.pfabric_segment(cwnd_bytes)?
         } else {
             let in_flight = self.nxt - self.una;
             if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
@@ -332,7 +367,7 @@ impl TcpSender {
     /// fits in cwnd, always one when nothing is in flight).
     pub fn allowance(&self) -> super::lso::Allowance {
         let mss = self.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).max(mss);
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.flight_cap).max(mss);
         super::lso::Allowance {
             open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
             cwr: self.cc.in_cwr(self.una),
@@ -462,9 +497,58 @@ mod tests {
     /// congestion avoidance (Linux tcp_slow_start).
     #[test]
     fn slow_start_capped_at_ssthresh() {
-        let mut w = super::super::cc::Window { cwnd: 8.0, ssthresh: 10.0 };
+        let mut w = super::super::cc::Window::new(8.0, &TransportCfg::default());
+        w.ssthresh = 10.0;
         let a = AckInfo { acked: 5 * MSS, ece: false, una: 0, snd_max: 0, mss: MSS as u32, cwnd_limited: true };
         w.grow(&a);
         assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
+    }
+
+    fn sender(json: &str) -> TcpSender {
+        let t: TransportCfg = serde_json::from_str(json).unwrap();
+        let mut s = TcpSender::new(&t);
+        s.limit = u64::MAX;
+        s
+    }
+
+    /// RFC 6298 §2.2: the first sample R gives srtt = R, rttvar = R/2 and
+    /// RTO = srtt + max(G, 4·rttvar): 10.3 us → 30.9 us, which a 1 us
+    /// clock rounds up to 31 us. With steady samples rttvar decays toward
+    /// 0 and G is the floor: 10.3 + 1 = 11.3 us → 12 us. Without a clock
+    /// the timer stays exact.
+    #[test]
+    fn clock_granularity_rounds_the_rto_up_to_ticks() {
+        let us = 1_000_000;
+        let rtt = 10_300_000;
+        let mut s = sender(r#"{"cc": "reno", "min_rto": "1us", "clock_granularity": "1us"}"#);
+        s.open(0);
+        s.on_synack(rtt, 0);
+        assert_eq!(s.rto, 31 * us);
+        for _ in 0..100 {
+            s.rtt_sample(rtt);
+        }
+        assert_eq!(s.rto, 12 * us);
+        let mut exact = sender(r#"{"cc": "reno", "min_rto": "1us"}"#);
+        exact.open(0);
+        exact.on_synack(rtt, 0);
+        assert_eq!(exact.rto, 30_900_000);
+        for _ in 0..100 {
+            exact.rtt_sample(rtt);
+        }
+        assert!(exact.rto >= rtt && exact.rto < rtt + 1000, "{}", exact.rto);
+    }
+
+    /// The receive window caps the flight whatever cwnd allows (ns-2
+    /// TcpAgent::window(): min(cwnd_, window_)): cwnd 20, rx_window 5 → 5
+    /// segments out; each ACK of one segment lets exactly one more go.
+    #[test]
+    fn rx_window_caps_the_flight() {
+        let mut s = sender(r#"{"cc": "reno", "init_cwnd": 20, "rx_window": 5}"#);
+        s.open(0);
+        s.on_synack(10, 0);
+        assert_eq!(send_all(&mut s, 20).len(), 5);
+        s.on_ack(30, MSS, (0, 0), false, 20);
+        assert!(s.w.cwnd >= 20.0);
+        assert_eq!(send_all(&mut s, 30).len(), 1);
     }
 }

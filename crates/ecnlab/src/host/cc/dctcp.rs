@@ -91,7 +91,7 @@ mod tests {
     #[test]
     fn cut_once_per_window() {
         let mut d = Dctcp::new(1.0 / 16.0, 1.0);
-        let mut w = Window { cwnd: 40.0, ssthresh: 1e9 };
+        let mut w = Window::new(40.0, &crate::config::TransportCfg::default());
         assert!(d.on_ack(&mut w, ack(1460, 40 * 1460, true)));
         assert_eq!(w.cwnd, 20.0);
         // Further ECE within the same window: no second cut.

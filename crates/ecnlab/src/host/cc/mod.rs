@@ -5,44 +5,77 @@
 
 mod dctcp;
 mod ecn_star;
+mod min_tcp;
 mod reno;
 
 pub use dctcp::Dctcp;
 pub use ecn_star::EcnStar;
+pub use min_tcp::MinTcp;
 pub use reno::Reno;
 
-use crate::config::{CcKind, TransportCfg};
+use crate::config::{CaKind, CcKind, TransportCfg};
 
 /// The window state congestion control acts on, in segments.
 #[derive(Clone, Copy, Debug)]
 pub struct Window {
     pub cwnd: f64,
     pub ssthresh: f64,
+    /// Growth stops here (`transport.max_cwnd`, ns-2 maxcwnd_); infinite
+    /// when unset.
+    pub max_cwnd: f64,
+    /// How congestion avoidance grows the window (`transport.ca`).
+    pub ca: CaKind,
+    /// Basic congestion avoidance: segments acknowledged since the last
+    /// whole-segment step (ns-2's count_).
+    ca_acked: f64,
 }
 
 /// Smallest window an ECN or loss response may leave (Linux: 2 segments).
 pub const MIN_CWND: f64 = 2.0;
 
 impl Window {
+    /// The window a connection starts with: `cwnd` segments (within
+    /// max_cwnd) and no ssthresh yet.
+    pub fn new(cwnd: f64, t: &TransportCfg) -> Window {
+        let max_cwnd = t.max_cwnd.map(|m| m as f64).unwrap_or(f64::INFINITY);
+        Window { cwnd: cwnd.min(max_cwnd), ssthresh: f64::INFINITY, max_cwnd, ca: t.ca, ca_acked: 0.0 }
+    }
+
     /// Slow start below ssthresh, then one segment per window (RFC 5681);
     /// no growth when the sender was not using its window (RFC 7661).
     #[inline]
     pub fn grow(&mut self, a: &AckInfo) {
-        if !a.cwnd_limited {
-            return;
+        if a.cwnd_limited {
+            self.open(a.acked as f64 / a.mss as f64);
         }
-        let mut acked_segs = a.acked as f64 / a.mss as f64;
+    }
+
+    /// Grow for `segs` segments newly acknowledged, up to max_cwnd.
+    #[inline]
+    pub fn open(&mut self, mut segs: f64) {
         if self.cwnd < self.ssthresh {
             // Slow start up to ssthresh; what is left over counts as
             // congestion avoidance (Linux tcp_slow_start).
             let room = self.ssthresh - self.cwnd;
-            let ss = acked_segs.min(room);
+            let ss = segs.min(room);
             self.cwnd += ss;
-            acked_segs -= ss;
+            segs -= ss;
         }
-        if acked_segs > 0.0 {
-            self.cwnd += acked_segs / self.cwnd;
+        if segs > 0.0 {
+            match self.ca {
+                CaKind::Standard => self.cwnd += segs / self.cwnd,
+                CaKind::Basic => {
+                    // ns-2 windowOption_ 0 (tcp.cc opencwnd): a whole
+                    // segment once cwnd segments have been acknowledged.
+                    self.ca_acked += segs;
+                    if self.ca_acked >= self.cwnd {
+                        self.ca_acked = 0.0;
+                        self.cwnd += 1.0;
+                    }
+                }
+            }
         }
+        self.cwnd = self.cwnd.min(self.max_cwnd);
     }
 }
 
@@ -121,6 +154,7 @@ pub enum Cc {
     Reno(Reno),
     EcnStar(EcnStar),
     Dctcp(Dctcp),
+    MinTcp(MinTcp),
 }
 
 impl Cc {
@@ -129,12 +163,13 @@ impl Cc {
             CcKind::Reno => Cc::Reno(Reno),
             CcKind::EcnStar => Cc::EcnStar(EcnStar::default()),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(t.dctcp_g, t.dctcp_alpha_init)),
+            CcKind::Pfabric => Cc::MinTcp(MinTcp),
         }
     }
 
     pub fn echo_mode(&self) -> EchoMode {
         match self {
-            Cc::Reno(_) => EchoMode::None,
+            Cc::Reno(_) | Cc::MinTcp(_) => EchoMode::None,
             Cc::EcnStar(_) => EchoMode::Latched,
             Cc::Dctcp(_) => EchoMode::Exact,
         }
@@ -148,6 +183,7 @@ impl Cc {
             Cc::Reno(c) => c.on_ack(w, a),
             Cc::EcnStar(c) => c.on_ack(w, a),
             Cc::Dctcp(c) => c.on_ack(w, a),
+            Cc::MinTcp(c) => c.on_ack(w, a),
         }
     }
 
@@ -165,7 +201,7 @@ impl Cc {
     /// In the CWR state: after an ECN cut, until its window is acknowledged.
     pub fn in_cwr(&self, una: u64) -> bool {
         match self {
-            Cc::Reno(_) => false,
+            Cc::Reno(_) | Cc::MinTcp(_) => false,
             Cc::EcnStar(c) => c.window.draining(una),
             Cc::Dctcp(c) => c.window.draining(una),
         }
@@ -173,7 +209,7 @@ impl Cc {
 
     pub fn on_loss(&mut self, snd_max: u64) {
         match self {
-            Cc::Reno(_) => {}
+            Cc::Reno(_) | Cc::MinTcp(_) => {}
             Cc::EcnStar(c) => c.window.loss(snd_max),
             Cc::Dctcp(c) => c.window.loss(snd_max),
         }
@@ -184,5 +220,56 @@ impl Cc {
             Cc::Dctcp(c) => Some(c.alpha),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(json: &str, cwnd: f64, ssthresh: f64) -> Window {
+        let t: TransportCfg = serde_json::from_str(json).unwrap();
+        let mut w = Window::new(cwnd, &t);
+        w.ssthresh = ssthresh;
+        w
+    }
+
+    /// Congestion avoidance from cwnd 10, one segment per ACK (ns-2 tcp.cc
+    /// opencwnd). Basic (windowOption_ 0): nothing for 9 ACKs, exactly +1
+    /// at the 10th, then 11 more ACKs for the next. Standard (windowOption_
+    /// 1): +1/cwnd per ACK, 10 ACKs → 10 + Σ 1/cwnd ≈ 10.95.
+    #[test]
+    fn basic_ca_adds_a_whole_segment_per_window_standard_a_fraction_per_ack() {
+        let mut basic = window(r#"{"ca": "basic"}"#, 10.0, 5.0);
+        let mut steps = Vec::new();
+        for i in 1..=21 {
+            let before = basic.cwnd;
+            basic.open(1.0);
+            if basic.cwnd != before {
+                steps.push((i, basic.cwnd));
+            }
+        }
+        assert_eq!(steps, vec![(10, 11.0), (21, 12.0)]);
+
+        let mut std = window("{}", 10.0, 5.0);
+        let mut want = 10.0;
+        for _ in 0..10 {
+            std.open(1.0);
+            want += 1.0 / want;
+        }
+        assert!((std.cwnd - want).abs() < 1e-12 && (std.cwnd - 10.95).abs() < 0.01, "{}", std.cwnd);
+    }
+
+    /// max_cwnd (ns-2 maxcwnd_) caps the window from the start and stops
+    /// slow start there: IW 20 with max 12 starts at 12, and IW 10 stops
+    /// growing at 12 however many ACKs arrive.
+    #[test]
+    fn max_cwnd_caps_the_window() {
+        assert_eq!(window(r#"{"max_cwnd": 12}"#, 20.0, f64::INFINITY).cwnd, 12.0);
+        let mut w = window(r#"{"max_cwnd": 12}"#, 10.0, f64::INFINITY);
+        for _ in 0..50 {
+            w.open(1.0);
+        }
+        assert_eq!(w.cwnd, 12.0);
     }
 }

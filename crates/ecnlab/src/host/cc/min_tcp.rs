@@ -1,0 +1,48 @@
+//! pFabric's window rule (pFabric §4.2, ns-2 MinTCP): no ECN, and on each
+//! ACK that acknowledges new data one segment in slow start, else the
+//! configured congestion avoidance step — per ACK, however many segments
+//! it covers, and whether or not the window was in use (ns-2 opencwnd has
+//! neither byte counting nor RFC 7661). Capped at max_cwnd like every
+//! cc. The loss side (timeouts only, probe mode) is in `host/pfabric.rs`.
+
+use super::{AckInfo, Window};
+
+pub struct MinTcp;
+
+impl MinTcp {
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+        if a.acked > 0 {
+            w.open(1.0);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TransportCfg;
+
+    fn ack(acked: u64) -> AckInfo {
+        AckInfo { acked, ece: false, una: 0, snd_max: 0, mss: 1460, cwnd_limited: false }
+    }
+
+    /// One segment per ACK in slow start even when the ACK covers two
+    /// (a delayed ACK) and the sender was not window-limited; a duplicate
+    /// ACK grows nothing; the cap is max_cwnd (ns-2 tcp.cc opencwnd).
+    #[test]
+    fn one_segment_per_new_ack_up_to_max_cwnd() {
+        let t: TransportCfg = serde_json::from_str(r#"{"cc": "pfabric", "max_cwnd": 14}"#).unwrap();
+        let mut w = Window::new(12.0, &t);
+        let mut c = MinTcp;
+        c.on_ack(&mut w, ack(2920));
+        assert_eq!(w.cwnd, 13.0);
+        c.on_ack(&mut w, ack(0));
+        assert_eq!(w.cwnd, 13.0);
+        for _ in 0..5 {
+            c.on_ack(&mut w, ack(1460));
+        }
+        assert_eq!(w.cwnd, 14.0);
+    }
+}
