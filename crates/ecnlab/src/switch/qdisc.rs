@@ -924,7 +924,7 @@ mod tests {
                 if rng.uniform() < 0.6 {
                     let f = (rng.next_u64() % 40) as u32;
                     let mut p = Packet::new(Kind::Data, f, 99, f, 0, [1500, 700, 64][(rng.next_u64() % 3) as usize]);
-                    p.ecn = if f % 2 == 0 { Ecn::Ect } else { Ecn::NotEct };
+                    p.ecn = if f.is_multiple_of(2) { Ecn::Ect } else { Ecn::NotEct };
                     p.set_prio(rng.next_u64() % 100_000);
                     let id = arena.alloc(p, 0);
                     offered += 1;
