@@ -46,7 +46,7 @@ CASES = [
         STAR.replace('marking = "per-port"', 'marking = ["per-port"]'),
         "switch.marking: invalid type: sequence, expected one of none, per-queue, "
         "per-queue-min, per-port, per-pool, mq-ecn, cedm, red, tcn, mm-ecn, a-ecn, deme-pro, pmsb, "
-        "ml-ecn",
+        "ml-ecn, codel",
     ),
     (
         STAR.replace('kind = "star"', 'kind = ["star"]'),

@@ -275,7 +275,8 @@ macro_rules! by_name {
 by_name!(TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" });
 by_name!(Preset { Mqecn => "mqecn", Cedm => "cedm", Pfabric => "pfabric", Fqcodel => "fqcodel" });
 by_name!(SchedulerKind { Sp => "sp", Wrr => "wrr", Dwrr => "dwrr", SpDwrr => "sp-dwrr", Wfq => "wfq" });
-by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn", MmEcn => "mm-ecn", AEcn => "a-ecn", DemePro => "deme-pro", Pmsb => "pmsb", MlEcn => "ml-ecn" });
+by_name!(QdiscKind { Composed => "composed", FqCodel => "fq-codel", Pfabric => "pfabric" });
+by_name!(MarkingKind { None => "none", PerQueue => "per-queue", PerQueueMin => "per-queue-min", PerPort => "per-port", PerPool => "per-pool", MqEcn => "mq-ecn", Cedm => "cedm", Red => "red", Tcn => "tcn", MmEcn => "mm-ecn", AEcn => "a-ecn", DemePro => "deme-pro", Pmsb => "pmsb", MlEcn => "ml-ecn", Codel => "codel" });
 by_name!(StageBy { Sent => "sent", Size => "size" });
 by_name!(MmecnPosition { Front => "front", Tail => "tail" });
 by_name!(DemeproShare { Occupancy => "occupancy", Threshold => "threshold" });
@@ -310,6 +311,10 @@ pub struct Config {
     pub workload: Option<WorkloadCfg>,
     /// Overrides of `[switch]` for switch-to-switch (fabric) ports.
     pub fabric: Option<FabricCfg>,
+    /// Host NICs' egress queues as `[switch]` with these overrides; absent,
+    /// a NIC is one FIFO that never drops (TCP small queues bound it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic: Option<FabricCfg>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -463,6 +468,19 @@ pub enum SchedulerKind {
     Wfq,
 }
 
+/// A port's queue discipline: the composed one (queues, scheduler,
+/// marking, buffer), or a whole design of its own.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum QdiscKind {
+    #[default]
+    Composed,
+    /// FQ-CoDel (RFC 8290): fq_flows, fq_quantum, fq_limit, codel_*.
+    FqCodel,
+    /// pFabric's priority queue (shortest remaining first) in `buffer`.
+    Pfabric,
+}
+
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum MarkingKind {
@@ -493,6 +511,9 @@ pub enum MarkingKind {
     /// PMSB: port total over threshold and the queue over its blindness
     /// threshold.
     Pmsb,
+    /// CoDel (RFC 8289) per queue on sojourn time: codel_target,
+    /// codel_interval, codel_ecn.
+    Codel,
 }
 
 /// Where MM-ECN judges: the departing packet (front) or the arriving one.
@@ -522,8 +543,13 @@ pub enum PmsbShare {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
+    /// The discipline: "composed" (the keys below), or a whole one,
+    /// "fq-codel" or "pfabric", which takes only `buffer` and its own keys.
+    #[serde(default, skip_serializing_if = "is_composed")]
+    pub qdisc: QdiscKind,
     /// Per-port buffer shared first-come-first-serve by its queues: bytes
     /// ("300KB", "200pkt") or a count of packets of any size ("200 packets").
+    /// FQ-CoDel takes it as Linux's memory_limit, pFabric as its buffer.
     #[serde(default = "default_buffer")]
     pub buffer: BufAmt,
     #[serde(default = "one_u32")]
@@ -603,7 +629,36 @@ pub struct SwitchCfg {
     /// ML-ECN's number of threshold levels L (ML-ECN §IV: 4).
     #[serde(default = "default_levels")]
     pub mlecn_levels: u32,
+    /// FQ-CoDel's hash buckets (default 1024), DRR quantum in bytes on the
+    /// wire (default 1514B) and limit in packets (default 10240): Linux's
+    /// and RFC 8290's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_flows: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_quantum: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_limit: Option<u64>,
+    /// CoDel's target and interval (RFC 8289: 5ms and 100ms; the FQ-CoDel
+    /// DCN paper, §IV: 5us and 100us), and whether ECT packets are marked
+    /// instead of dropped (default true, as Linux's fq_codel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel_target: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel_interval: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel_ecn: Option<bool>,
 }
+
+fn is_composed(q: &QdiscKind) -> bool {
+    *q == QdiscKind::Composed
+}
+
+/// FQ-CoDel's and CoDel's defaults (Linux sch_fq_codel.c, RFC 8289 §4.2-4.3).
+pub const FQ_FLOWS: u32 = 1024;
+pub const FQ_QUANTUM: u64 = 1514;
+pub const FQ_LIMIT: u64 = 10_240;
+pub const CODEL_TARGET: Time = 5_000_000_000;
+pub const CODEL_INTERVAL: Time = 100_000_000_000;
 
 /// One ML-ECN class's name, queues and stages.
 type ClassKeys<'a> = (&'static str, &'a Option<Vec<u32>>, &'a Option<Vec<u32>>);
@@ -676,6 +731,13 @@ impl Default for SwitchCfg {
             medium_stages: None,
             large_stages: None,
             mlecn_levels: default_levels(),
+            qdisc: QdiscKind::Composed,
+            fq_flows: None,
+            fq_quantum: None,
+            fq_limit: None,
+            codel_target: None,
+            codel_interval: None,
+            codel_ecn: None,
         }
     }
 }
@@ -774,7 +836,8 @@ pub struct TransportCfg {
     pub ect_retransmits: bool,
     /// Bytes of one connection's data allowed to wait in its host's NIC
     /// queue before it pauses (Linux TCP small queues, whose floor is two
-    /// packets); a host never drops. Raise it to model deeper host queues.
+    /// packets); a NIC drops nothing unless `[nic]` gives it a discipline
+    /// that does. Raise it to model deeper host queues.
     #[serde(default = "default_host_queue")]
     pub host_queue_limit: Bytes,
 }
@@ -1000,10 +1063,25 @@ pub struct IncastCfg {
     pub response_jitter: Dur,
 }
 
-/// Keys of `[switch]` that fabric ports may set differently.
+/// Keys of `[switch]` that fabric ports (`[fabric]`) or host NICs (`[nic]`)
+/// may set differently.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FabricCfg {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<QdiscKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_flows: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_quantum: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_limit: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel_target: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel_interval: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel_ecn: Option<bool>,
     pub buffer: Option<BufAmt>,
     pub scheduler: Option<SchedulerKind>,
     pub quantum: Option<OneOrList<Bytes>>,
@@ -1035,13 +1113,30 @@ pub struct FabricCfg {
 }
 
 impl SwitchCfg {
-    /// This switch config with a fabric override applied key by key.
+    /// This switch config with a fabric (or NIC) override applied key by
+    /// key. An override that changes the discipline inherits only `buffer`
+    /// and `queues` and the keys the new discipline uses (FQ-CoDel's and
+    /// CoDel's), the rest at their defaults: a composed `[switch]`'s
+    /// marking means nothing to an FQ-CoDel NIC, and the reverse.
     pub fn with(&self, f: &FabricCfg) -> SwitchCfg {
-        let mut s = self.clone();
+        let mut s = match f.qdisc {
+            Some(q) if q != self.qdisc => {
+                let mut s = SwitchCfg { qdisc: q, buffer: self.buffer, queues: self.queues, ..SwitchCfg::default() };
+                if q == QdiscKind::FqCodel {
+                    (s.fq_flows, s.fq_quantum, s.fq_limit) = (self.fq_flows, self.fq_quantum, self.fq_limit);
+                }
+                if q == QdiscKind::FqCodel || f.marking == Some(MarkingKind::Codel) {
+                    (s.codel_target, s.codel_interval, s.codel_ecn) =
+                        (self.codel_target, self.codel_interval, self.codel_ecn);
+                }
+                s
+            }
+            _ => self.clone(),
+        };
         macro_rules! take {
             ($($k:ident),*) => { $( if let Some(v) = &f.$k { s.$k = v.clone(); } )* };
         }
-        take!(buffer, scheduler, quantum, sp_queues, marking, dequeue_marking, drop_not_ect, mqecn_beta);
+        take!(qdisc, buffer, scheduler, quantum, sp_queues, marking, dequeue_marking, drop_not_ect, mqecn_beta);
         // Fabric ports with a scheduler of their own have no strict queues
         // unless they say so: the switch's sp_queues belong to its sp-dwrr.
         if f.scheduler.is_some() && f.sp_queues.is_none() && s.scheduler != SchedulerKind::SpDwrr {
@@ -1054,7 +1149,13 @@ impl SwitchCfg {
         take_opt!(threshold, mqecn_idle, cedm_k2, red_min, red_max, red_pmax, tcn_threshold);
         take_opt!(mmecn_k_low, mmecn_pmax, mmecn_position, aecn_epoch, aecn_up, aecn_down, aecn_k_min);
         take_opt!(demepro_share, pmsb_share);
+        take_opt!(fq_flows, fq_quantum, fq_limit, codel_target, codel_interval, codel_ecn);
         s
+    }
+
+    /// CoDel is used: by FQ-CoDel, or as a composed queue's marking.
+    pub fn uses_codel(&self) -> bool {
+        self.qdisc == QdiscKind::FqCodel || (self.qdisc == QdiscKind::Composed && self.marking == MarkingKind::Codel)
     }
 
     /// The configured ML-ECN classes, by name: (key, queues, stages).
@@ -1234,7 +1335,7 @@ fn section_shape(v: &serde_json::Value) -> Option<ConfigError> {
         Value::Object(_) => "a table".to_string(),
     };
     let top = v.as_object()?;
-    for key in ["run", "topology", "switch", "transport", "host", "workload", "fabric"] {
+    for key in ["run", "topology", "switch", "transport", "host", "workload", "fabric", "nic"] {
         match top.get(key) {
             Some(x) if !x.is_object() => {
                 return Some(ConfigError(format!("{key}: {}; expected a table, [{key}] with its keys", what(x))));
@@ -1563,6 +1664,31 @@ impl Config {
         if let Some(f) = &self.fabric {
             validate_switch(&self.switch.with(f), "fabric", pkt, stages)?;
         }
+        if let Some(n) = &self.nic {
+            validate_switch(&self.switch.with(n), "nic", pkt, stages)?;
+        }
+        // pFabric's port orders by the priority its transport stamps; any
+        // other transport stamps none, and the port would be a FIFO that
+        // drops the newest arrival, not pFabric.
+        if self.transport.cc != CcKind::Pfabric {
+            let sections = [
+                ("switch", Some(self.switch.clone())),
+                ("fabric", self.fabric.as_ref().map(|f| self.switch.with(f))),
+                ("nic", self.nic.as_ref().map(|n| self.switch.with(n))),
+            ];
+            for (sec, s) in sections {
+                if s.is_some_and(|s| s.qdisc == QdiscKind::Pfabric) {
+                    return Err(bad(
+                        &format!("{sec}.qdisc"),
+                        "\"pfabric\"",
+                        &format!(
+                            "pFabric's port schedules by the remaining-size priority its transport stamps on every packet; transport.cc = {} stamps none (use transport.cc = \"pfabric\")",
+                            serde_json::to_string(&self.transport.cc).unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -1571,6 +1697,7 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64, stages: usize) -> Result<
     if !(1..=64).contains(&s.queues) {
         return Err(bad(&format!("{sec}.queues"), s.queues, "must be 1 to 64"));
     }
+    validate_whole(s, sec)?;
     let n = s.queues as usize;
     if let OneOrList::List(q) = &s.quantum {
         if q.len() != n {
@@ -1629,7 +1756,7 @@ fn validate_switch(s: &SwitchCfg, sec: &str, pkt: u64, stages: usize) -> Result<
                 ),
             ));
         }
-        (MarkingKind::Red | MarkingKind::Tcn, _) => {}
+        (MarkingKind::Red | MarkingKind::Tcn | MarkingKind::Codel, _) => {}
         (MarkingKind::MqEcn, None) if s.red_keys() => {}
         (m, None) => {
             return Err(ConfigError(format!(
@@ -1772,7 +1899,7 @@ fn own_sides(m: MarkingKind) -> Option<&'static str> {
     Some(match m {
         MarkingKind::Cedm => "marks at enqueue, takes marks back at dequeue",
         MarkingKind::Red | MarkingKind::AEcn | MarkingKind::Pmsb | MarkingKind::MlEcn => "judges at enqueue",
-        MarkingKind::Tcn => "judges at dequeue",
+        MarkingKind::Tcn | MarkingKind::Codel => "judges at dequeue",
         MarkingKind::MmEcn => "mmecn_position picks front, at dequeue, or tail, at enqueue",
         MarkingKind::DemePro => "decides at enqueue, marks a queue head as it leaves",
         _ => return None,
@@ -1850,8 +1977,11 @@ fn validate_aqm(s: &SwitchCfg, sec: &str, pkt: u64) -> Result<(), ConfigError> {
     if s.tcn_threshold.is_some() && s.marking != MarkingKind::Tcn {
         return Err(unused("tcn_threshold", ""));
     }
-    if s.threshold.is_some() && matches!(s.marking, MarkingKind::Red | MarkingKind::Tcn) {
-        return Err(unused("threshold", " (red takes red_min and red_max, tcn tcn_threshold)"));
+    if s.threshold.is_some() && matches!(s.marking, MarkingKind::Red | MarkingKind::Tcn | MarkingKind::Codel) {
+        return Err(unused(
+            "threshold",
+            " (red takes red_min and red_max, tcn tcn_threshold, codel codel_target and codel_interval)",
+        ));
     }
     if s.marking == MarkingKind::Tcn {
         match s.tcn_threshold {
@@ -2218,7 +2348,114 @@ pub fn marking_name(m: MarkingKind) -> &'static str {
         MarkingKind::AEcn => "a-ecn",
         MarkingKind::DemePro => "deme-pro",
         MarkingKind::Pmsb => "pmsb",
+        MarkingKind::Codel => "codel",
     }
+}
+
+pub fn qdisc_name(q: QdiscKind) -> &'static str {
+    match q {
+        QdiscKind::Composed => "composed",
+        QdiscKind::FqCodel => "fq-codel",
+        QdiscKind::Pfabric => "pfabric",
+    }
+}
+
+/// The keys of the whole disciplines and of CoDel: given only where the
+/// port's discipline uses them, in range; and a whole discipline given
+/// none of the composed qdisc's keys (it has its own classifier,
+/// scheduler, AQM and buffer).
+fn validate_whole(s: &SwitchCfg, sec: &str) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("{sec}.{k}");
+    let q = qdisc_name(s.qdisc);
+    if s.qdisc != QdiscKind::Composed {
+        let not_here = |k: &str, v: String| {
+            Err(bad(
+                &key(k),
+                v,
+                &format!(
+                    "{sec}.qdisc \"{q}\" is a whole discipline with its own scheduling and queue management; \
+                     {k} belongs to qdisc \"composed\" (set {sec}.qdisc = \"composed\" to use it)"
+                ),
+            ))
+        };
+        if s.marking != MarkingKind::None {
+            return not_here("marking", format!("\"{}\"", marking_name(s.marking)));
+        }
+        if s.scheduler != default_scheduler() {
+            return not_here("scheduler", scheduler_name(s.scheduler).to_string());
+        }
+        if !matches!(&s.quantum, OneOrList::All(Bytes(1500))) {
+            return not_here("quantum", "set".into());
+        }
+        if s.threshold.is_some() {
+            return not_here("threshold", "set".into());
+        }
+        if s.dequeue_marking {
+            return not_here("dequeue_marking", "true".into());
+        }
+        if s.drop_not_ect {
+            return not_here("drop_not_ect", "true".into());
+        }
+    }
+    let fq = [
+        ("fq_flows", s.fq_flows.map(|v| v.to_string())),
+        ("fq_quantum", s.fq_quantum.map(|v| format!("{}B", v.0))),
+        ("fq_limit", s.fq_limit.map(|v| v.to_string())),
+    ];
+    let codel = [
+        ("codel_target", s.codel_target.map(|v| fmt_dur(v.0))),
+        ("codel_interval", s.codel_interval.map(|v| fmt_dur(v.0))),
+        ("codel_ecn", s.codel_ecn.map(|v| v.to_string())),
+    ];
+    let used_by = |keys: &[(&str, Option<String>)], uses: bool, owners: &str| -> Result<(), ConfigError> {
+        for (k, v) in keys {
+            if let (Some(v), false) = (v, uses) {
+                let what = if s.qdisc == QdiscKind::Composed {
+                    format!("qdisc \"composed\" with marking \"{}\"", marking_name(s.marking))
+                } else {
+                    format!("qdisc \"{q}\"")
+                };
+                return Err(bad(&key(k), v, &format!("set, but {what} does not use it (only {owners} does)")));
+            }
+        }
+        Ok(())
+    };
+    used_by(&fq, s.qdisc == QdiscKind::FqCodel, "qdisc \"fq-codel\"")?;
+    used_by(&codel, s.uses_codel(), "qdisc \"fq-codel\" or marking \"codel\"")?;
+    if let Some(n) = s.fq_flows {
+        if !(1..=65_536).contains(&n) {
+            return Err(bad(
+                &key("fq_flows"),
+                n,
+                "must be 1 to 65536 hash buckets (Linux's default and the paper's: 1024)",
+            ));
+        }
+    }
+    if s.fq_quantum.is_some_and(|b| b.0 == 0) {
+        return Err(bad(&key("fq_quantum"), "0B", "must be positive (default 1514B, one Ethernet MTU)"));
+    }
+    if s.fq_limit == Some(0) {
+        return Err(bad(&key("fq_limit"), 0, "must be at least 1 packet (default 10240)"));
+    }
+    let target = s.codel_target.map_or(CODEL_TARGET, |d| d.0);
+    let interval = s.codel_interval.map_or(CODEL_INTERVAL, |d| d.0);
+    if s.codel_target.is_some_and(|d| d.0 == 0) {
+        return Err(bad(&key("codel_target"), "0s", "must be positive"));
+    }
+    if s.codel_interval.is_some_and(|d| d.0 == 0) {
+        return Err(bad(&key("codel_interval"), "0s", "must be positive"));
+    }
+    if target >= interval {
+        return Err(bad(
+            &key("codel_target"),
+            fmt_dur(target),
+            &format!(
+                "must be below codel_interval ({}): CoDel drops only after the sojourn has stayed above target for an interval",
+                fmt_dur(interval)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn fmt_t(t: Time) -> String {
@@ -2465,7 +2702,7 @@ link_delay = "25us"
         // [switch]'s long list of keys is cut to the nearest three.
         let e = err("[switch]\nbuffe = 0\n");
         assert!(e.starts_with("switch.buffe: unknown field `buffe`; of the "), "{e}");
-        assert!(e.ends_with(" keys allowed here the nearest are `buffer`, `queues`, `quantum`"), "{e}");
+        assert!(e.ends_with(" keys allowed here the nearest are `buffer`, `queues`, `qdisc`"), "{e}");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         let e = err("[switch]\nbuffer = \"300Kb\"\n");
         assert!(e.starts_with("switch.buffer: \"300Kb\": unknown size unit"), "{e}");
@@ -2506,5 +2743,95 @@ link_delay = "25us"
             e,
             "ping[0].interval = 10ns: 64B every 10ns is faster than host0's 10Gbps link; its NIC queue would grow without end"
         );
+    }
+
+    /// Whole disciplines and CoDel (issue 12): each bad input names the
+    /// key, the value and what is allowed; an override that changes the
+    /// discipline does not inherit the other discipline's keys.
+    #[test]
+    fn whole_disciplines_refuse_bad_input() {
+        let fq = "[switch]\nqdisc = \"fq-codel\"\n";
+        assert_eq!(
+            err(&format!("{fq}fq_flows = 0\n")),
+            "switch.fq_flows = 0: must be 1 to 65536 hash buckets (Linux's default and the paper's: 1024)"
+        );
+        assert_eq!(
+            err(&format!("{fq}codel_target = \"100us\"\ncodel_interval = \"100us\"\n")),
+            "switch.codel_target = 100us: must be below codel_interval (100us): CoDel drops only after the \
+             sojourn has stayed above target for an interval"
+        );
+        // The default interval (100 ms) against a target above it.
+        assert!(
+            err(&format!("{fq}codel_target = \"200ms\"\n")).starts_with("switch.codel_target = 200ms: must be below")
+        );
+        assert_eq!(
+            err(&format!("{fq}fq_limit = 0\n")),
+            "switch.fq_limit = 0: must be at least 1 packet (default 10240)"
+        );
+        assert_eq!(
+            err(&format!("{fq}fq_quantum = \"0B\"\n")),
+            "switch.fq_quantum = 0B: must be positive (default 1514B, one Ethernet MTU)"
+        );
+        assert_eq!(err(&format!("{fq}codel_interval = \"0s\"\n")), "switch.codel_interval = 0s: must be positive");
+        // Composed keys with a whole discipline.
+        let e = err(&format!("{fq}marking = \"mq-ecn\"\nthreshold = \"65pkt\"\n"));
+        assert!(e.starts_with("switch.marking = \"mq-ecn\": switch.qdisc \"fq-codel\" is a whole discipline"), "{e}");
+        assert!(e.ends_with("(set switch.qdisc = \"composed\" to use it)"), "{e}");
+        let e = err("[switch]\nqdisc = \"pfabric\"\nscheduler = \"sp\"\n");
+        assert!(e.starts_with("switch.scheduler = \"sp\": switch.qdisc \"pfabric\" is a whole discipline"), "{e}");
+        // A discipline's keys where it does not run.
+        assert_eq!(
+            err("[switch]\nfq_flows = 1024\n"),
+            "switch.fq_flows = 1024: set, but qdisc \"composed\" with marking \"none\" does not use it \
+             (only qdisc \"fq-codel\" does)"
+        );
+        assert_eq!(
+            err("[switch]\nqdisc = \"pfabric\"\ncodel_target = \"5us\"\n"),
+            "switch.codel_target = 5us: set, but qdisc \"pfabric\" does not use it \
+             (only qdisc \"fq-codel\" or marking \"codel\" does)"
+        );
+        let e = err("[switch]\nqdisc = \"fq_codel\"\n");
+        assert!(e.starts_with("switch.qdisc: unknown variant `fq_codel`") && e.contains("fq-codel"), "{e}");
+        let e = err("[switch]\nmarking = \"codel\"\nthreshold = \"20pkt\"\n");
+        assert!(e.starts_with("switch.threshold: set, but marking \"codel\" does not use it"), "{e}");
+        let e = err("[switch]\nmarking = \"codel\"\ndequeue_marking = true\n");
+        assert!(e.starts_with("switch.dequeue_marking = true: \"codel\" decides on its own sides"), "{e}");
+        // The same checks in [fabric] and [nic].
+        let e = err("[nic]\nqdisc = \"fq-codel\"\nfq_flows = 0\n");
+        assert!(e.starts_with("nic.fq_flows = 0: must be 1 to 65536"), "{e}");
+        let e = err("[switch]\nqdisc = \"fq-codel\"\n[fabric]\nmarking = \"per-port\"\nthreshold = \"20pkt\"\n");
+        assert!(e.starts_with("fabric.marking = \"per-port\": fabric.qdisc \"fq-codel\" is a whole discipline"), "{e}");
+        let e = err("[nic]\nqdisc = \"pfabric\"\nfq_limit = 10\n");
+        assert!(e.starts_with("nic.fq_limit = 10: set, but qdisc \"pfabric\" does not use it"), "{e}");
+
+        // The paper's setting: FQ-CoDel on host links in both directions,
+        // the fabric composed with the switch's marking keys of its own.
+        let paper = "[switch]\nqdisc = \"fq-codel\"\ncodel_target = \"5us\"\ncodel_interval = \"100us\"\n\
+                     [fabric]\nqdisc = \"composed\"\nmarking = \"per-port\"\nthreshold = \"20pkt\"\n\
+                     [nic]\ncodel_ecn = false\n";
+        let c = Config::from_toml(&format!("{BASE}{paper}")).unwrap();
+        let (fabric, nic) = (c.switch.with(c.fabric.as_ref().unwrap()), c.switch.with(c.nic.as_ref().unwrap()));
+        assert_eq!(
+            (fabric.qdisc, fabric.codel_target, fabric.marking),
+            (QdiscKind::Composed, None, MarkingKind::PerPort)
+        );
+        assert_eq!(
+            (nic.qdisc, nic.codel_target, nic.codel_ecn),
+            (QdiscKind::FqCodel, Some(Dur(5_000_000)), Some(false))
+        );
+        // A composed [switch] with MQ-ECN and an FQ-CoDel NIC: the NIC
+        // does not inherit the marking.
+        let mq = "[switch]\nqueues = 2\nmarking = \"mq-ecn\"\nthreshold = \"20pkt\"\n[nic]\nqdisc = \"fq-codel\"\n";
+        let c = Config::from_toml(&format!("{BASE}{mq}")).unwrap();
+        assert_eq!(c.switch.with(c.nic.as_ref().unwrap()).marking, MarkingKind::None);
+        // CoDel as a composed queue's marking takes the CoDel keys.
+        Config::from_toml(&format!(
+            "{BASE}[switch]\nmarking = \"codel\"\ncodel_target = \"5us\"\ncodel_interval = \"100us\"\n"
+        ))
+        .unwrap();
+        // The new keys leave an existing config's resolved form alone
+        // (result stores key runs by it).
+        let plain = Config::from_toml(BASE).unwrap().resolved_json();
+        assert!(plain["switch"].get("qdisc").is_none() && plain.get("nic").is_none());
     }
 }

@@ -6,14 +6,19 @@
 //! picks one, so a flow keeps its path and never reorders.
 
 use crate::config::{
-    Config, DemeproShare, MarkingKind, MmecnPosition, OneOrList, PmsbShare, SchedulerKind, SwitchCfg, TopologyKind,
+    Config, DemeproShare, MarkingKind, MmecnPosition, OneOrList, PmsbShare, QdiscKind, SchedulerKind, SwitchCfg,
+    TopologyKind,
 };
 use crate::switch::buffer::Buffer;
+use crate::switch::codel::Codel;
+use crate::switch::fq_codel::FqCodel;
 use crate::switch::marker::{
-    AEcn, Cedm, DemePro, FairShare, Marker, MlEcn, MmEcn, MqEcn, MqEcnGeneric, PerPool, PerPort, PerQueue, Pmsb, Red,
-    Share, Tcn,
+    AEcn, Cedm, CodelAqm, DemePro, FairShare, Marker, MlEcn, MmEcn, MqEcn, MqEcnGeneric, PerPool, PerPort, PerQueue,
+    Pmsb, Red, Share, Tcn,
 };
+use crate::switch::pfabric::PFabric;
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr, Wfq};
+use crate::switch::whole::Whole;
 use crate::switch::Qdisc;
 use crate::units::{tx_time, Time};
 use std::collections::{HashMap, VecDeque};
@@ -214,6 +219,7 @@ impl Builder {
         let hosts = self.hosts;
         let host_sw = &cfg.switch;
         let fabric_sw = cfg.fabric.as_ref().map(|f| cfg.switch.with(f)).unwrap_or_else(|| cfg.switch.clone());
+        let nic_sw = cfg.nic.as_ref().map(|n| cfg.switch.with(n));
         let mut nodes: Vec<Node> = self
             .names
             .into_iter()
@@ -233,7 +239,10 @@ impl Builder {
             for (from, to) in [(a, b), (b, a)] {
                 let id = ports.len() as u32;
                 let qdisc = if from < hosts {
-                    nic_qdisc(rate)
+                    match &nic_sw {
+                        Some(s) => switch_qdisc(cfg, s, rate),
+                        None => nic_qdisc(rate),
+                    }
                 } else if to < hosts {
                     switch_qdisc(cfg, host_sw, rate)
                 } else {
@@ -323,10 +332,37 @@ impl Builder {
 /// The purpose of the ports' random streams (RED), mixed with the port id.
 const AQM_STREAM: u64 = 0xA0_0000_0000;
 
+/// CoDel's settings from a switch section; a full packet is the MTU.
+fn codel(s: &SwitchCfg, pkt: u64) -> Codel {
+    use crate::config::{CODEL_INTERVAL, CODEL_TARGET};
+    Codel {
+        target: s.codel_target.map_or(CODEL_TARGET, |d| d.0),
+        interval: s.codel_interval.map_or(CODEL_INTERVAL, |d| d.0),
+        mtu: pkt,
+        ecn: s.codel_ecn.unwrap_or(true),
+    }
+}
+
 /// The configured switch queue discipline for a port of `rate_bps`.
 pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let n = s.queues as usize;
     let pkt = cfg.transport.packet_bytes();
+    let buffer = Buffer::new(s.buffer.0, pkt);
+    match s.qdisc {
+        QdiscKind::Composed => {}
+        QdiscKind::FqCodel => {
+            use crate::config::{FQ_FLOWS, FQ_LIMIT, FQ_QUANTUM};
+            let fq = FqCodel::new(
+                s.fq_flows.unwrap_or(FQ_FLOWS),
+                s.fq_quantum.map_or(FQ_QUANTUM, |b| b.0) as u32,
+                s.fq_limit.unwrap_or(FQ_LIMIT),
+                buffer,
+                codel(s, pkt),
+            );
+            return Qdisc::whole(Whole::FqCodel(fq), rate_bps);
+        }
+        QdiscKind::Pfabric => return Qdisc::whole(Whole::PFabric(PFabric::new(buffer)), rate_bps),
+    }
     let quanta = s.quanta();
     let sched = match s.scheduler {
         SchedulerKind::Sp => Scheduler::Sp(Sp),
@@ -363,6 +399,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
             Marker::Red(Box::new(red().with_mq_ecn(mq)))
         }
         (MarkingKind::Tcn, _) => Marker::Tcn(Tcn { threshold: s.tcn_threshold.map(|d| d.0).unwrap_or(0) }),
+        (MarkingKind::Codel, _) => Marker::Codel(Box::new(CodelAqm::new(codel(s, pkt), n))),
         (_, None) => Marker::None,
         (MarkingKind::Cedm, Some(t)) => Marker::Cedm(Box::new(Cedm::new(k(t), amt(s.cedm_k2), s.cedm_ws, n))),
         (MarkingKind::PerQueue, Some(OneOrList::List(l))) => {
@@ -410,7 +447,7 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
             Marker::Pmsb(Box::new(Pmsb::new(k(t), &quanta, s.pmsb_share == Some(PmsbShare::Active))))
         }
     };
-    let mut q = Qdisc::new(n, sched, marker, Buffer::new(s.buffer.0, pkt), rate_bps);
+    let mut q = Qdisc::new(n, sched, marker, buffer, rate_bps);
     q.set_dequeue_marking(s.dequeue_marking);
     q.drop_not_ect = s.drop_not_ect;
     q

@@ -111,6 +111,8 @@ pub struct World<'a> {
     ect_rtx: Ecn,
     delack_timeout: Time,
     host_queue_limit: u64,
+    /// Senders a NIC drop unblocked, to wake (see `drop_at`).
+    woken: Vec<u32>,
     /// `[host]` batching: segmentation offload at senders, receive
     /// interrupt coalescing (and GRO) at receivers; None when off.
     lso: Option<Lso>,
@@ -321,6 +323,7 @@ impl<'a> World<'a> {
             ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
+            woken: Vec::new(),
             lso,
             classes,
             stages: (!cfg.host.stages.is_empty()).then(|| {
@@ -545,6 +548,28 @@ impl<'a> World<'a> {
     #[inline]
     fn start_tx_at(&mut self, port: u32, now: Time) {
         let p = &mut self.net.ports[port as usize];
+        if p.qdisc.drops_at_dequeue() {
+            return self.start_tx_dropping(port, now);
+        }
+        let before = p.qdisc.bytes;
+        let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
+        let next = p.qdisc.dequeue_composed(now, &mut self.arena, pool);
+        if let Some(sw) = p.switch {
+            self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
+        }
+        if let Some((id, size)) = next {
+            self.transmit(port, now, id, size);
+        }
+    }
+
+    /// `start_tx_at` for a port whose qdisc may drop packets on the way
+    /// out (a dequeue hook, a whole discipline): free and count them, send
+    /// the next packet, then wake the senders a NIC's drops made room for
+    /// (only once that packet is on the wire, as theirs may come to this
+    /// very port).
+    #[inline(never)]
+    fn start_tx_dropping(&mut self, port: u32, now: Time) {
+        let p = &mut self.net.ports[port as usize];
         let before = p.qdisc.bytes;
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let next = p.qdisc.dequeue(now, &mut self.arena, pool);
@@ -555,11 +580,12 @@ impl<'a> World<'a> {
             if self.net.ports[port as usize].trace {
                 self.watch(port, now, id, -1);
             }
-            self.drop_packet(id);
+            self.drop_at(port, id);
         }
         if let Some((id, size)) = next {
             self.transmit(port, now, id, size);
         }
+        self.wake_senders();
     }
 
     /// Put packet `id` (`size` bytes on the wire), just taken from `port`,
@@ -606,8 +632,8 @@ impl<'a> World<'a> {
         let p = &self.net.ports[port as usize];
         if p.trace && (self.trace_window.0..self.trace_window.1).contains(&now) {
             let q = p.qdisc.classify(self.arena.get(id).service);
-            let fifo = &p.qdisc.queues[q].fifo;
-            self.stats.trace.push(secs(now), port, q as u32, event, fifo.bytes, fifo.len() as u32);
+            let (bytes, packets) = p.qdisc.queue_occupancy(q);
+            self.stats.trace.push(secs(now), port, q as u32, event, bytes, packets as u32);
             self.stats.trace.flush_full(&mut self.out);
         }
         if p.capture && event < 0 {
@@ -633,7 +659,7 @@ impl<'a> World<'a> {
             if let Some(r) = p.qdisc.pass_through(now, id, &mut self.arena, pool) {
                 match r {
                     Ok(()) => self.transmit(port, now, id, size as u32),
-                    Err(_) => self.drop_packet(id),
+                    Err(_) => self.refused(port, now, id),
                 }
                 return;
             }
@@ -643,26 +669,96 @@ impl<'a> World<'a> {
                 if let Some(s) = p.switch {
                     self.net.switches[s as usize].pool_bytes += size;
                 }
-                if p.trace {
-                    return self.enqueued_traced(port, now, id);
+                if p.trace | p.qdisc.is_whole() {
+                    return self.enqueued_slow(port, now, id);
                 }
                 if arm_departure(p, &mut self.q, port, now) {
                     self.start_tx(port);
                 }
             }
-            Err(_) => self.drop_packet(id),
+            Err(_) => self.refused(port, now, id),
         }
     }
 
-    /// `enqueue`'s end for a traced port: the arrival's trace row, then the
-    /// departure bookkeeping (off the untraced path, where the port is
-    /// borrowed once).
+    /// `enqueue`'s end for a traced port or a whole discipline: the
+    /// packets the discipline pushed out to make room, the arrival's trace
+    /// row, then the departure bookkeeping (off the common path, where the
+    /// port is borrowed once).
     #[cold]
     #[inline(never)]
-    fn enqueued_traced(&mut self, port: u32, now: Time, id: u32) {
-        self.watch(port, now, id, 1);
+    fn enqueued_slow(&mut self, port: u32, now: Time, id: u32) {
+        let gone = self.take_pushed_out(port, now, id);
+        if self.net.ports[port as usize].trace && !gone {
+            self.watch(port, now, id, 1);
+        }
         if arm_departure(&mut self.net.ports[port as usize], &mut self.q, port, now) {
             self.start_tx(port);
+        }
+        self.wake_senders();
+    }
+
+    /// Packet `id`, offered to `port`, was refused; a whole discipline
+    /// may have pushed out others first.
+    #[cold]
+    #[inline(never)]
+    fn refused(&mut self, port: u32, now: Time, id: u32) {
+        self.take_pushed_out(port, now, id);
+        self.drop_at(port, id);
+        self.wake_senders();
+    }
+
+    /// Free and count the packets a whole discipline at `port` pushed out
+    /// as it took one in, and take their bytes out of the switch's pool
+    /// (where the qdisc's own count no longer holds them). True when the
+    /// arrival `arrival` was among them.
+    fn take_pushed_out(&mut self, port: u32, now: Time, arrival: u32) -> bool {
+        let mut gone = false;
+        while let Some(id) = self.net.ports[port as usize].qdisc.take_dequeue_drop() {
+            let p = &self.net.ports[port as usize];
+            if let Some(s) = p.switch {
+                self.net.switches[s as usize].pool_bytes -= self.arena.get(id).size as u64;
+            }
+            if p.trace {
+                self.watch(port, now, id, -1);
+            }
+            self.drop_at(port, id);
+            gone |= id == arrival;
+        }
+        gone
+    }
+
+    /// Packet `id` was dropped at `port`. A host NIC's drop of a data
+    /// packet returns its bytes to the sender's NIC allowance (TCP small
+    /// queues, `host_queue_limit`), as its departure would have; a sender
+    /// it unblocks is woken by `wake_senders`, once the port is settled.
+    #[inline]
+    fn drop_at(&mut self, port: u32, id: u32) {
+        if self.net.ports[port as usize].switch.is_none() {
+            self.nic_dropped(id);
+        }
+        self.drop_packet(id);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn nic_dropped(&mut self, id: u32) {
+        let p = self.arena.get(id);
+        if p.kind != Kind::Data {
+            return;
+        }
+        let (fid, size) = (p.flow, p.size as u64);
+        let f = &mut self.flows[fid as usize];
+        f.nic_bytes -= size;
+        if f.nic_blocked && f.nic_bytes < self.host_queue_limit {
+            f.nic_blocked = false;
+            self.woken.push(fid);
+        }
+    }
+
+    /// Let senders unblocked by NIC drops send again.
+    fn wake_senders(&mut self) {
+        while let Some(fid) = self.woken.pop() {
+            self.try_send(fid);
         }
     }
 
@@ -1157,8 +1253,9 @@ impl<'a> World<'a> {
         let rows = &mut self.stats.queues;
         for &pi in &self.sample_ports {
             let p = &self.net.ports[pi as usize];
-            for (qi, q) in p.qdisc.queues.iter().enumerate() {
-                rows.push(t, pi, qi as u32, q.fifo.bytes, q.fifo.len() as u32);
+            for qi in 0..p.qdisc.queues.len() {
+                let (bytes, packets) = p.qdisc.queue_occupancy(qi);
+                rows.push(t, pi, qi as u32, bytes, packets as u32);
             }
         }
         rows.flush_full(&mut self.out);

@@ -3,14 +3,20 @@
 //! `classifier`), a scheduler (which queue sends
 //! next), a marker (ECN/AQM hooks at enqueue and dequeue) and a buffer
 //! (admission). New schemes are one file in `scheduler/` or `marker/`.
+//! Designs that are whole disciplines of their own (FQ-CoDel, pFabric) sit
+//! beside it in `whole`, behind the same `Qdisc` interface.
 
 pub mod buffer;
 pub mod classifier;
+pub mod codel;
 pub mod fifo;
+pub mod fq_codel;
 pub mod marker;
+pub mod pfabric;
 pub mod qdisc;
 pub mod queue;
 pub mod scheduler;
+pub mod whole;
 
 pub use qdisc::{Qdisc, QueueCounters};
 

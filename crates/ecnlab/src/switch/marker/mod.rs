@@ -9,8 +9,8 @@
 //! on one side only: at enqueue, or at dequeue with dequeue marking (Tuning
 //! ECN §4.2); their test is "occupancy > threshold" with the packet counted,
 //! the same as Tuning ECN's "queue seen on arrival ≥ h" for whole packets.
-//! CEDM uses both hooks, TCN only the dequeue one (it needs the sojourn
-//! time), RED and ML-ECN the enqueue one (ML-ECN reads the packet's stage).
+//! CEDM uses both hooks, TCN and CoDel only the dequeue one (they need the
+//! sojourn time), RED and ML-ECN the enqueue one (ML-ECN reads the packet's stage).
 //!
 //! The ML-ECN paper's comparators (ML-ECN §IV, §VI; reconstructions from
 //! shared/schemes/comparators.md): MM-ECN judges at dequeue (or at enqueue
@@ -19,6 +19,7 @@
 
 mod a_ecn;
 mod cedm;
+mod codel;
 mod deme_pro;
 mod ml_ecn;
 mod mm_ecn;
@@ -33,6 +34,7 @@ mod tcn;
 
 pub use a_ecn::AEcn;
 pub use cedm::Cedm;
+pub use codel::CodelAqm;
 pub use deme_pro::{DemePro, FairShare};
 pub use ml_ecn::MlEcn;
 pub use mm_ecn::MmEcn;
@@ -124,6 +126,8 @@ pub enum Marker {
     AEcn(Box<AEcn>),
     DemePro(Box<DemePro>),
     Pmsb(Box<Pmsb>),
+    /// CoDel (RFC 8289), one state per queue.
+    Codel(Box<CodelAqm>),
 }
 
 impl Marker {
@@ -141,6 +145,7 @@ impl Marker {
             | Marker::AEcn(_)
             | Marker::DemePro(_)
             | Marker::Pmsb(_)
+            | Marker::Codel(_)
             | Marker::MlEcn(_) => false,
             Marker::PerQueue(m) => m.exceeds(q, occ),
             Marker::PerPort(m) => m.exceeds(occ),
@@ -154,7 +159,7 @@ impl Marker {
         match self {
             Marker::Cedm(_) | Marker::DemePro(_) => Sides::Both,
             Marker::Red(_) | Marker::AEcn(_) | Marker::Pmsb(_) | Marker::MlEcn(_) => Sides::Enqueue,
-            Marker::Tcn(_) => Sides::Dequeue,
+            Marker::Tcn(_) | Marker::Codel(_) => Sides::Dequeue,
             Marker::MmEcn(m) if m.front => Sides::Dequeue,
             Marker::MmEcn(_) => Sides::Enqueue,
             _ => Sides::Either,
@@ -169,7 +174,7 @@ impl Marker {
 
     /// The marker wants each packet's sojourn time at dequeue.
     pub fn needs_sojourn(&self) -> bool {
-        matches!(self, Marker::Tcn(_))
+        matches!(self, Marker::Tcn(_) | Marker::Codel(_))
     }
 
     /// Decide for packet `pkt`, about to be queued.
@@ -240,7 +245,7 @@ impl Marker {
             Marker::MqEcnGeneric(m) => Some(m.threshold(q)),
             Marker::Cedm(m) => Some(m.k1),
             Marker::Red(m) => Some(m.min_threshold(q)),
-            Marker::Tcn(_) => None,
+            Marker::Tcn(_) | Marker::Codel(_) => None,
             Marker::MlEcn(m) => Some(m.k),
             Marker::MmEcn(m) => Some(m.k_low),
             Marker::AEcn(m) => Some(m.threshold(q)),

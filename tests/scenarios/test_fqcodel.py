@@ -1,0 +1,118 @@
+"""Whole queue disciplines end to end: FQ-CoDel (RFC 8290) on the host links
+in both directions, as Gong, Roberts and Rossi place it ("Per-Flow Fairness
+in the Datacenter Network", §III: scheduling only on ToR-server links, both
+directions), with the paper's CoDel setting (§IV: target 5 us, interval
+100 us, 1024 buckets); pFabric's port; and their bad inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ecnlab
+from scenario_kit import assert_refused, port_totals, run_checked, star
+
+PAPER = {"qdisc": "fq-codel", "codel_target": "5us", "codel_interval": "100us"}
+
+
+def fq_star(flows: list[dict[str, Any]], nic: dict[str, Any] | None = None, **sw: Any) -> dict:
+    cfg = star(
+        hosts=4,
+        delay="3us",
+        duration="0.05s",
+        warmup="0s",
+        switch={**PAPER, **sw},
+        flows=flows,
+    )
+    cfg["nic"] = nic if nic is not None else {}
+    cfg["run"]["sample_ports"] = "none"
+    return cfg
+
+
+def test_long_flows_share_one_bottleneck_equally() -> None:
+    # Four long flows into host 3, two of them from host 0: the switch's
+    # port to host 3 is the bottleneck, and DRR over per-flow buckets gives
+    # each flow a quarter of it (RFC 8290 §4.1). Host 0's NIC, FQ-CoDel too
+    # ([nic]), carries two of them at half its rate each. Shares within 5%
+    # of 1/4 over 50 ms (a bucket collision among 4 flows in 1024 buckets
+    # would show as a 1/2 share). CoDel marks (the flows are DCTCP, ECT),
+    # never drops, and the buffer never overflows.
+    flows = [{"src": 0, "dst": 3}, {"src": 0, "dst": 3}, {"src": 1, "dst": 3}, {"src": 2, "dst": 3}]
+    res = run_checked(fq_star(flows))
+    got = [r["bytes_received"] for r in res["flows"].to_pylist()]
+    total = sum(got)
+    assert total > 0.9 * 10e9 / 8 * 0.05 * 1460 / 1500 * 0.9, got
+    for i, b in enumerate(got):
+        assert abs(b / total - 0.25) < 0.05 * 0.25, (i, got)
+    port = port_totals(res)[("switch", "host3")]
+    assert port["marked"] > 100 and port["dropped_overflow"] == 0 and port["dropped_aqm"] == 0, port
+    assert res.summary["ce_marks"] >= port["marked"]
+
+
+def test_overflow_and_nic_drops_are_conserved_and_every_flow_finishes() -> None:
+    # Drops everywhere a whole discipline makes them: 12 sized flows into
+    # host 3 through a 16-packet FQ-CoDel limit (fattest-bucket batches at
+    # the switch), Reno without ECN (CoDel drops instead of marking), and
+    # host NICs held to 2 packets ([nic] fq_limit), so NICs drop too. Every
+    # packet is accounted for (run_checked: sent = delivered + dropped + in
+    # flight, twice, byte-identical) and every flow finishes: a sender that
+    # NIC drops unblocked is woken, not left to its retransmission timer.
+    flows = [{"src": i % 3, "dst": 3, "size": "300KB", "start": f"{i * 20}us"} for i in range(12)]
+    cfg = fq_star(flows, nic={"fq_limit": 2}, fq_limit=16)
+    cfg["transport"] = {"cc": "reno", "init_cwnd": 10, "min_rto": "1ms"}
+    cfg["run"].pop("duration")
+    res = run_checked(cfg)
+    assert res.summary["flows_unfinished"] == 0
+    ports = port_totals(res)
+    sw = ports[("switch", "host3")]
+    assert sw["dropped_overflow"] > 0, sw
+    nic_drops = sum(ports[(f"host{h}", "switch")]["dropped_overflow"] for h in range(3))
+    assert nic_drops > 0
+    # The ports' drop counters are the run's drops.
+    assert (
+        sum(r["dropped_overflow"] + r["dropped_aqm"] for r in ports.values())
+        == res.summary["packets_dropped"]
+    )
+
+
+def test_pfabric_port_runs_and_conserves() -> None:
+    # pFabric's port (36 KB per port, its note's 2xBDP) with a transport
+    # that stamps no priorities: every packet ties, so overflow drops the
+    # newest arrival, a FIFO with tail drop. Conservation and determinism.
+    flows = [{"src": i % 3, "dst": 3, "size": "200KB"} for i in range(6)]
+    cfg = fq_star(flows)
+    cfg["switch"] = {"qdisc": "pfabric", "buffer": "36KB"}
+    cfg["nic"] = {"qdisc": "pfabric"}
+    cfg["run"].pop("duration")
+    res = run_checked(cfg)
+    assert res.summary["flows_unfinished"] == 0
+    assert port_totals(res)[("switch", "host3")]["dropped_overflow"] > 0
+
+
+def test_bad_whole_discipline_keys_get_one_clear_error() -> None:
+    cases = [
+        ({"qdisc": "fq-codel", "fq_flows": 0}, "switch.fq_flows = 0: must be 1 to 65536"),
+        (
+            {"qdisc": "fq-codel", "codel_target": "100us", "codel_interval": "100us"},
+            "switch.codel_target = 100us: must be below codel_interval (100us)",
+        ),
+        (
+            {"qdisc": "fq-codel", "marking": "per-port", "threshold": "20pkt"},
+            'switch.marking = "per-port": switch.qdisc "fq-codel" is a whole discipline',
+        ),
+        (
+            {"fq_quantum": "3000B"},
+            'switch.fq_quantum = 3000B: set, but qdisc "composed" with marking "none" does not',
+        ),
+        (
+            {"qdisc": "pfabric", "codel_ecn": False},
+            'switch.codel_ecn = false: set, but qdisc "pfabric" does not use it',
+        ),
+        ({"qdisc": "fq"}, "switch.qdisc: unknown variant `fq`"),
+    ]
+    for sw, want in cases:
+        assert_refused(star(switch=sw, flows=[{"src": 0, "dst": 1}]), want, sw)
+    nic = star(flows=[{"src": 0, "dst": 1}])
+    nic["nic"] = {"qdisc": "fq-codel", "fq_limit": 0}
+    assert_refused(nic, "nic.fq_limit = 0: must be at least 1 packet", "nic")
+    # The paper's setting is accepted.
+    ecnlab.validate(star(switch=PAPER, flows=[{"src": 0, "dst": 1}]))
