@@ -74,18 +74,33 @@ def test_overflow_and_nic_drops_are_conserved_and_every_flow_finishes() -> None:
     )
 
 
-def test_pfabric_port_runs_and_conserves() -> None:
-    # pFabric's port (36 KB per port, its note's 2xBDP) with a transport
-    # that stamps no priorities: every packet ties, so overflow drops the
-    # newest arrival, a FIFO with tail drop. Conservation and determinism.
+def test_pfabric_lets_a_short_flow_through_a_full_port() -> None:
+    # pFabric end to end (its port, 36 KB = 36864 B per port, its note's
+    # 2xBDP; its transport stamping remaining sizes): six 200 KB flows fill
+    # the port to host 3, overflowing it, and a 3-packet flow arrives in the
+    # middle. Shortest-remaining-first sends its packets ahead of the queued
+    # ones, so it finishes within 1.5 times its unloaded FCT (22.9 us: SYN
+    # and SYN-ACK, 6.06 us each over two 3 us links, then 3 packets of 1.2
+    # us each, the first stored and forwarded once: 6 + 2.4 + 2 x 1.2), while
+    # behind the same drop-tail FIFO it waits for the queue (24 packets,
+    # ~29 us, and its losses cost 45 us RTOs). Conservation and determinism
+    # either way.
     flows = [{"src": i % 3, "dst": 3, "size": "200KB"} for i in range(6)]
-    cfg = fq_star(flows)
-    cfg["switch"] = {"qdisc": "pfabric", "buffer": "36KB"}
-    cfg["nic"] = {"qdisc": "pfabric"}
-    cfg["run"].pop("duration")
-    res = run_checked(cfg)
-    assert res.summary["flows_unfinished"] == 0
-    assert port_totals(res)[("switch", "host3")]["dropped_overflow"] > 0
+    flows.append({"src": 2, "dst": 3, "size": "4380B", "start": "100us"})
+    fct = {}
+    for qdisc in ("pfabric", "composed"):
+        cfg = fq_star(flows)
+        cfg["switch"] = {"qdisc": qdisc, "buffer": "36864B"}
+        cfg["nic"] = {"qdisc": qdisc} if qdisc == "pfabric" else {}
+        cfg["transport"] = {"cc": "pfabric"}
+        cfg["run"].pop("duration")
+        res = run_checked(cfg)
+        assert res.summary["flows_unfinished"] == 0
+        assert port_totals(res)[("switch", "host3")]["dropped_overflow"] > 0
+        fct[qdisc] = res["flows"].to_pylist()[-1]["fct"]
+    unloaded = 2 * (6e-6 + 2 * 40 * 8 / 10e9) + 6e-6 + 4 * 1500 * 8 / 10e9
+    assert fct["pfabric"] < 1.5 * unloaded, fct
+    assert fct["composed"] > 3 * fct["pfabric"], fct
 
 
 def test_bad_whole_discipline_keys_get_one_clear_error() -> None:
@@ -108,6 +123,10 @@ def test_bad_whole_discipline_keys_get_one_clear_error() -> None:
             'switch.codel_ecn = false: set, but qdisc "pfabric" does not use it',
         ),
         ({"qdisc": "fq"}, "switch.qdisc: unknown variant `fq`"),
+        (
+            {"qdisc": "pfabric", "buffer": "36864B"},
+            'switch.qdisc = "pfabric": pFabric\'s port schedules by the remaining-size priority',
+        ),
     ]
     for sw, want in cases:
         assert_refused(star(switch=sw, flows=[{"src": 0, "dst": 1}]), want, sw)
