@@ -307,6 +307,10 @@ def _check_keys_exist(spec: SweepSpec, engine: Any) -> None:
             if node is None:  # an optional section the base leaves out
                 break
             if isinstance(node, dict):
+                if segment not in node and _engine_takes(
+                    base, key, _first_value(spec, key), engine
+                ):
+                    break  # a key the resolved form leaves out while unset
                 if segment not in node:
                     where = ".".join(walked) or "the top level"
                     raise ConfigError(
@@ -323,6 +327,27 @@ def _check_keys_exist(spec: SweepSpec, engine: Any) -> None:
             else:
                 break
             walked.append(segment)
+
+
+def _first_value(spec: SweepSpec, key: str) -> Any:
+    """The first value the grid or a case gives ``key``."""
+    if key in spec.grid and spec.grid[key]:
+        return spec.grid[key][0]
+    return next(case.values[key] for case in spec.cases if key in case.values)
+
+
+def _engine_takes(base: dict[str, Any], key: str, value: Any, engine: Any) -> bool:
+    """Whether the engine knows ``key``: the resolved form leaves some keys
+    out while they are unset (a whole discipline's, the ``[nic]`` section),
+    so ask with the key set. Any error but an unknown field means it does
+    (the value may need a case's other keys)."""
+    probe = copy.deepcopy(base)
+    set_value(probe, key, copy.deepcopy(value))
+    try:
+        engine.resolve(config_to_json(probe))
+    except Exception as exc:  # ConfigError from the engine
+        return "unknown field" not in str(exc)
+    return True
 
 
 def resolve_points(spec: SweepSpec, points: list[Point], engine: Any) -> None:
