@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import ecnlab
-from scenario_kit import assert_refused, port_totals, run_checked, star
+from scenario_kit import assert_refused, check_conservation, port_totals, run_checked, star
 
 PAPER = {"qdisc": "fq-codel", "codel_target": "5us", "codel_interval": "100us"}
 
@@ -135,3 +135,81 @@ def test_bad_whole_discipline_keys_get_one_clear_error() -> None:
     assert_refused(nic, "nic.fq_limit = 0: must be at least 1 packet", "nic")
     # The paper's setting is accepted.
     ecnlab.validate(star(switch=PAPER, flows=[{"src": 0, "dst": 1}]))
+
+
+# ------------------------------------------------- the paper's scenario (§IV)
+
+
+def paper_point(scheme: str, flows: int, **workload: Any) -> dict[str, Any]:
+    """FQ-CoDel in the DCN §IV's set-up (experiments/fqcodel-fig3): the
+    32-host fqcodel preset, data mining at load 0.6, Table II's tuning,
+    and one of the compared schemes."""
+    cfg: dict[str, Any] = {
+        "run": {"seed": 1, "sample_ports": "none"},
+        "topology": {"preset": "fqcodel"},
+        "switch": {"buffer": "100pkt"},
+        "transport": {"profile": "pfabric", "cc": "reno"},
+        "workload": {
+            "kind": "poisson",
+            "load": 0.6,
+            "flows": flows,
+            "distribution": "data_mining",
+            **workload,
+        },
+    }
+    if scheme == "dctcp":
+        cfg["transport"]["cc"] = "dctcp"
+        cfg["switch"].update(marking="per-queue", threshold="65pkt")
+    elif scheme == "fq-codel":
+        cfg["switch"].update(PAPER)
+        cfg["fabric"] = {"qdisc": "composed"}
+        cfg["nic"] = {"qdisc": "fq-codel"}
+    else:
+        cfg["transport"]["cc"] = "pfabric"
+        cfg["switch"] = {"qdisc": "pfabric", "buffer": "36864B"}
+        cfg["nic"] = {"qdisc": "pfabric"}
+    return cfg
+
+
+def paper_fct(scheme: str, flows: int, **workload: Any) -> dict[str, Any]:
+    """The FCT statistics of a paper point, run twice where the scheme is
+    a whole discipline (determinism), packets conserved either way."""
+    cfg = paper_point(scheme, flows, **workload)
+    res = run_checked(cfg) if scheme != "dctcp" else ecnlab.run(cfg, progress=False)
+    check_conservation(res.summary)
+    fct = res.summary["fct"]
+    assert fct["unfinished"] == 0
+    return fct
+
+
+def test_fig3_order_of_one_packet_fct_and_throughput() -> None:
+    # Fig. 3 (§IV-C): 1-packet FCT pFabric <= FQ-CoDel < DCTCP, FQ-CoDel
+    # "very close" to pFabric (issue 12's bar: within 2x); mean throughput
+    # highest under pFabric. 600 flows, not the figure's 10,000: at 10,000
+    # (`ecnlab reproduce fqcodel-fig3`) 1-packet FCT is 18.5, 19.0 and 93 us;
+    # the paper's FQ-CoDel > DCTCP throughput is not reproduced there
+    # (3.50 vs 3.53 Gbps, fqcodel-fig3/NOTES.md) and is not asserted here.
+    got = {s: paper_fct(s, 600) for s in ("dctcp", "fq-codel", "pfabric")}
+    one = {s: f["one_packet_mean"] for s, f in got.items()}
+    tput = {s: f["mean_tput"] for s, f in got.items()}
+    assert one["pfabric"] <= 1.05 * one["fq-codel"], one
+    assert one["fq-codel"] < 0.5 * one["dctcp"], one
+    assert one["fq-codel"] <= 2 * one["pfabric"], one
+    assert tput["pfabric"] > max(tput["fq-codel"], tput["dctcp"]), tput
+
+
+def test_fig4_fqcodel_nears_pfabric_as_one_packet_flows_grow() -> None:
+    # Fig. 4 (§IV-C): sizes capped at 10^5 packets, extra 1-packet flows
+    # carrying 0.01% then 10% of the bytes. FQ-CoDel's 1-packet FCT, as a
+    # multiple of pFabric's, does not grow (the paper: it approaches
+    # pFabric's), while DCTCP's stays far, at least 1.5x pFabric's.
+    cap = {"max_size": "146000000B"}
+    ratio = {}
+    for share in (0.0001, 0.1):
+        one = {
+            s: paper_fct(s, 300, one_packet_share=share, **cap)["one_packet_mean"]
+            for s in ("dctcp", "fq-codel", "pfabric")
+        }
+        ratio[share] = {s: one[s] / one["pfabric"] for s in one}
+        assert ratio[share]["dctcp"] >= 1.5, (share, one)
+    assert ratio[0.1]["fq-codel"] <= 1.02 * ratio[0.0001]["fq-codel"], ratio
