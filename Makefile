@@ -39,7 +39,7 @@ test-python: build
 	$(PY) -m pytest -q tests
 
 # Engine speed on the reference scenarios (not a test: prints numbers).
-BENCH ?= bench/two_flows_10g.toml bench/incast_1g.toml bench/mqecn_leafspine.toml bench/cedm_leafspine.toml bench/mlecn_leafspine.toml
+BENCH ?= bench/two_flows_10g.toml bench/incast_1g.toml bench/mqecn_leafspine.toml bench/cedm_leafspine.toml bench/mlecn_leafspine.toml bench/fqcodel_leafspine.toml
 bench:
 	cargo build --release -p ecnlab --bin ecnlab-bench
 	@./target/release/ecnlab-bench --header-only
