@@ -15,7 +15,7 @@ from ecnlab.cli import main
 from ecnlab.reproduce import figure_ids, load_figure, reproduce
 from ecnlab.reproduce.verdict import VERDICTS
 
-# The figures the issues ask for (MQ-ECN, Tuning ECN, CEDM, ML-ECN).
+# The figures the issues ask for (MQ-ECN, Tuning ECN, CEDM, ML-ECN, FQ-CoDel).
 REQUIRED = {
     "mqecn-fig1", "mqecn-fig2", "mqecn-fig3", "mqecn-fig6", "mqecn-fig7", "mqecn-fig8",
     "mqecn-fig9", "mqecn-fig10", "mqecn-fig11", "mqecn-fig12", "mqecn-fig13",
@@ -28,6 +28,8 @@ REQUIRED = {
     "mlecn-fig2", "mlecn-fig4", "mlecn-fig5", "mlecn-fig6", "mlecn-fig7", "mlecn-fig8",
     "mlecn-fig9", "mlecn-fig10", "mlecn-fig11", "mlecn-fig12", "mlecn-fig13",
     "mlecn-fig14", "mlecn-fig15",
+    # FQ-CoDel in the DCN (the fairness issue)
+    "fqcodel-fig1", "fqcodel-fig2", "fqcodel-fig3", "fqcodel-fig4",
 }  # fmt: skip
 
 OUT: Path | None = None
