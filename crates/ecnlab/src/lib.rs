@@ -22,6 +22,8 @@ pub mod rng;
 pub mod stats;
 pub mod switch;
 pub mod tables;
+#[cfg(target_os = "linux")]
+pub mod testbed;
 pub mod topology;
 pub mod units;
 pub mod workload;

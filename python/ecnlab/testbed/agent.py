@@ -1,0 +1,245 @@
+"""A testbed host's traffic, run inside its namespace by ``ecnlab testbed``
+(``python agent.py SPEC.json``): the kernel does the TCP, this opens the
+connections, moves the bytes and keeps the times.
+
+- Every host listens for flows (TCP) and probes (UDP). A flow's first 12
+  bytes say its id and size; the receiver counts its payload into goodput
+  bins and, for a sized flow, answers one byte once it has it all, which
+  the sender takes as the flow's end (its FCT: connect() to that byte).
+- Senders set ``IP_TOS`` to the flow's service << 2 (DSCP = service), the
+  switch's classifier reads it back; a long-lived flow sends until its
+  stop time, a sized one its bytes.
+- Pings are UDP datagrams with the service's DSCP, echoed by the peer with
+  the same DSCP; the RTT is taken at the sender.
+
+Stdlib only and no package imports: it starts in a few tens of ms.
+Times are ``time.monotonic()``, which all namespaces share, relative to
+the run's ``t0``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+from typing import Any
+
+FLOW_PORT = 5001
+PING_PORT = 5002
+HEADER = struct.Struct("!Iq")
+PROBE = struct.Struct("!IIId")
+CHUNK = 1 << 18
+TCPI_OPT_ECN = 8
+
+
+class Agent:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.t0: float = spec["t0"]
+        self.end: float = self.t0 + spec["duration"]
+        self.bin: float = spec["goodput_interval"]
+        self.lock = threading.Lock()
+        self.received: dict[int, dict[str, Any]] = {}
+        self.sent: dict[int, dict[str, Any]] = {}
+        self.rtts: list[list[Any]] = []
+        self.errors: list[str] = []
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    # ------------------------------------------------------------- receiving
+
+    def serve_flows(self, listener: socket.socket) -> None:
+        listener.settimeout(0.2)
+        while time.monotonic() < self.end:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=self.receive, args=(conn,), daemon=True).start()
+
+    def receive(self, conn: socket.socket) -> None:
+        head = b""
+        while len(head) < HEADER.size:
+            part = conn.recv(HEADER.size - len(head))
+            if not part:
+                return
+            head += part
+        fid, size = HEADER.unpack(head)
+        record = {"bytes": 0, "bins": {}}
+        with self.lock:
+            self.received[fid] = record
+        conn.settimeout(0.2)
+        buf = bytearray(CHUNK)
+        bins: dict[int, int] = record["bins"]
+        while True:
+            try:
+                n = conn.recv_into(buf)
+            except TimeoutError:
+                if time.monotonic() > self.end + 1.0:
+                    break
+                continue
+            except OSError:
+                break
+            if n == 0:
+                break
+            record["bytes"] += n
+            k = int(self.now() // self.bin)
+            bins[k] = bins.get(k, 0) + n
+            if size >= 0 and record["bytes"] >= size:
+                conn.sendall(b"!")
+                break
+        conn.close()
+
+    def serve_pings(self, sock: socket.socket) -> None:
+        # One reply socket per service, so the echo carries its DSCP.
+        replies: dict[int, socket.socket] = {}
+        sock.settimeout(0.2)
+        while time.monotonic() < self.end + 0.5:
+            try:
+                data, addr = sock.recvfrom(2048)
+            except TimeoutError:
+                continue
+            service = PROBE.unpack_from(data)[1]
+            out = replies.get(service)
+            if out is None:
+                out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                out.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, service << 2)
+                replies[service] = out
+            out.sendto(data, addr)
+
+    # --------------------------------------------------------------- sending
+
+    def wait_until(self, t: float) -> None:
+        delay = self.t0 + t - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def send_flow(self, flow: dict[str, Any]) -> None:
+        fid, size = flow["id"], flow["size"]
+        record: dict[str, Any] = {"start": None, "finish": None, "retransmits": 0, "ecn": False}
+        with self.lock:
+            self.sent[fid] = record
+        self.wait_until(flow["start"])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
+        record["start"] = self.now()
+        try:
+            sock.settimeout(max(0.1, self.end - time.monotonic()))
+            sock.connect((self.spec["ips"][flow["dst"]], FLOW_PORT))
+            sock.sendall(HEADER.pack(fid, size))
+            sock.settimeout(0.05)
+            payload = memoryview(bytearray(CHUNK))
+            left = size if size >= 0 else None
+            stop = self.t0 + flow["stop"]
+            while time.monotonic() < stop and (left is None or left > 0):
+                chunk = payload if left is None else payload[: min(left, CHUNK)]
+                try:
+                    n = sock.send(chunk)
+                except TimeoutError:
+                    continue
+                if left is not None:
+                    left -= n
+            if left == 0:
+                sock.settimeout(max(0.05, self.end - time.monotonic()))
+                if sock.recv(1) == b"!":
+                    record["finish"] = self.now()
+            self._tcp_info(sock, record)
+        except (TimeoutError, OSError) as exc:
+            if time.monotonic() < self.end:
+                with self.lock:
+                    self.errors.append(f"flow {fid}: {exc}")
+        finally:
+            sock.close()
+
+    @staticmethod
+    def _tcp_info(sock: socket.socket, record: dict[str, Any]) -> None:
+        # struct tcp_info: tcpi_options is byte 5, tcpi_total_retrans the
+        # u32 at offset 100 (linux/tcp.h).
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        record["ecn"] = bool(info[5] & TCPI_OPT_ECN)
+        record["retransmits"] = struct.unpack_from("I", info, 100)[0]
+
+    def ping(self, probe: dict[str, Any]) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, probe["service"] << 2)
+        sock.settimeout(0.05)
+        dst = (self.spec["ips"][probe["dst"]], PING_PORT)
+        pad = bytes(max(0, probe["size"] - 28 - PROBE.size))
+        waiting: dict[int, float] = {}
+
+        def collect() -> None:
+            while time.monotonic() < self.end + 0.3:
+                try:
+                    data = sock.recv(2048)
+                except TimeoutError:
+                    continue
+                back = time.monotonic()
+                _, _, seq, _ = PROBE.unpack_from(data)
+                sent = waiting.pop(seq, None)
+                if sent is not None:
+                    with self.lock:
+                        self.rtts.append([sent - self.t0, probe["src"], probe["dst"], probe["service"], back - sent])
+
+        reader = threading.Thread(target=collect, daemon=True)
+        reader.start()
+        seq = 0
+        next_at = self.t0 + probe["start"]
+        while next_at < self.end:
+            delay = next_at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            t = time.monotonic()
+            waiting[seq] = t
+            sock.sendto(PROBE.pack(probe["index"], probe["service"], seq, t) + pad, dst)
+            seq += 1
+            next_at += probe["interval"]
+        reader.join()
+
+    # ------------------------------------------------------------------ main
+
+    def run(self) -> dict[str, Any]:
+        me = self.spec["host"]
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((self.spec["ips"][me], FLOW_PORT))
+        listener.listen(128)
+        echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        echo.bind((self.spec["ips"][me], PING_PORT))
+        threads = [
+            threading.Thread(target=self.serve_flows, args=(listener,), daemon=True),
+            threading.Thread(target=self.serve_pings, args=(echo,), daemon=True),
+        ]
+        threads += [threading.Thread(target=self.send_flow, args=(f,), daemon=True) for f in self.spec["flows"]]
+        threads += [threading.Thread(target=self.ping, args=(p,), daemon=True) for p in self.spec["pings"]]
+        # Say we listen, then wait for the common start.
+        print("ready", flush=True)
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=max(0.0, self.end + 2.0 - time.monotonic()))
+        with self.lock:
+            return {
+                "host": me,
+                "received": {str(k): v for k, v in self.received.items()},
+                "sent": {str(k): v for k, v in self.sent.items()},
+                "rtt": self.rtts,
+                "errors": self.errors,
+            }
+
+
+def main() -> int:
+    spec_path, out_path = sys.argv[1], sys.argv[2]
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    result = Agent(spec).run()
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""`ecnlab testbed`: one experiment on real Linux TCP. Builds the run's
+namespaces, starts the switch process and one traffic agent per host,
+waits out the duration, stops the switch (which writes its counters) and
+writes the run directory; everything is torn down at the end, on an error
+and on SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ..config import config_to_json, load_config
+from ..results import Result
+from ..runner import _call_engine, load_engine
+from .netns import Network, available_ccs, check_host
+from .outputs import build_summary, build_tables
+from .plan import TestbedPlan, make_plan
+
+__all__ = ["run_testbed", "switch_binary", "BUCKET_BYTES", "WIRE_OVERHEAD"]
+
+BUCKET_BYTES = 2_500
+"""Token bucket size: about 1.67 MTU, as MQ-ECN §4.2's rate limiter."""
+
+WIRE_OVERHEAD = 24
+"""Preamble and delimiter (8), FCS (4) and inter-frame gap (12): the emulated
+link carries frames as a real Ethernet wire does, so at 1 Gbps full-sized
+TCP segments give the 941 Mbps of goodput a GbE testbed sees."""
+
+SETUP_SECONDS = 1.0
+"""Time from launching the agents to the common start, so that every host
+listens before any connects."""
+
+_HERE = Path(__file__).resolve().parent
+
+
+def switch_binary() -> Path:
+    """The ``ecnlab-switch`` executable: $ECNLAB_SWITCH, else the build
+    beside this source tree, else one on PATH."""
+    env = os.environ.get("ECNLAB_SWITCH")
+    if env:
+        return Path(env)
+    for parent in _HERE.parents:
+        candidate = parent / "target" / "release" / "ecnlab-switch"
+        if candidate.is_file():
+            return candidate
+    found = shutil.which("ecnlab-switch")
+    if found:
+        return Path(found)
+    raise FileNotFoundError(
+        "ecnlab-switch is not built: run `cargo build --release -p ecnlab --bin ecnlab-switch` "
+        "(or set ECNLAB_SWITCH to its path)"
+    )
+
+
+def _die_with_parent() -> None:
+    """In a child, before exec: SIGKILL when the orchestrator dies, so a
+    killed run leaves no process behind (PR_SET_PDEATHSIG survives exec)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _signals_as_interrupt() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) raise KeyboardInterrupt as Ctrl-C does, so the
+    teardown in ``finally`` runs whichever stops the run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run_testbed(
+    config: str | Path | dict[str, Any],
+    out: str | Path,
+    overrides: Sequence[str] = (),
+    *,
+    kernel_cc: str = "reno",
+    allow_fast: bool = False,
+    log: IO[str] | None = None,
+) -> Result:
+    """Run ``config`` on the testbed, write its files to ``out`` and return
+    the result. Raises ConfigError for what the testbed cannot run,
+    TestbedUnavailable where namespaces cannot be made."""
+    # Every default filled in, as the engine runs it: the plan reads them.
+    loaded = load_config(config, overrides)
+    resolved = json.loads(_call_engine(load_engine(), "resolve", config_to_json(loaded)))
+    plan = make_plan(resolved, kernel_cc=kernel_cc, available_ccs=available_ccs(), allow_fast=allow_fast)
+    check_host()
+    binary = switch_binary()
+    for w in plan.warnings:
+        print(f"ecnlab testbed: warning: {w}", file=log or sys.stderr)
+    run_id = secrets.token_hex(3)
+    net = Network(run_id, plan)
+    procs: list[subprocess.Popen[str]] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"ecnlab-tb-{run_id}-") as tmp, _signals_as_interrupt():
+        work = Path(tmp)
+        try:
+            net.create(sys.executable)
+            switch = _start_switch(binary, net, plan, resolved, work, procs)
+            agents = _run_agents(net, plan, work, procs)
+            switch.send_signal(signal.SIGTERM)
+            _, err = switch.communicate(timeout=10)
+            if switch.returncode != 0:
+                raise RuntimeError(f"ecnlab-switch failed: {err.strip()}")
+            report = json.loads((work / "switch-report.json").read_text(encoding="utf-8"))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                with contextlib.suppress(Exception):
+                    p.wait(timeout=5)
+            net.destroy()
+    tables = build_tables(plan, agents, report)
+    summary = build_summary(plan, tables, agents, report, time.monotonic() - started, run_id)
+    result = Result(summary=summary, tables=tables, config=resolved)
+    result.write(out)
+    return result
+
+
+def _start_switch(
+    binary: Path, net: Network, plan: TestbedPlan, resolved: dict[str, Any], work: Path,
+    procs: list[subprocess.Popen[str]],
+) -> subprocess.Popen[str]:
+    spec = {
+        "config": resolved,
+        "rate_bps": plan.rate_bps,
+        "bucket_bytes": BUCKET_BYTES,
+        "wire_overhead": WIRE_OVERHEAD,
+        "ports": [
+            {"ifname": net.switch_if(h), "host": h, "ip": [int(x) for x in plan.ip(h).split(".")]}
+            for h in range(plan.hosts)
+        ],
+        "sample_interval_ps": round(plan.sample_interval * 1e12),
+        "report": str(work / "switch-report.json"),
+    }
+    path = work / "switch.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", net.switch_ns, str(binary), str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_die_with_parent,
+    )
+    procs.append(proc)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        _, err = proc.communicate(timeout=5)
+        raise RuntimeError(f"ecnlab-switch did not start: {err.strip() or line.strip()}")
+    return proc
+
+
+def _run_agents(
+    net: Network, plan: TestbedPlan, work: Path, procs: list[subprocess.Popen[str]]
+) -> list[dict[str, Any]]:
+    t0 = time.monotonic() + SETUP_SECONDS
+    ips = [plan.ip(h) for h in range(plan.hosts)]
+    agents = []
+    for h in range(plan.hosts):
+        spec = {
+            "host": h,
+            "ips": ips,
+            "t0": t0,
+            "duration": plan.duration,
+            "goodput_interval": plan.goodput_interval,
+            "flows": [f for f in plan.flows if f["src"] == h],
+            "pings": [p for p in plan.pings if p["src"] == h],
+        }
+        path = work / f"agent{h}.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", net.host_ns(h), sys.executable, str(_HERE / "agent.py"), str(path),
+             str(work / f"agent{h}-out.json")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
+        procs.append(proc)
+        agents.append(proc)
+    results = []
+    deadline = t0 + plan.duration + 10.0
+    for h, proc in enumerate(agents):
+        try:
+            _, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"host {h}'s traffic agent did not finish") from None
+        if proc.returncode != 0:
+            raise RuntimeError(f"host {h}'s traffic agent failed: {err.strip()[-2000:]}")
+        results.append(json.loads((work / f"agent{h}-out.json").read_text(encoding="utf-8")))
+    return results
