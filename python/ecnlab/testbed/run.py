@@ -154,6 +154,7 @@ def _start_switch(
         ],
         "sample_interval_ps": round(plan.sample_interval * 1e12),
         "report": str(work / "switch-report.json"),
+        "realtime": True,
     }
     path = work / "switch.json"
     path.write_text(json.dumps(spec), encoding="utf-8")

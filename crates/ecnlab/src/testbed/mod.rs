@@ -9,3 +9,4 @@ pub mod slab;
 pub mod socket;
 pub mod spec;
 pub mod switch;
+pub mod txring;

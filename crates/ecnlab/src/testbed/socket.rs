@@ -1,7 +1,8 @@
 //! A raw AF_PACKET socket bound to one switch-side veth: every frame the
 //! host sends arrives here whole, and frames written here go to the host.
 //!
-//! Plain non-blocking recv/send, one frame per system call. A receive
+//! Each port has two: one the loop receives on, one the sender thread
+//! (`txring`) writes to. Plain non-blocking recv/send, one frame per call. A receive
 //! ring (PACKET_RX_RING / TPACKET_V3) or AF_XDP would take frames in
 //! batches without a copy per frame and without a call per frame; at the
 //! rates measured here (README, "ecnlab testbed") the calls are not what
@@ -48,22 +49,25 @@ fn set_int(
 
 impl PacketSocket {
     /// Open a socket on interface `ifname` (of the current network
-    /// namespace) that takes every frame arriving there and none that
-    /// this or any other socket sends out of it.
-    pub fn open(ifname: &str) -> io::Result<PacketSocket> {
+    /// namespace). `receive`: it takes every frame arriving there and none
+    /// that this or any other socket sends out of it; otherwise it only
+    /// sends (protocol 0: the kernel hands it nothing).
+    pub fn open(ifname: &str, receive: bool) -> io::Result<PacketSocket> {
         let name = CString::new(ifname).map_err(|_| io::Error::other("interface name with a NUL byte"))?;
         // SAFETY: a plain C string that lives through the call.
         let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
         if index == 0 {
             return Err(io::Error::other(format!("no interface {ifname}: {}", io::Error::last_os_error())));
         }
-        let proto = (libc::ETH_P_ALL as u16).to_be();
+        let proto = if receive { (libc::ETH_P_ALL as u16).to_be() } else { 0 };
         // SAFETY: socket(2) with constant arguments.
         let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, proto as libc::c_int) };
         let fd = check(fd, "socket(AF_PACKET)", ifname)?;
         let sock = PacketSocket { fd, ifname: ifname.to_string() };
         // Frames we send would otherwise come back to us as PACKET_OUTGOING.
-        set_int(fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1, "PACKET_IGNORE_OUTGOING", ifname)?;
+        if receive {
+            set_int(fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1, "PACKET_IGNORE_OUTGOING", ifname)?;
+        }
         // Straight to the driver: the port's queue is ours, not the kernel's.
         set_int(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1, "PACKET_QDISC_BYPASS", ifname)?;
         // Room for bursts that arrive while the loop serves other ports.

@@ -22,6 +22,11 @@ pub struct SwitchSpec {
     /// Queue lengths are sampled this often (picoseconds); 0: never.
     #[serde(default)]
     pub sample_interval_ps: u64,
+    /// Run the loop as a real-time task (SCHED_FIFO): ordinary processes
+    /// then cannot preempt it between frames. The kernel's RT throttling
+    /// still leaves them 5% of its core.
+    #[serde(default)]
+    pub realtime: bool,
     /// Where the report (JSON) goes when the switch stops.
     pub report: String,
 }

@@ -19,6 +19,7 @@ use super::frame;
 use super::slab::{FrameSlab, FRAME_MAX};
 use super::socket::PacketSocket;
 use super::spec::SwitchSpec;
+use super::txring::TxRing;
 use crate::packet::{Arena, Ecn, Kind, Packet};
 use crate::switch::{Qdisc, QueueCounters};
 use crate::topology::switch_qdisc;
@@ -32,6 +33,12 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 /// port cannot starve the others' egress.
 const RX_BATCH: usize = 32;
 
+/// A frame whose tokens come within this time is waited for by spinning.
+const SPIN_PS: Time = 60_000_000;
+/// A sleep until a frame's tokens ends this much early: a real-time task's
+/// timer fires within a few microseconds.
+const WAKE_MARGIN_PS: Time = 50_000_000;
+
 /// Queue samples are taken no more often than this (100 µs): the report is
 /// JSON, read back at the end of a run of a few seconds.
 const MIN_SAMPLE_PS: Time = 100_000_000;
@@ -41,10 +48,12 @@ const MIN_SAMPLE_PS: Time = 100_000_000;
 struct PortCounters {
     /// Frames that arrived on this port (from its host).
     rx: u64,
-    /// Frames put on this port's wire (to its host), and their wire bytes.
+    /// Frames put on this port's wire (to its host) by the sender thread,
+    /// and the wire bytes of those handed to it.
     tx: u64,
     tx_wire_bytes: u64,
-    /// Frames the kernel would not take on send (its buffers full).
+    /// Frames not sent: the sender thread's ring was full, or the kernel
+    /// would not take them (its buffers full).
     tx_refused: u64,
     /// Frames that arrived here and went nowhere: not IPv4 (ARP, IPv6), to
     /// an address no port serves, or larger than FRAME_MAX.
@@ -89,6 +98,7 @@ pub struct Switch {
     report: String,
     dropped_overflow: u64,
     dropped_aqm: u64,
+    tx: Option<TxRing>,
 }
 
 impl Switch {
@@ -98,7 +108,7 @@ impl Switch {
         let cfg = Config::from_json(&spec.config.to_string()).map_err(|e| format!("the experiment's config: {e}"))?;
         let mut ports = Vec::new();
         for p in &spec.ports {
-            let sock = PacketSocket::open(&p.ifname).map_err(|e| e.to_string())?;
+            let sock = PacketSocket::open(&p.ifname, true).map_err(|e| e.to_string())?;
             let mut qdisc = switch_qdisc(&cfg, &cfg.switch, spec.rate_bps);
             qdisc.seed(crate::rng::Rng::stream(cfg.run.seed, 0x7E57_BED0 ^ p.host as u64));
             ports.push(Port {
@@ -111,6 +121,12 @@ impl Switch {
                 c: PortCounters::default(),
             });
         }
+        let senders = spec
+            .ports
+            .iter()
+            .map(|p| PacketSocket::open(&p.ifname, false))
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(|e| e.to_string())?;
         let sample_every = match spec.sample_interval_ps {
             0 => 0,
             s => s.max(MIN_SAMPLE_PS),
@@ -128,6 +144,7 @@ impl Switch {
             report: spec.report,
             dropped_overflow: 0,
             dropped_aqm: 0,
+            tx: Some(TxRing::start(senders)),
         })
     }
 
@@ -149,28 +166,45 @@ impl Switch {
         self.start = Instant::now();
         while !STOP.load(Ordering::Relaxed) {
             let mut got = 0;
+            let mut next = None;
             for i in 0..self.ports.len() {
                 for _ in 0..RX_BATCH {
                     let Some(len) = self.ports[i].sock.recv(&mut buf)? else { break };
                     got += 1;
                     let now = self.now();
                     self.ingress(i, &buf[..len.min(FRAME_MAX)], len, now);
+                    // Serve the outputs between frames: a bucket holds only
+                    // 20 µs of sending at 1 Gbps, less than a batch takes.
+                    next = self.egress_all(now)?;
                 }
             }
             let now = self.now();
-            let mut backlog = false;
-            for i in 0..self.ports.len() {
-                backlog |= self.egress(i, now)?;
+            if got == 0 || next.is_some() {
+                next = self.egress_all(now)?;
             }
             if self.sample_every > 0 && now >= self.next_sample {
                 self.sample(now);
             }
-            if !backlog && got == 0 {
-                // Nothing to send and nothing came: sleep until a frame does
-                // (or 1 ms passes, to look at STOP and take samples).
-                // SAFETY: `fds` is a valid array of its length.
-                unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1) };
+            if got > 0 {
+                continue;
             }
+            // Nothing came: sleep until a frame does, or until the first
+            // waiting frame's tokens are in (less a margin for the wake-up),
+            // or 1 ms with nothing queued (to look at STOP, take samples).
+            // Shorter waits are spun. Sleeping rather than spinning keeps the
+            // loop under the kernel's real-time throttling, which would stop
+            // a spinning real-time task for 50 ms of every second.
+            let timeout_ps = match next {
+                None => 1_000_000_000,
+                Some(t) if t > now + SPIN_PS => t - now - WAKE_MARGIN_PS,
+                Some(_) => continue,
+            };
+            let ts = libc::timespec {
+                tv_sec: (timeout_ps / 1_000_000_000_000) as libc::time_t,
+                tv_nsec: ((timeout_ps % 1_000_000_000_000) / 1_000) as libc::c_long,
+            };
+            // SAFETY: `fds` is a valid array of its length; `ts` outlives the call.
+            unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
         }
         self.write_report()
     }
@@ -210,9 +244,21 @@ impl Switch {
         }
     }
 
-    /// Send what port `i`'s bucket allows at `now`; true if it still holds
-    /// a backlog.
-    fn egress(&mut self, i: usize, now: Time) -> io::Result<bool> {
+    /// `egress` on every port: the earliest time a waiting frame may leave.
+    fn egress_all(&mut self, now: Time) -> io::Result<Option<Time>> {
+        let mut next: Option<Time> = None;
+        for i in 0..self.ports.len() {
+            if let Some(t) = self.egress(i, now)? {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        Ok(next)
+    }
+
+    /// Send what port `i`'s bucket allows at `now`; when a frame is left
+    /// waiting for tokens, the time they will be in.
+    fn egress(&mut self, i: usize, now: Time) -> io::Result<Option<Time>> {
+        let mut waiting = self.ports[i].staged.is_some();
         loop {
             if self.ports[i].staged.is_none() {
                 let pool = self.pool();
@@ -228,18 +274,19 @@ impl Switch {
                 if let Some(since) = port.c.busy_since.take() {
                     port.c.busy_ps += now - since;
                 }
-                return Ok(false);
+                return Ok(None);
             };
             let wire = self.slab.get(id).len() as u64 + self.wire_overhead;
-            if !port.bucket.take(now, wire) {
-                return Ok(true);
+            if !port.bucket.take(now, wire, waiting) {
+                return Ok(Some(port.bucket.ready_at(now, wire)));
             }
+            waiting = false;
             let f = self.slab.get_mut(id);
             if self.arena.get(id).ecn == Ecn::Ce && frame::ipv4(f).is_some_and(|h| h.ecn != Ecn::Ce) {
                 frame::set_ce(f);
             }
-            if port.sock.send(self.slab.get(id))? {
-                port.c.tx += 1;
+            let tx = self.tx.as_mut().expect("running");
+            if tx.push(i, self.slab.get(id)) {
                 port.c.tx_wire_bytes += wire;
             } else {
                 port.c.tx_refused += 1;
@@ -267,6 +314,12 @@ impl Switch {
 
     fn write_report(&mut self) -> io::Result<()> {
         let now = self.now();
+        let sent = self.tx.take().expect("running").finish()?;
+        let ring_full: u64 = self.ports.iter().map(|p| p.c.tx_refused).sum();
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            p.c.tx = sent.sent[i];
+            p.c.tx_refused += sent.refused[i];
+        }
         let mut rows: Vec<Value> = Vec::new();
         let mut ports_json: Vec<Value> = Vec::new();
         let (mut rx, mut tx, mut refused, mut not_fwd, mut queued, mut kernel_drops) = (0, 0, 0, 0, 0, 0);
@@ -296,12 +349,16 @@ impl Switch {
             let held = p.qdisc.packets + p.staged.is_some() as u64;
             let kd = p.sock.kernel_drops().unwrap_or(0);
             let busy = secs(p.c.busy_ps);
+            let lost = secs(p.bucket.lost);
             ports_json.push(json!({
                 "port": port_id(i), "host": p.host, "ifname": p.sock.ifname,
                 "frames_in": p.c.rx, "frames_out": p.c.tx, "tx_wire_bytes": p.c.tx_wire_bytes,
                 "tx_refused": p.c.tx_refused, "not_forwarded": p.c.not_forwarded, "oversize": p.c.oversize,
                 "queued_at_end": held, "kernel_rx_drops": kd, "busy_seconds": busy,
-                "busy_utilisation": if busy > 0.0 { p.c.tx_wire_bytes as f64 * 8.0 / (busy * self.rate_bps as f64) } else { 0.0 },
+                // The share of its backlogged time the port sent at the
+                // bucket's rate: 1 - (capacity lost) / (time backlogged).
+                "lost_seconds": lost,
+                "sustained": if busy > 0.0 { 1.0 - lost / busy } else { 1.0 },
             }));
             rx += p.c.rx;
             tx += p.c.tx;
@@ -323,6 +380,18 @@ impl Switch {
         summary.insert("kernel_rx_drops".into(), json!(kernel_drops));
         let accounted = tx + self.dropped_overflow + self.dropped_aqm + not_fwd + refused + queued;
         summary.insert("conserved".into(), json!(rx == accounted));
+        // Where the switch's CPU went: user time is the loop and the
+        // qdiscs; system time the socket calls and the kernel work they
+        // carry (a send to a host runs that host's TCP receive path).
+        // SAFETY: getrusage fills the struct it is given.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        summary.insert("cpu_user_seconds".into(), json!(tv(ru.ru_utime)));
+        summary.insert("cpu_system_seconds".into(), json!(tv(ru.ru_stime)));
+        summary.insert("involuntary_switches".into(), json!(ru.ru_nivcsw));
+        summary.insert("sender_busy_seconds".into(), json!(sent.send_seconds));
+        summary.insert("tx_ring_full".into(), json!(ring_full));
         let s = &self.samples;
         let report = json!({
             "summary": summary,
