@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python bench bench-htsim stability lint fmt build clean
+.PHONY: all run test test-rust test-python switch bench bench-htsim stability lint fmt build clean
 
 all: build
 
@@ -35,8 +35,12 @@ test: build test-rust test-python
 test-rust:
 	cargo test --release -p ecnlab
 
-test-python: build
+test-python: build switch
 	$(PY) -m pytest -q tests
+
+# The testbed's switch process (`ecnlab testbed`; its tests need it).
+switch:
+	cargo build --release -p ecnlab --bin ecnlab-switch
 
 # Engine speed on the reference scenarios (not a test: prints numbers).
 BENCH ?= bench/two_flows_10g.toml bench/incast_1g.toml bench/mqecn_leafspine.toml bench/cedm_leafspine.toml bench/mlecn_leafspine.toml bench/fqcodel_leafspine.toml

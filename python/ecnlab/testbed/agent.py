@@ -3,9 +3,11 @@
 connections, moves the bytes and keeps the times.
 
 - Every host listens for flows (TCP) and probes (UDP). A flow's first 12
-  bytes say its id and size; the receiver counts its payload into goodput
-  bins and, for a sized flow, answers one byte once it has it all, which
-  the sender takes as the flow's end (its FCT: connect() to that byte).
+  bytes say its id and size; the receiver reads the payload and, for a
+  sized flow, answers one byte once it has it all, which the sender takes
+  as the flow's end (its FCT: connect() to that byte). Goodput comes from
+  the kernel's count of bytes received in order, read every goodput
+  interval, not from when the application got round to reading them.
 - Senders set ``IP_TOS`` to the flow's service << 2 (DSCP = service), the
   switch's classifier reads it back; a long-lived flow sends until its
   stop time, a sized one its bytes.
@@ -32,6 +34,11 @@ PING_PORT = 5002
 HEADER = struct.Struct("!Iq")
 PROBE = struct.Struct("!IIId")
 CHUNK = 1 << 18
+# Socket buffers far above any window the runs reach (a few hundred KB at
+# most), so that neither the sending nor the receiving application, which
+# the scheduler may leave waiting for milliseconds on a loaded machine,
+# ever limits a flow: the kernel keeps sending from and receiving into them.
+SOCKET_BUFFER = 8 << 20
 TCPI_OPT_ECN = 8
 
 
@@ -46,6 +53,8 @@ class Agent:
         self.sent: dict[int, dict[str, Any]] = {}
         self.rtts: list[list[Any]] = []
         self.errors: list[str] = []
+        self.receivers: list[threading.Thread] = []
+        self.sampled: list[tuple[socket.socket, dict[str, Any]]] = []
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -59,7 +68,9 @@ class Agent:
                 conn, _ = listener.accept()
             except TimeoutError:
                 continue
-            threading.Thread(target=self.receive, args=(conn,), daemon=True).start()
+            t = threading.Thread(target=self.receive, args=(conn,), daemon=True)
+            t.start()
+            self.receivers.append(t)
 
     def receive(self, conn: socket.socket) -> None:
         head = b""
@@ -69,30 +80,58 @@ class Agent:
                 return
             head += part
         fid, size = HEADER.unpack(head)
-        record = {"bytes": 0, "bins": {}}
+        record: dict[str, Any] = {"bytes": 0, "samples": []}
         with self.lock:
             self.received[fid] = record
+            self.sampled.append((conn, record))
         conn.settimeout(0.2)
         buf = bytearray(CHUNK)
-        bins: dict[int, int] = record["bins"]
         while True:
             try:
                 n = conn.recv_into(buf)
             except TimeoutError:
-                if time.monotonic() > self.end + 1.0:
+                if time.monotonic() > self.end:
                     break
                 continue
             except OSError:
                 break
-            if n == 0:
+            if n == 0 or time.monotonic() > self.end:
+                # What arrives after the run's end is not counted.
                 break
             record["bytes"] += n
-            k = int(self.now() // self.bin)
-            bins[k] = bins.get(k, 0) + n
             if size >= 0 and record["bytes"] >= size:
                 conn.sendall(b"!")
                 break
+        self.sample_one(conn, record)
+        with self.lock:
+            self.sampled.remove((conn, record))
         conn.close()
+
+    # -------------------------------------------------------------- goodput
+
+    def sample_one(self, conn: socket.socket, record: dict[str, Any]) -> None:
+        """(time, payload bytes the kernel has received in order): the
+        kernel's count (tcpi_bytes_received, the u64 at offset 128 of
+        struct tcp_info) is exact at the moment it is read, however late
+        the application reads the data itself."""
+        try:
+            info = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 136)
+        except OSError:
+            return
+        got = struct.unpack_from("Q", info, 128)[0]
+        record["samples"].append((self.now(), max(0, got - HEADER.size)))
+
+    def sample_goodput(self) -> None:
+        while True:
+            now = time.monotonic()
+            with self.lock:
+                live = list(self.sampled)
+            for conn, record in live:
+                self.sample_one(conn, record)
+            if now > self.end:
+                return
+            # No finer than 1 ms: more often would only cost the host CPU.
+            time.sleep(max(0.0, max(self.bin, 1e-3) - (time.monotonic() - now)))
 
     def serve_pings(self, sock: socket.socket) -> None:
         # One reply socket per service, so the echo carries its DSCP.
@@ -126,6 +165,7 @@ class Agent:
         self.wait_until(flow["start"])
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
         record["start"] = self.now()
         try:
             sock.settimeout(max(0.1, self.end - time.monotonic()))
@@ -147,19 +187,23 @@ class Agent:
                 sock.settimeout(max(0.05, self.end - time.monotonic()))
                 if sock.recv(1) == b"!":
                     record["finish"] = self.now()
-            self._tcp_info(sock, record)
         except (TimeoutError, OSError) as exc:
+            # At the end the receiver may close first: not an error.
             if time.monotonic() < self.end:
                 with self.lock:
                     self.errors.append(f"flow {fid}: {exc}")
         finally:
+            self._tcp_info(sock, record)
             sock.close()
 
     @staticmethod
     def _tcp_info(sock: socket.socket, record: dict[str, Any]) -> None:
         # struct tcp_info: tcpi_options is byte 5, tcpi_total_retrans the
         # u32 at offset 100 (linux/tcp.h).
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        try:
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        except OSError:
+            return
         record["ecn"] = bool(info[5] & TCPI_OPT_ECN)
         record["retransmits"] = struct.unpack_from("I", info, 100)[0]
 
@@ -182,7 +226,15 @@ class Agent:
                 sent = waiting.pop(seq, None)
                 if sent is not None:
                     with self.lock:
-                        self.rtts.append([sent - self.t0, probe["src"], probe["dst"], probe["service"], back - sent])
+                        self.rtts.append(
+                            [
+                                sent - self.t0,
+                                probe["src"],
+                                probe["dst"],
+                                probe["service"],
+                                back - sent,
+                            ]
+                        )
 
         reader = threading.Thread(target=collect, daemon=True)
         reader.start()
@@ -205,6 +257,9 @@ class Agent:
         me = self.spec["host"]
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Set before listen(): accepted sockets inherit it, and the window
+        # scale is chosen from it at the handshake.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
         listener.bind((self.spec["ips"][me], FLOW_PORT))
         listener.listen(128)
         echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -212,14 +267,20 @@ class Agent:
         threads = [
             threading.Thread(target=self.serve_flows, args=(listener,), daemon=True),
             threading.Thread(target=self.serve_pings, args=(echo,), daemon=True),
+            threading.Thread(target=self.sample_goodput, daemon=True),
         ]
-        threads += [threading.Thread(target=self.send_flow, args=(f,), daemon=True) for f in self.spec["flows"]]
-        threads += [threading.Thread(target=self.ping, args=(p,), daemon=True) for p in self.spec["pings"]]
+        threads += [
+            threading.Thread(target=self.send_flow, args=(f,), daemon=True)
+            for f in self.spec["flows"]
+        ]
+        threads += [
+            threading.Thread(target=self.ping, args=(p,), daemon=True) for p in self.spec["pings"]
+        ]
         # Say we listen, then wait for the common start.
         print("ready", flush=True)
         for t in threads:
             t.start()
-        for t in threads:
+        for t in threads + self.receivers:
             t.join(timeout=max(0.0, self.end + 2.0 - time.monotonic()))
         with self.lock:
             return {

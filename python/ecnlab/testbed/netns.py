@@ -33,9 +33,13 @@ def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def check_host() -> None:
     """Raise :class:`TestbedUnavailable` unless namespaces can be made here."""
     if sys.platform != "linux":
-        raise TestbedUnavailable(f"ecnlab testbed needs Linux network namespaces (this is {sys.platform})")
+        raise TestbedUnavailable(
+            f"ecnlab testbed needs Linux network namespaces (this is {sys.platform})"
+        )
     if os.geteuid() != 0:
-        raise TestbedUnavailable("ecnlab testbed needs root to create network namespaces (run it as root)")
+        raise TestbedUnavailable(
+            "ecnlab testbed needs root to create network namespaces (run it as root)"
+        )
     if shutil.which("ip") is None:
         raise TestbedUnavailable("ecnlab testbed needs the `ip` command (iproute2)")
 
@@ -99,18 +103,56 @@ class Network:
             ns, hif, sif = self.host_ns(h), self.host_if(h), self.switch_if(h)
             # Created straight inside the namespaces: nothing of this run
             # ever appears in the caller's own namespace.
-            ip("link", "add", hif, "netns", ns, "address", self.mac(h), "type", "veth", "peer", "name", sif, "netns", sw)
+            ip(
+                "link",
+                "add",
+                hif,
+                "netns",
+                ns,
+                "address",
+                self.mac(h),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                sif,
+                "netns",
+                sw,
+            )
             ip("-n", ns, "addr", "add", f"{plan.ip(h)}/24", "dev", hif)
             self._prep(ns, python, plan.sysctls | _quiet_v6(), [hif])
             ip("-n", ns, "link", "set", "lo", "up")
             ip("-n", ns, "link", "set", hif, "up")
             # The connected route, with the transport's RTO floor, initial
             # window and ACK policy as route metrics.
-            ip("-n", ns, "route", "replace", f"{SUBNET}.0/24", "dev", hif, "src", plan.ip(h), *plan.route_options)
+            ip(
+                "-n",
+                ns,
+                "route",
+                "replace",
+                f"{SUBNET}.0/24",
+                "dev",
+                hif,
+                "src",
+                plan.ip(h),
+                *plan.route_options,
+            )
             for g in range(plan.hosts):
                 if g != h:
                     # Static neighbours: no ARP crosses the switch.
-                    ip("-n", ns, "neigh", "replace", plan.ip(g), "lladdr", self.mac(g), "dev", hif, "nud", "permanent")
+                    ip(
+                        "-n",
+                        ns,
+                        "neigh",
+                        "replace",
+                        plan.ip(g),
+                        "lladdr",
+                        self.mac(g),
+                        "dev",
+                        hif,
+                        "nud",
+                        "permanent",
+                    )
         self._prep(sw, python, _quiet_v6(), [self.switch_if(h) for h in range(plan.hosts)])
         for h in range(plan.hosts):
             # Promiscuous: the frames are addressed to the hosts, not to it.
@@ -118,7 +160,9 @@ class Network:
 
     @staticmethod
     def _prep(ns: str, python: str, sysctls: dict[str, str], ifnames: Sequence[str]) -> None:
-        args = [f"--sysctl={k}={v}" for k, v in sysctls.items()] + [f"--no-offload={i}" for i in ifnames]
+        args = [f"--sysctl={k}={v}" for k, v in sysctls.items()] + [
+            f"--no-offload={i}" for i in ifnames
+        ]
         proc = subprocess.run(
             ["ip", "netns", "exec", ns, python, "-m", "ecnlab.testbed.prep", *args],
             capture_output=True,

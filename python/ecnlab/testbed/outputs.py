@@ -18,20 +18,45 @@ __all__ = ["build_tables", "build_summary"]
 _NAN = float("nan")
 
 
+def _bytes_at(record: dict[str, Any], times: np.ndarray) -> np.ndarray:
+    """A flow's payload received in order by each of ``times`` (seconds
+    from the start), interpolated between its samples; 0 before the first."""
+    samples = record.get("samples") or []
+    if not samples:
+        return np.zeros(len(times))
+    t, b = np.array(samples, dtype=float).T
+    return np.interp(times, t, b, left=0.0)
+
+
 def _table(columns: dict[str, tuple[pa.DataType, list[Any]]]) -> pa.Table:
     return pa.Table.from_arrays(
         [pa.array(values, type=t) for t, values in columns.values()], names=list(columns)
     )
 
 
-def build_tables(plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[str, Any]) -> dict[str, pa.Table]:
+def build_tables(
+    plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[str, Any]
+) -> dict[str, pa.Table]:
     sent: dict[int, dict[str, Any]] = {}
     received: dict[int, dict[str, Any]] = {}
     for a in agents:
         sent.update({int(k): v for k, v in a["sent"].items()})
         received.update({int(k): v for k, v in a["received"].items()})
-    cols: dict[str, list[Any]] = {k: [] for k in ("id", "src", "dst", "service", "size", "start", "finish", "fct",
-                                                 "bytes_received", "retransmits")}
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "id",
+            "src",
+            "dst",
+            "service",
+            "size",
+            "start",
+            "finish",
+            "fct",
+            "bytes_received",
+            "retransmits",
+        )
+    }
     for f in plan.flows:
         s = sent.get(f["id"], {})
         r = received.get(f["id"], {})
@@ -70,24 +95,29 @@ def build_tables(plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[s
         }
     )
     # Goodput: bins of goodput_interval, per active service, stamped with
-    # the bin's end as the engine stamps them.
+    # the bin's end as the engine stamps them; each flow's in-order bytes
+    # at a bin edge are interpolated between the receiver's samples.
     services = sorted({f["service"] for f in plan.flows})
     bins = max(1, math.ceil(plan.duration / plan.goodput_interval - 1e-9))
+    edges = np.minimum(np.arange(bins + 1) * plan.goodput_interval, plan.duration)
     per = np.zeros((len(services), bins))
     for fid, r in received.items():
         svc = services.index(plan.flows[fid]["service"])
-        for k, b in r.get("bins", {}).items():
-            if 0 <= int(k) < bins:
-                per[svc, int(k)] += b
+        per[svc] += np.diff(_bytes_at(r, edges))
     g_time, g_svc, g_gbps = [], [], []
     for k in range(bins):
-        end = min((k + 1) * plan.goodput_interval, plan.duration)
-        width = end - k * plan.goodput_interval
+        width = edges[k + 1] - edges[k]
         for i, s in enumerate(services):
-            g_time.append(end)
+            g_time.append(float(edges[k + 1]))
             g_svc.append(s)
-            g_gbps.append(per[i, k] * 8 / width / 1e9)
-    goodput = _table({"time": (pa.float64(), g_time), "service": (pa.uint32(), g_svc), "gbps": (pa.float64(), g_gbps)})
+            g_gbps.append(per[i, k] * 8 / width / 1e9 if width > 0 else 0.0)
+    goodput = _table(
+        {
+            "time": (pa.float64(), g_time),
+            "service": (pa.uint32(), g_svc),
+            "gbps": (pa.float64(), g_gbps),
+        }
+    )
     rtt_rows = sorted(row for a in agents for row in a["rtt"] if row[0] >= plan.warmup)
     rtt = _table(
         {
@@ -107,8 +137,16 @@ def build_tables(plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[s
             "queue": (pa.int64(), [r["queue"] for r in rows]),
             **{
                 k: (pa.uint64(), [r[k] for r in rows])
-                for k in ("enqueued", "marked", "unmarked", "dropped_overflow", "dropped_aqm", "max_bytes",
-                          "sent_packets", "sent_bytes")
+                for k in (
+                    "enqueued",
+                    "marked",
+                    "unmarked",
+                    "dropped_overflow",
+                    "dropped_aqm",
+                    "max_bytes",
+                    "sent_packets",
+                    "sent_bytes",
+                )
             },
         }
     )
@@ -126,15 +164,20 @@ def build_tables(plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[s
 
 
 def build_summary(
-    plan: TestbedPlan, tables: dict[str, pa.Table], agents: list[dict[str, Any]], switch: dict[str, Any],
-    wall_seconds: float, run_id: str,
+    plan: TestbedPlan,
+    tables: dict[str, pa.Table],
+    agents: list[dict[str, Any]],
+    switch: dict[str, Any],
+    wall_seconds: float,
+    run_id: str,
 ) -> dict[str, Any]:
     received = {int(k): v for a in agents for k, v in a["received"].items()}
     span = max(plan.duration - plan.warmup, 1e-9)
     by_service: dict[str, float] = {}
     for f in plan.flows:
         r = received.get(f["id"], {})
-        after = sum(b for k, b in r.get("bins", {}).items() if int(k) * plan.goodput_interval >= plan.warmup - 1e-12)
+        at = _bytes_at(r, np.array([plan.warmup, plan.duration]))
+        after = float(at[1] - at[0])
         key = str(f["service"])
         by_service[key] = by_service.get(key, 0.0) + after * 8 / span / 1e9
     sw = switch["summary"]

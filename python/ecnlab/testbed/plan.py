@@ -22,7 +22,7 @@ __all__ = [
     "parse_bytes",
 ]
 
-MAX_RATE_BPS = 1_000_000_000
+MAX_RATE_BPS = 200_000_000
 """The fastest emulated link rate `ecnlab testbed` runs without --allow-fast:
 the highest rate at which the switch held its ports within 1% of the token
 bucket's rate on this project's 2-core machine (README, "ecnlab testbed")."""
@@ -70,6 +70,8 @@ class TestbedPlan:
     goodput_interval: float
     sample_interval: float
     services: int
+    link_delay: float
+    """One-way propagation delay of a host's link (link_delay + host_delay)."""
     sysctls: dict[str, str]
     kernel_cc: str
     route_options: list[str]
@@ -116,16 +118,20 @@ def make_plan(
     warnings = []
     if rate > MAX_RATE_BPS:
         text = (
-            f"the switch was measured to hold at most {MAX_RATE_BPS / 1e9:g} Gbps within 1% on this "
-            "machine (README, \"ecnlab testbed\")"
+            f"the switch was measured to hold at most {MAX_RATE_BPS / 1e6:g} Mbps within 1% "
+            'on this machine (README, "ecnlab testbed")'
         )
         if not allow_fast:
-            raise _unsupported("topology.link_rate", rates[0], text + "; --allow-fast runs it anyway")
+            raise _unsupported(
+                "topology.link_rate", rates[0], text + "; --allow-fast runs it anyway"
+            )
         warnings.append(f"topology.link_rate = {rates[0]}: {text}")
     for key in ("incast",):
         if cfg.get(key):
             raise _unsupported(
-                key, f"{len(cfg[key])} entries", "incast rounds are not in the testbed yet (flows and pings are)"
+                key,
+                f"{len(cfg[key])} entries",
+                "incast rounds are not in the testbed yet (flows and pings are)",
             )
     for key in ("workload", "fabric", "nic"):
         if cfg.get(key):
@@ -149,18 +155,23 @@ def make_plan(
         sysctls = {"net.ipv4.tcp_ecn": "1", "net.ipv4.tcp_congestion_control": "dctcp"}
         kernel_cc = "dctcp"
     else:
-        raise _unsupported("transport.cc", cc, 'the testbed runs the kernel\'s TCP: "ecn-star", "reno" or "dctcp"')
+        raise _unsupported(
+            "transport.cc", cc, 'the testbed runs the kernel\'s TCP: "ecn-star", "reno" or "dctcp"'
+        )
     if kernel_cc not in available_ccs:
         raise _unsupported(
             "--kernel-cc", kernel_cc, "this kernel offers " + ", ".join(available_ccs)
         )
     # Linux's route metrics carry the transport's RTO floor and initial
-    # window. ACKs follow Linux's own delayed-ACK policy, as on the papers'
-    # testbeds (`transport.delayed_ack` is the simulator's): `quickack` (an
-    # ACK per segment) doubles the frames the switch forwards, and measured
-    # 1 Gbps runs then lost more of the bucket's rate (README).
+    # window; `quickack` acknowledges every segment, as the simulator does
+    # with transport.delayed_ack = 1 (the papers' setting). Linux's own
+    # delayed ACKs hold an odd last segment back for its delayed-ACK timer,
+    # which stalled a single Reno flow for milliseconds after each ECN cut
+    # and cost it its share of a queue (README).
     min_rto_ms = max(1, round(parse_time(transport["min_rto"]) * 1e3))
     route_options = ["rto_min", f"{min_rto_ms}ms", "initcwnd", str(int(transport["init_cwnd"]))]
+    if int(transport.get("delayed_ack", 1)) == 1:
+        route_options += ["quickack", "1"]
     run = cfg["run"]
     if run.get("duration") is None:
         raise _unsupported("run.duration", None, "the testbed needs a duration")
@@ -174,6 +185,8 @@ def make_plan(
         goodput_interval=parse_time(run["goodput_interval"]),
         sample_interval=parse_time(run["sample_interval"]),
         services=services,
+        link_delay=parse_time(topo.get("link_delay") or "0s")
+        + parse_time(topo.get("host_delay") or "0s"),
         sysctls=sysctls,
         kernel_cc=kernel_cc,
         route_options=route_options,

@@ -105,7 +105,9 @@ def run_testbed(
     # Every default filled in, as the engine runs it: the plan reads them.
     loaded = load_config(config, overrides)
     resolved = json.loads(_call_engine(load_engine(), "resolve", config_to_json(loaded)))
-    plan = make_plan(resolved, kernel_cc=kernel_cc, available_ccs=available_ccs(), allow_fast=allow_fast)
+    plan = make_plan(
+        resolved, kernel_cc=kernel_cc, available_ccs=available_ccs(), allow_fast=allow_fast
+    )
     check_host()
     binary = switch_binary()
     for w in plan.warnings:
@@ -140,7 +142,11 @@ def run_testbed(
 
 
 def _start_switch(
-    binary: Path, net: Network, plan: TestbedPlan, resolved: dict[str, Any], work: Path,
+    binary: Path,
+    net: Network,
+    plan: TestbedPlan,
+    resolved: dict[str, Any],
+    work: Path,
     procs: list[subprocess.Popen[str]],
 ) -> subprocess.Popen[str]:
     spec = {
@@ -153,6 +159,7 @@ def _start_switch(
             for h in range(plan.hosts)
         ],
         "sample_interval_ps": round(plan.sample_interval * 1e12),
+        "delay_ps": round(2 * plan.link_delay * 1e12),
         "report": str(work / "switch-report.json"),
         "realtime": True,
     }
@@ -193,8 +200,16 @@ def _run_agents(
         path = work / f"agent{h}.json"
         path.write_text(json.dumps(spec), encoding="utf-8")
         proc = subprocess.Popen(
-            ["ip", "netns", "exec", net.host_ns(h), sys.executable, str(_HERE / "agent.py"), str(path),
-             str(work / f"agent{h}-out.json")],
+            [
+                "ip",
+                "netns",
+                "exec",
+                net.host_ns(h),
+                sys.executable,
+                str(_HERE / "agent.py"),
+                str(path),
+                str(work / f"agent{h}-out.json"),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

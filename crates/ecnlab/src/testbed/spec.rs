@@ -19,6 +19,12 @@ pub struct SwitchSpec {
     /// inter-frame gap (12).
     pub wire_overhead: u64,
     pub ports: Vec<PortSpec>,
+    /// Propagation delay added at every output port, after the token
+    /// bucket (picoseconds): in a star a frame crosses two links, host to
+    /// switch and switch to host, so the orchestrator gives both links'
+    /// one-way delay here, and a round trip gets four, as in the simulator.
+    #[serde(default)]
+    pub delay_ps: u64,
     /// Queue lengths are sampled this often (picoseconds); 0: never.
     #[serde(default)]
     pub sample_interval_ps: u64,

@@ -8,6 +8,7 @@
 //! 1 Gbps a frame leaves every 12 µs and a sleep would come back too late;
 //! with nothing queued it blocks in poll(2) until a frame arrives.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -72,6 +73,9 @@ struct Port {
     bucket: TokenBucket,
     /// A frame taken from the qdisc that waits for its bucket's tokens.
     staged: Option<u32>,
+    /// Frames on the emulated wire: sent at the bucket's time, handed to
+    /// the host when their propagation delay has passed (oldest first).
+    wire: VecDeque<(Time, u32)>,
     c: PortCounters,
 }
 
@@ -90,6 +94,8 @@ pub struct Switch {
     arena: Arena,
     slab: FrameSlab,
     wire_overhead: u64,
+    /// Propagation delay added at every output (see `SwitchSpec::delay_ps`).
+    delay: Time,
     rate_bps: u64,
     start: Instant,
     sample_every: Time,
@@ -118,6 +124,7 @@ impl Switch {
                 qdisc,
                 bucket: TokenBucket::new(spec.rate_bps, spec.bucket_bytes),
                 staged: None,
+                wire: VecDeque::with_capacity(1024),
                 c: PortCounters::default(),
             });
         }
@@ -136,6 +143,7 @@ impl Switch {
             arena: Arena::default(),
             slab: FrameSlab::default(),
             wire_overhead: spec.wire_overhead,
+            delay: spec.delay_ps,
             rate_bps: spec.rate_bps,
             start: Instant::now(),
             sample_every,
@@ -244,15 +252,33 @@ impl Switch {
         }
     }
 
-    /// `egress` on every port: the earliest time a waiting frame may leave.
+    /// `release` and `egress` on every port: the earliest time a frame
+    /// waiting for tokens may leave, or one on the wire reaches its host.
     fn egress_all(&mut self, now: Time) -> io::Result<Option<Time>> {
         let mut next: Option<Time> = None;
         for i in 0..self.ports.len() {
-            if let Some(t) = self.egress(i, now)? {
+            for t in [self.release(i, now), self.egress(i, now)?].into_iter().flatten() {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
         Ok(next)
+    }
+
+    /// Hand the host of port `i` the frames whose propagation delay has
+    /// passed; the arrival time of the next one, if any.
+    fn release(&mut self, i: usize, now: Time) -> Option<Time> {
+        let port = &mut self.ports[i];
+        while let Some(&(at, id)) = port.wire.front() {
+            if at > now {
+                return Some(at);
+            }
+            port.wire.pop_front();
+            if !self.tx.as_mut().expect("running").push(i, self.slab.get(id)) {
+                port.c.tx_refused += 1;
+            }
+            self.arena.free(id);
+        }
+        None
     }
 
     /// Send what port `i`'s bucket allows at `now`; when a frame is left
@@ -285,13 +311,15 @@ impl Switch {
             if self.arena.get(id).ecn == Ecn::Ce && frame::ipv4(f).is_some_and(|h| h.ecn != Ecn::Ce) {
                 frame::set_ce(f);
             }
-            let tx = self.tx.as_mut().expect("running");
-            if tx.push(i, self.slab.get(id)) {
-                port.c.tx_wire_bytes += wire;
-            } else {
+            port.staged = None;
+            port.c.tx_wire_bytes += wire;
+            if self.delay > 0 {
+                port.wire.push_back((now + self.delay, id));
+                continue;
+            }
+            if !self.tx.as_mut().expect("running").push(i, self.slab.get(id)) {
                 port.c.tx_refused += 1;
             }
-            port.staged = None;
             self.arena.free(id);
         }
     }
@@ -346,7 +374,7 @@ impl Switch {
                     "max_bytes": c.max_bytes, "sent_packets": c.sent_packets, "sent_bytes": c.sent_bytes,
                 }));
             }
-            let held = p.qdisc.packets + p.staged.is_some() as u64;
+            let held = p.qdisc.packets + p.staged.is_some() as u64 + p.wire.len() as u64;
             let kd = p.sock.kernel_drops().unwrap_or(0);
             let busy = secs(p.c.busy_ps);
             let lost = secs(p.bucket.lost);
