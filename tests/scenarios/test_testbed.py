@@ -177,6 +177,22 @@ def test_mq_ecn_holds_the_4_flow_queue_shorter_than_per_queue(fig3_runs: dict[st
     assert fig3_runs["mq-ecn"]["rtt"].num_rows > 1000
 
 
+@pytest.mark.parametrize("scheme", ["per-port", "per-queue", "mq-ecn"])
+def test_the_simulator_and_the_testbed_agree(
+    fig3_runs: dict[str, Any], scheme: str, tmp_path: Path
+) -> None:
+    # The same file under `ecnlab run`: shares within 5 points (the issue's
+    # bound). Measured: per-port 57.3% simulated, 58.7% on the testbed;
+    # per-queue and MQ-ECN 50.0% and 50.0-50.1%.
+    import ecnlab
+
+    sim = ecnlab.run(FIG3, overrides=[*FIG3_SET, f"switch.marking={scheme}"])
+    g = sim.goodput_by_service
+    simulated = g[1] / (g[0] + g[1])
+    _, _, real = _shares(fig3_runs[scheme])
+    assert abs(real - simulated) < 0.05, (scheme, simulated, real)
+
+
 def test_the_testbed_writes_what_ecnlab_run_writes(fig3_runs: dict[str, Any]) -> None:
     result = fig3_runs["per-port"]
     out = result.out
