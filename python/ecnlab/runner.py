@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import signal
 import threading
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from .progress import ProgressBar
 from .results import Result, _PcapFiles, _TableFiles
 from .stream import RunWriter
 
-__all__ = ["engine_version", "flow_paths", "load_engine", "run", "validate"]
+__all__ = ["engine_version", "flow_paths", "load_engine", "resolve", "run", "validate"]
 
 Progress = Union[bool, None, Callable[[float, float], Any]]
 
@@ -167,6 +168,15 @@ def validate(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, A
     """Check a config with the engine without running it; return the resolved config."""
     resolved = load_config(config, overrides)
     _call_engine(load_engine(), "validate", config_to_json(resolved))
+    return resolved
+
+
+def resolve(config: ConfigSource, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The config as the engine runs it: checked, presets expanded and every
+    default filled in (what ``ecnlab testbed`` plans from)."""
+    loaded = load_config(config, overrides)
+    text = _call_engine(load_engine(), "resolve", config_to_json(loaded))
+    resolved: dict[str, Any] = json.loads(text)
     return resolved
 
 

@@ -22,9 +22,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..config import config_to_json, load_config
 from ..results import Result
-from ..runner import _call_engine, load_engine
+from ..runner import resolve
 from .netns import Network, available_ccs, check_host
 from .outputs import build_summary, build_tables
 from .plan import TestbedPlan, make_plan
@@ -103,8 +102,7 @@ def run_testbed(
     the result. Raises ConfigError for what the testbed cannot run,
     TestbedUnavailable where namespaces cannot be made."""
     # Every default filled in, as the engine runs it: the plan reads them.
-    loaded = load_config(config, overrides)
-    resolved = json.loads(_call_engine(load_engine(), "resolve", config_to_json(loaded)))
+    resolved = resolve(config, overrides)
     plan = make_plan(
         resolved, kernel_cc=kernel_cc, available_ccs=available_ccs(), allow_fast=allow_fast
     )
