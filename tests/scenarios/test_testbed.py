@@ -297,11 +297,24 @@ def test_a_terminated_run_leaves_nothing(tmp_path: Path) -> None:
     assert rid not in _ids()
     links = subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
     assert f"e{rid}" not in links
-    left = subprocess.run(
-        ["pgrep", "-f", f"ecnlab-tb-{rid}"], capture_output=True, text=True
-    ).stdout
-    assert left.strip() == ""
+    # No process of the run is left (their command lines name its files).
+    left = [
+        cmd
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and int(pid) != os.getpid()
+        for cmd in [_cmdline(pid)]
+        if f"ecnlab-tb-{rid}" in cmd
+    ]
+    assert left == []
     assert not (tmp_path / "k" / "summary.json").exists()
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace")
 
 
 def test_bad_inputs_each_get_one_clear_error() -> None:
