@@ -32,6 +32,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / "cache"
+# The authors' ns-2 runs' folder under CACHE (ecnlab's are named by variant).
+NS2_DIR = "ns-2"
 
 # ns-2 ECN scheme ids of the authors' script, and ecnlab's marking names.
 SCHEMES = {"per-queue": 0, "mq-ecn": 2, "per-queue-min": 3}
@@ -326,6 +328,38 @@ def fmt(x: float | None, metric: str) -> str:
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
+def side_by_side(
+    load: float, schemes: list[str], seeds: list[int], variants: list[str], have
+) -> list[str]:
+    """Markdown: one load, every metric in a column; ns-2 then each variant."""
+    unit = lambda m: "" if m in ("timeouts", "drops", "wall s", "memory MB") else " (ms)"  # noqa: E731
+    out = [f"### Load {load}: every metric", ""]
+    out.append("| scheme | run | " + " | ".join(m + unit(m) for m in METRICS) + " |")
+    out.append("|---|---|" + "---|" * len(METRICS))
+    for scheme in schemes:
+        ns = have(NS2_DIR, scheme, load, None)
+        if ns:
+            st = stats(ns)
+            cells = " | ".join(fmt(st[m], m) for m in METRICS)
+            out.append(f"| {LABELS[scheme]} | ns-2 | {cells} |")
+        for v in variants:
+            runs = [have(v, scheme, load, s) for s in seeds]
+            runs = [stats(r) for r in runs if r]
+            if not runs:
+                continue
+            cells = []
+            for m in METRICS:
+                vals = [r[m] for r in runs]
+                if any(x is None for x in vals):
+                    cells.append("n/a")
+                    continue
+                mu, h = ci(vals)
+                cells.append(fmt(mu, m) + (f" ± {fmt(h, m)}" if len(vals) > 1 else ""))
+            name = "" if ns else LABELS[scheme]
+            out.append(f"| {name} | ecnlab `{v}` ({len(runs)} seeds) | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
 def tables(
     points: list[tuple[float, str]], flows: int, seeds: list[int], variants: list[str], have
 ) -> str:
@@ -335,6 +369,8 @@ def tables(
         "ns-2 one run (deterministic).",
         "",
     ]
+    for load in dict.fromkeys(load for load, _ in points):
+        out += side_by_side(load, list(dict.fromkeys(s for _, s in points)), seeds, variants, have)
     for metric in METRICS:
         out += [
             f"### {metric}"
@@ -344,7 +380,7 @@ def tables(
         out.append("| load | scheme | ns-2 | " + " | ".join(f"ecnlab {v}" for v in variants) + " |")
         out.append("|---|---|---|" + "---|" * len(variants))
         for load, scheme in points:
-            ns = have("ns2", scheme, load, None)
+            ns = have(NS2_DIR, scheme, load, None)
             cells = [fmt(stats(ns)[metric], metric) if ns else "—"]
             for v in variants:
                 runs = [have(v, scheme, load, s) for s in seeds]
@@ -430,7 +466,7 @@ def main() -> None:
         if not a.no_ns2:
             for load, scheme in points:
                 cached(
-                    path("ns2", scheme, load, None),
+                    path(NS2_DIR, scheme, load, None),
                     ns2_point,
                     a.ns2_build,
                     scheme,
