@@ -74,7 +74,8 @@ if [[ ! -f $R/.done ]]; then
   cp -r /usr/share/tcltk/tcl8.6 "$R/tcl/lib/tcl8.6"
   mkdir -p "$R/tcl/lib/tcl8.6/http"
   cp /usr/share/tcltk/tcl8.6/http1.0/http.tcl "$R/tcl/lib/tcl8.6/http/"
-  cp -f /usr/include/tcl8.6/tcl-private/generic/*.h /usr/include/tcl8.6/*.h "$R/tcl/include/"
+  cp -f /usr/include/tcl8.6/tcl-private/generic/*.h "$R/tcl/include/"
+  cp -f /usr/include/tcl8.6/*.h "$R/tcl/include/"  # the public headers win
   cp /usr/include/tcl8.6/tcl-private/unix/*.h "$R/tcl/include/" 2>/dev/null || true
   ln -sf /usr/lib/x86_64-linux-gnu/libtcl8.6.so "$R/tcl/lib/libtcl8.6.so"
   cp -r /usr/share/tcltk/tk8.6 "$R/tk/lib/tk8.6"

@@ -165,27 +165,13 @@ def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
     for tcl in scripts.glob("*.tcl"):
         shutil.copy(tcl, run_dir)
     # The order of spine_empirical_diffserv.tcl's 24 arguments; values of
-    # the authors' run_simulation_diffserv.py except flows, load, scheme.
-    args = [
-        8,
-        flows,
-        10,
-        0.0000002,
-        0.000020,
-        200,
-        load,
-        1,
-        1,
-        1,
-        16,
-        "DCTCP-Sack",
-        1,
-        "true",
-        0.0625,
-        0.005,
-    ]
-    args += [SCHEMES[scheme], 65.0, "DWRR", 12, 12, 12, 1, "./flow.tr"]
-    cmd = ["nice", "-n", "10", str(ns), "spine_empirical_diffserv.tcl", *map(str, args)]
+    # the authors' run_simulation_diffserv.py except flows, load, scheme
+    # (spelled as that script spells them).
+    args = "8 FLOWS 10 0.0000002 0.000020 200 LOAD 1 1 1 16 DCTCP-Sack 1 true 0.0625 0.005"
+    args += " SCHEME 65.0 DWRR 12 12 12 1 ./flow.tr"
+    args = args.replace("FLOWS", str(flows)).replace("LOAD", str(load))
+    args = args.replace("SCHEME", str(SCHEMES[scheme])).split()
+    cmd = ["nice", "-n", "10", str(ns), "spine_empirical_diffserv.tcl", *args]
     with open(run_dir / "log.txt", "wb") as log:
         rc, wall, rss = run_measured(cmd, run_dir, log)
     if rc != 0:
