@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python switch bench bench-htsim stability lint fmt build clean
+.PHONY: all run test test-rust test-python switch bench bench-htsim stability crosscheck lint fmt build clean
 
 all: build
 
@@ -60,15 +60,23 @@ bench-htsim: build
 	@test -n "$(HTSIM)" || { echo "usage: make bench-htsim HTSIM=/path/to/csg-htsim/sim"; exit 2; }
 	$(PY) bench/htsim_permutation.py --htsim $(HTSIM)
 
+# The MQ-ECN authors' ns-2 against ecnlab on MQ-ECN §5.2's points (not part
+# of `make test`: it needs an ns-2 build, crosscheck/build_ns2.sh, and takes
+# about an hour; cached points are not run again). CROSSCHECK_ARGS passes
+# options, e.g. CROSSCHECK_ARGS="--loads 0.6 --flows 2000".
+NS2_BUILD ?= /tmp/ns2build
+crosscheck: build
+	$(PY) crosscheck/crosscheck.py --ns2-build $(NS2_BUILD) $(CROSSCHECK_ARGS)
+
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --release --all-targets -p ecnlab -- -D warnings
-	$(VENV)/bin/ruff check python tests bench
-	$(VENV)/bin/ruff format --check python tests bench
+	$(VENV)/bin/ruff check python tests bench crosscheck
+	$(VENV)/bin/ruff format --check python tests bench crosscheck
 
 fmt: $(STAMP)
 	cargo fmt --all
-	$(VENV)/bin/ruff format python tests bench
+	$(VENV)/bin/ruff format python tests bench crosscheck
 
 clean:
 	rm -rf $(VENV) target results

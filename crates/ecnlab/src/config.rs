@@ -285,7 +285,9 @@ by_name!(CcKind { Reno => "reno", EcnStar => "ecn-star", Dctcp => "dctcp", Pfabr
 by_name!(Profile { Pfabric => "pfabric" });
 by_name!(CaKind { Standard => "standard", Basic => "basic" });
 by_name!(WorkloadKind { Poisson => "poisson" });
-by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted" });
+by_name!(FctEnd { Receiver => "receiver", Sender => "sender" });
+by_name!(Connections { PerFlow => "per-flow", PerPair => "per-pair" });
+by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted", BySource => "by-source" });
 
 // ---------- sections ----------
 
@@ -367,6 +369,47 @@ pub struct RunCfg {
     /// `pcap` is when empty, so configs without them resolve as before.
     #[serde(default = "default_max_output", skip_serializing_if = "is_default_max_output")]
     pub max_output: Bytes,
+    /// Where a sized flow's completion time ends: "receiver" (its last
+    /// byte arrives) or "sender" (its last byte is acknowledged, as the
+    /// MQ-ECN authors' ns-2 scripts measure it). Left out of the resolved
+    /// form at its default.
+    #[serde(default, skip_serializing_if = "FctEnd::is_receiver")]
+    pub fct_end: FctEnd,
+}
+
+/// `run.fct_end`: the event that completes a sized flow.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FctEnd {
+    /// The receiver has every byte in order.
+    #[default]
+    Receiver,
+    /// The sender has every byte acknowledged (ns-2's `done_data`).
+    Sender,
+}
+
+impl FctEnd {
+    fn is_receiver(&self) -> bool {
+        *self == FctEnd::Receiver
+    }
+}
+
+/// `workload.connections`: how workload flows get a TCP connection.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Connections {
+    /// A new connection per flow, opened with a handshake.
+    #[default]
+    PerFlow,
+    /// The MQ-ECN authors' ns-2 set-up: persistent connections per
+    /// ordered host pair (see `host/persistent.rs`).
+    PerPair,
+}
+
+impl Connections {
+    fn is_per_flow(&self) -> bool {
+        *self == Connections::PerFlow
+    }
 }
 
 fn default_sample_ports() -> OneOrList<String> {
@@ -1225,6 +1268,11 @@ pub enum ServiceMapping {
     ByPair,
     /// Each flow draws its service with `service_weights` (MQ-ECN §5.1.2).
     Weighted,
+    /// The MQ-ECN authors' ns-2 script: every flow of source host h is in
+    /// service (h + 1) mod services, and every host offers `load` with its
+    /// service's distribution (so hosts of small-flow services start more
+    /// flows). See `workload::Picker`.
+    BySource,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -1267,6 +1315,12 @@ pub struct WorkloadCfg {
     pub rate_limited_share: f64,
     pub rate_limited_rate: Option<Rate>,
     pub rate_limited_size: Option<Bytes>,
+    /// "per-flow" (default): a new connection, with a handshake, per flow;
+    /// "per-pair": flows reuse persistent connections of their host pair
+    /// (the MQ-ECN authors' ns-2 scripts; `host/persistent.rs`). Left out
+    /// of the resolved form at its default.
+    #[serde(default, skip_serializing_if = "Connections::is_per_flow")]
+    pub connections: Connections,
 }
 
 fn default_mapping() -> ServiceMapping {
@@ -1547,7 +1601,7 @@ impl Config {
             }
         }
         match (w.service_mapping, &w.service_weights) {
-            (ServiceMapping::ByPair, Some(_)) => {
+            (ServiceMapping::ByPair | ServiceMapping::BySource, Some(_)) => {
                 return Err(ConfigError(
                     "workload.service_weights: only used with service_mapping = \"weighted\"".into(),
                 ));
@@ -1640,6 +1694,13 @@ impl Config {
                 "workload.receivers",
                 format!("[{}]", rcv[0]),
                 "the only receiver is the only sender; a flow needs two hosts",
+            ));
+        }
+        if w.service_mapping == ServiceMapping::BySource && (w.senders.is_some() || w.receivers.is_some()) {
+            return Err(bad(
+                "workload.service_mapping",
+                "\"by-source\"",
+                "every host sends with its own service; leave out workload.senders and workload.receivers, or use \"by-pair\" or \"weighted\"",
             ));
         }
         let pairs = self.hosts() as u64 * (self.hosts() as u64 - 1);

@@ -276,15 +276,7 @@ fn flow_rate(
 /// guard's estimate of a run without a duration): flows over their rate.
 pub fn arrival_span(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32, header: u32) -> Result<f64, String> {
     let dists = size_dists(w)?;
-    let services = w.services as usize;
-    // Services weighted as in `poisson`, closely enough for an estimate.
-    let p_service = match &w.service_weights {
-        Some(wts) => {
-            let sum: f64 = wts.iter().sum();
-            wts.iter().map(|x| x / sum).collect()
-        }
-        None => vec![1.0 / services as f64; services],
-    };
+    let p_service = service_shares(w, host_rates.len() as u32, host_rates, &dists, mss, header);
     let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
     let bottleneck = Endpoints::new(w, host_rates).map_or(capacity, |e| e.capacity);
     Ok(w.flows as f64 / flow_rate(w, &p_service, &dists, bottleneck, mss, header))
@@ -311,6 +303,62 @@ struct Picker<'a> {
     /// Cumulative shares of the link rates, and of the service weights.
     by_rate: Vec<f64>,
     service_cdf: Vec<f64>,
+    /// `by-source`: cumulative shares of the flows each host starts.
+    by_source: Option<Vec<f64>>,
+}
+
+/// The service of every flow from host `src` under `by-source`: the MQ-ECN
+/// authors' `spine_empirical_diffserv.tcl` sets ((dst + 1)·hosts + src + 1)
+/// mod services, which is this whenever hosts is a multiple of services
+/// (144 and 8 in §5.2).
+pub fn source_service(src: u32, services: u32) -> u32 {
+    (src + 1) % services
+}
+
+/// `by-source`: how many flows per second each host starts, relative to
+/// the others. Each host offers the same share of its link with its
+/// service's sizes (the authors' λ = rate·load / (8·mean size)), so a host
+/// whose sizes are small starts more flows.
+fn source_weights(host_rates: &[u64], services: u32, dists: &[SizeDist], mss: u32, header: u32) -> Vec<f64> {
+    (0..host_rates.len() as u32)
+        .map(|h| {
+            let d = &dists[source_service(h, services) as usize];
+            host_rates[h as usize] as f64 / wire(d.mean(), mss, header)
+        })
+        .collect()
+}
+
+/// How often each service is picked under each mapping.
+fn service_shares(
+    w: &crate::config::WorkloadCfg,
+    hosts: u32,
+    host_rates: &[u64],
+    dists: &[SizeDist],
+    mss: u32,
+    header: u32,
+) -> Vec<f64> {
+    use crate::config::ServiceMapping;
+    let services = w.services as usize;
+    match w.service_mapping {
+        ServiceMapping::ByPair => {
+            let pairs = hosts as u64 * (hosts as u64 - 1);
+            (0..services as u64).map(|s| ((pairs - s).div_ceil(services as u64)) as f64 / pairs as f64).collect()
+        }
+        ServiceMapping::Weighted => {
+            let wts = w.service_weights.clone().unwrap_or_else(|| vec![1.0; services]);
+            let sum: f64 = wts.iter().sum();
+            wts.iter().map(|x| x / sum).collect()
+        }
+        ServiceMapping::BySource => {
+            let wts = source_weights(host_rates, services as u32, dists, mss, header);
+            let sum: f64 = wts.iter().sum();
+            let mut shares = vec![0.0; services];
+            for (h, x) in wts.iter().enumerate() {
+                shares[source_service(h as u32, services as u32) as usize] += x / sum;
+            }
+            shares
+        }
+    }
 }
 
 impl Picker<'_> {
@@ -323,6 +371,16 @@ impl Picker<'_> {
         };
         let (src, dst) = if let Some(e) = &self.ends {
             e.pick(rng)
+        } else if let Some(cdf) = &self.by_source {
+            // A source in proportion to the flows it starts, then any other
+            // host (the authors' script runs one Poisson process per pair).
+            let u = rng.uniform();
+            let src = cdf.partition_point(|&c| c <= u).min(hosts as usize - 1) as u32;
+            let mut dst = (rng.uniform() * (hosts - 1) as f64) as u32 % (hosts - 1);
+            if dst >= src {
+                dst += 1;
+            }
+            (src, dst)
         } else if self.uniform {
             let src = (rng.uniform() * hosts as f64) as u32 % hosts;
             let mut dst = (rng.uniform() * (hosts - 1) as f64) as u32 % (hosts - 1);
@@ -348,6 +406,7 @@ impl Picker<'_> {
                 let u = rng.uniform();
                 self.service_cdf.iter().position(|&c| u < c).unwrap_or(services - 1) as u32
             }
+            ServiceMapping::BySource => source_service(src, services as u32),
         };
         (src, dst, service)
     }
@@ -370,19 +429,8 @@ pub fn poisson(
     use crate::config::ServiceMapping;
     let hosts = host_rates.len() as u32;
     let dists = size_dists(w)?;
-    let services = w.services as usize;
     // How often each service is picked.
-    let p_service: Vec<f64> = match w.service_mapping {
-        ServiceMapping::ByPair => {
-            let pairs = hosts as u64 * (hosts as u64 - 1);
-            (0..services as u64).map(|s| ((pairs - s).div_ceil(services as u64)) as f64 / pairs as f64).collect()
-        }
-        ServiceMapping::Weighted => {
-            let wts = w.service_weights.clone().unwrap_or_else(|| vec![1.0; services]);
-            let sum: f64 = wts.iter().sum();
-            wts.iter().map(|x| x / sum).collect()
-        }
-    };
+    let p_service = service_shares(w, hosts, host_rates, &dists, mss, header);
     let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
     let ends = Endpoints::new(w, host_rates);
     // All to all, every link carries `load`; from senders to receivers,
@@ -407,6 +455,11 @@ pub fn poisson(
         uniform: host_rates.iter().all(|&r| r == host_rates[0]),
         by_rate: cumulative(&by_rate),
         service_cdf: cumulative(&p_service),
+        by_source: (w.service_mapping == ServiceMapping::BySource).then(|| {
+            let wts = source_weights(host_rates, w.services, &dists, mss, header);
+            let sum: f64 = wts.iter().sum();
+            cumulative(&wts.iter().map(|x| x / sum).collect::<Vec<_>>())
+        }),
     };
     let start = |t: f64| w.start.0 + (t * crate::units::PS_PER_S as f64) as u64;
     let mut rng = Rng::stream(seed, 0x3017_0AD5);
@@ -533,6 +586,41 @@ mod endpoint_tests {
         let sized = load(&|f| f.rate.is_none() && f.size != 1460);
         assert!((sized / 0.51 - 1.0).abs() < 0.1, "sized load {sized}");
         assert!(flows.iter().filter(|f| f.rate.is_none()).count() > 20_000 + 50_000);
+    }
+
+    /// `by-source` (the MQ-ECN authors' script): every flow of host h is in
+    /// service (h + 1) mod 8, and every host offers the same load with its
+    /// service's sizes, so it starts flows in inverse proportion to their
+    /// mean size. With cache (0.91 MB mean) and data mining (7.47 MB) hosts
+    /// (ML-ECN §IV's means), a cache host starts ≈ 8.2× as many flows as a
+    /// data mining one (the means on the wire: 7.70 MB / 0.94 MB).
+    #[test]
+    fn by_source_services_follow_the_sender() {
+        let cfg = Config::from_toml(
+            "[run]\nduration = \"1s\"\n[topology]\nkind = \"star\"\nhosts = 16\nlink_rate = \"10Gbps\"\n\
+             link_delay = \"1us\"\n[switch]\nqueues = 8\n[workload]\nkind = \"poisson\"\nload = 0.6\nflows = 100000\n\
+             services = 8\nservice_mapping = \"by-source\"\n\
+             distributions = [\"cache\", \"data_mining\", \"cache\", \"data_mining\", \"cache\", \"data_mining\", \"cache\", \"data_mining\"]\n",
+        )
+        .unwrap();
+        let w = cfg.workload.as_ref().unwrap();
+        let flows = super::poisson(w, &[10_000_000_000; 16], 1460, 40, 5).unwrap();
+        assert!(flows.iter().all(|f| f.service == (f.src + 1) % 8 && f.dst != f.src));
+        // Services 0, 2, 4, 6 (cache) come from hosts 7, 1, 3, 5, 9, ...:
+        // odd hosts. Their flows against the even (data mining) hosts'.
+        let cache = flows.iter().filter(|f| f.src % 2 == 1).count() as f64;
+        let ratio = cache / (flows.len() as f64 - cache);
+        let dm = |n: &str| super::wire(super::EmpiricalCdf::built_in(n).unwrap().mean(), 1460, 40);
+        let want = dm("data_mining") / dm("cache");
+        assert!((want - 8.2).abs() < 0.1, "{want}");
+        // 100,000 flows, about 11,000 from data mining hosts: sd of the
+        // ratio ≈ 1%.
+        assert!((ratio / want - 1.0).abs() < 0.04, "{ratio} against {want}");
+        // Every host's load: its flows' rate is load·C / (8·mean wire size),
+        // so the arrivals span flows / Σ rates (an Erlang sum: sd 0.3%).
+        let rate = 8.0 * 0.6 * 10e9 / 8.0 * (1.0 / dm("cache") + 1.0 / dm("data_mining"));
+        let span = crate::units::secs(flows.last().unwrap().start);
+        assert!((span * rate / 100_000.0 - 1.0).abs() < 0.01, "{}", span * rate / 100_000.0);
     }
 
     /// One client fetching from eight servers (MQ-ECN §5.1.2): every flow

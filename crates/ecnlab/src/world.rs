@@ -9,6 +9,7 @@ use crate::host::coalesce::{Arrival, Coalescer};
 use crate::host::incast::Incast;
 use crate::host::lso::{Lso, Timer, Verdict};
 use crate::host::paced::Paced;
+use crate::host::persistent::{Assigned, PairConnections};
 use crate::host::stage::Stages;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::TcpSender;
@@ -142,6 +143,12 @@ pub struct World<'a> {
     /// Per flow, the write pace of a rate-limited application (`[[flows]]
     /// rate`, the workload's rate-limited share); empty when no flow is.
     paced: Vec<Option<Paced>>,
+    /// `workload.connections = "per-pair"`: the pairs' persistent
+    /// connections (host/persistent.rs); None with a connection per flow.
+    conns: Option<PairConnections>,
+    /// `run.fct_end = "sender"`: a sized flow finishes when its last byte
+    /// is acknowledged, not when it arrives.
+    fct_at_sender: bool,
     /// Sized flows not yet finished; the run ends when none are left and
     /// nothing open-ended (long-lived flows, pings, incast) runs.
     unfinished: usize,
@@ -253,6 +260,7 @@ impl<'a> World<'a> {
             }
         }
         let workload = (w0, flows.len());
+        let flows_len = flows.len();
         let unfinished = flows.iter().filter(|f| f.kind == FlowKind::Sized).count();
         let open_ended =
             flows.iter().any(|f| f.kind == FlowKind::Long) || !cfg.ping.is_empty() || !cfg.incast.is_empty();
@@ -350,6 +358,12 @@ impl<'a> World<'a> {
             serial_next,
             serial_rng: crate::rng::Rng::stream(cfg.run.seed, 0x005E_41A1),
             paced,
+            conns: cfg
+                .workload
+                .as_ref()
+                .is_some_and(|w| w.connections == crate::config::Connections::PerPair)
+                .then(|| PairConnections::new(flows_len, workload)),
+            fct_at_sender: cfg.run.fct_end == crate::config::FctEnd::Sender,
             unfinished,
             open_ended,
             stopped: cfg.end(),
@@ -788,7 +802,11 @@ impl<'a> World<'a> {
             NodeKind::Host { nic } => nic,
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
-        let id = self.arena.alloc(p, self.flow_hash(p.flow, p.src, p.dst));
+        let key = match &self.conns {
+            Some(c) if !matches!(p.kind, Kind::PingReq | Kind::PingRep) => c.path_key(p.flow),
+            _ => p.flow,
+        };
+        let id = self.arena.alloc(p, self.flow_hash(key, p.src, p.dst));
         self.sent += 1;
         self.enqueue(nic, id, NO_PORT);
     }
@@ -811,7 +829,8 @@ impl<'a> World<'a> {
         (0..self.flows.len() as u32)
             .map(|i| {
                 let f = &self.flows[i as usize];
-                (names(f.src, f.dst, i), names(f.dst, f.src, i))
+                let key = self.conns.as_ref().map_or(i, |c| c.path_key(i));
+                (names(f.src, f.dst, key), names(f.dst, f.src, key))
             })
             .collect()
     }
@@ -895,6 +914,9 @@ impl<'a> World<'a> {
                 if progressed && !self.serial_next.is_empty() {
                     self.serial_done(p.flow);
                 }
+                if progressed && (self.fct_at_sender || self.conns.is_some()) {
+                    self.all_acked(p.flow);
+                }
                 self.try_send(p.flow);
             }
             Kind::PingReq => {
@@ -955,7 +977,7 @@ impl<'a> World<'a> {
         let now = self.q.now;
         let f = &mut self.flows[fid as usize];
         let got = f.rx.rcv_nxt;
-        if let (Some(size), None) = (f.size, f.finish) {
+        if let (Some(size), None, false) = (f.size, f.finish, self.fct_at_sender) {
             if got >= size {
                 f.finish = Some(now);
                 self.unfinished -= 1;
@@ -1029,14 +1051,60 @@ impl<'a> World<'a> {
             FlowKind::Incast => 0,
         };
         f.opened = Some(now);
-        f.tx.open(now);
+        let on_pair = self.conns.as_ref().is_some_and(|c| c.covers(fid));
+        if !on_pair {
+            f.tx.open(now);
+        }
         if self.paced.get(fid as usize).is_some_and(|p| p.is_some()) {
             // A rate-limited application: its first write now, the rest paced.
             f.tx.limit = 0;
             self.app_write(fid);
         }
+        if on_pair {
+            return self.take_connection(fid);
+        }
         self.send_syn(fid);
         self.sync_rto(fid);
+    }
+
+    /// Workload flow `fid` starts on one of its pair's persistent
+    /// connections: at once on an open one, after a handshake on an extra.
+    #[cold]
+    #[inline(never)]
+    fn take_connection(&mut self, fid: u32) {
+        let now = self.q.now;
+        let f = &mut self.flows[fid as usize];
+        let conns = self.conns.as_mut().expect("per-pair connections");
+        match conns.assign(fid, f.src, f.dst) {
+            Assigned::Opened { .. } => f.tx.open_established(now),
+            Assigned::Reused { state, .. } => f.tx.resume(&state, now),
+            Assigned::Extra { .. } => {
+                f.tx.open(now);
+                self.send_syn(fid);
+            }
+        }
+        self.try_send(fid);
+    }
+
+    /// Sized flow `fid` may have all its data acknowledged: with
+    /// `fct_end = "sender"` it finishes now, and with per-pair connections
+    /// its connection is free for the pair's next flow.
+    #[cold]
+    #[inline(never)]
+    fn all_acked(&mut self, fid: u32) {
+        let now = self.q.now;
+        let f = &mut self.flows[fid as usize];
+        let Some(size) = f.size else { return };
+        if f.kind != FlowKind::Sized || f.tx.una < size {
+            return;
+        }
+        if self.fct_at_sender && f.finish.is_none() {
+            f.finish = Some(now);
+            self.unfinished -= 1;
+        }
+        if let Some(c) = &mut self.conns {
+            c.release(fid, f.src, f.dst, f.tx.carried());
+        }
     }
 
     /// A rate-limited application writes its next segment, and schedules
@@ -1419,6 +1487,10 @@ impl<'a> World<'a> {
         m.insert("timeouts".into(), json!(self.flows.iter().map(|f| f.tx.timeouts as u64).sum::<u64>()));
         m.insert("retransmits".into(), json!(self.flows.iter().map(|f| f.tx.retransmits as u64).sum::<u64>()));
         m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.finish.is_some()).count()));
+        if let Some(c) = &self.conns {
+            // Per-pair connections opened, first ones and extra ones.
+            m.insert("connections_opened".into(), json!(c.pool.opened()));
+        }
         if !self.captures.is_empty() {
             let mut pc = Map::new();
             for c in &self.captures {

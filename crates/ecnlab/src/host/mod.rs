@@ -2,7 +2,8 @@
 //! applications that drive them (long-lived and sized flows, incast rounds,
 //! ping probes) — most apps live in `world.rs`, where they meet the network;
 //! incast keeps its round state in `incast`, rate-limited applications
-//! their write pace in `paced`. The stack's batching (CEDM
+//! their write pace in `paced`, persistent connections per host pair
+//! their pool in `persistent`. The stack's batching (CEDM
 //! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
 //! coalescing (`coalesce`) and receive offload (`gro`) at receivers.
 
@@ -12,6 +13,7 @@ pub mod gro;
 pub mod incast;
 pub mod lso;
 pub mod paced;
+pub mod persistent;
 pub mod pfabric;
 pub mod ranges;
 pub mod stage;

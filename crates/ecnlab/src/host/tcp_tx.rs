@@ -6,6 +6,7 @@
 //! through the few places that test `pf.on`.
 
 use super::cc::{AckInfo, Cc, Window};
+use super::persistent::Carried;
 use super::pfabric::PfabricTx;
 use crate::config::{CcKind, TransportCfg};
 use crate::units::Time;
@@ -132,6 +133,47 @@ impl TcpSender {
         self.rtt_sample(now.saturating_sub(ts_echo));
         self.rto_deadline = 0;
         self.last_send = now;
+    }
+
+    /// A persistent connection opened before its first flow (the MQ-ECN
+    /// authors' warm-up): established now, with fresh state.
+    pub fn open_established(&mut self, now: Time) {
+        self.state = TxState::Established;
+        self.last_send = now;
+    }
+
+    /// What this connection hands to the next flow that reuses it.
+    pub fn carried(&self) -> Carried {
+        Carried {
+            srtt: self.srtt,
+            rttvar: self.rttvar,
+            rto: self.rto,
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            alpha: self.cc.alpha(),
+            last_send: self.last_send,
+        }
+    }
+
+    /// Take over a persistent connection: established at once, with the
+    /// state its last flow left. Slow-start restart, when on, sets cwnd to
+    /// the initial window after an idle period longer than the RTO and
+    /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
+    /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
+    pub fn resume(&mut self, c: &Carried, now: Time) {
+        self.state = TxState::Established;
+        self.srtt = c.srtt;
+        self.rttvar = c.rttvar;
+        self.rto = c.rto;
+        self.w.cwnd = c.cwnd;
+        self.w.ssthresh = c.ssthresh;
+        if let Some(a) = c.alpha {
+            self.cc.set_alpha(a);
+        }
+        self.last_send = c.last_send;
+        if self.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
+            self.w.cwnd = self.init_cwnd.min(self.w.max_cwnd);
+        }
     }
 
     #[inline]
@@ -429,6 +471,46 @@ mod tests {
 
     fn send_all(s: &mut TcpSender, now: Time) -> Vec<Segment> {
         std::iter::from_fn(|| s.next_segment(now)).collect()
+    }
+
+    /// A reused persistent connection (the MQ-ECN authors' ns-2 set-up)
+    /// starts its next flow established, with the RTT estimate, RTO,
+    /// ssthresh and α the last flow left. After an idle time longer than
+    /// the RTO, slow-start restart sets cwnd to the initial window (20 here)
+    /// whatever it was, up or down, and keeps ssthresh: ns-2 FullTcp's
+    /// `idle_restart()` (idle > t_rtxcur_) then `slowdown(CLOSE_CWND_INIT)`.
+    #[test]
+    fn a_reused_connection_keeps_its_state() {
+        let t: TransportCfg = serde_json::from_str(
+            "{\"cc\": \"dctcp\", \"init_cwnd\": 20, \"slow_start_restart\": true, \"dctcp_alpha_init\": 0.0}",
+        )
+        .unwrap();
+        let mut old = TcpSender::new(&t);
+        old.limit = 10 * MSS;
+        old.open(0);
+        old.on_synack(100_000_000, 0); // one 100 us RTT sample
+        old.w.cwnd = 7.0;
+        old.w.ssthresh = 9.0;
+        old.cc.set_alpha(0.25);
+        let c = old.carried();
+        let rto = old.rto; // 5 ms: the floor over srtt + 4·rttvar = 300 us
+        assert_eq!(rto, 5_000_000_000);
+        let after = |idle: Time| {
+            let mut s = TcpSender::new(&t);
+            s.limit = 40 * MSS;
+            s.resume(&c, c.last_send + idle);
+            s
+        };
+        // Idle for less than the RTO: the window is the old one.
+        let s = after(rto - 1);
+        assert_eq!(s.state, TxState::Established);
+        assert_eq!((s.w.cwnd, s.w.ssthresh, s.rto), (7.0, 9.0, rto));
+        assert_eq!(s.cc.alpha(), Some(0.25));
+        assert_eq!(s.srtt(), 100_000_000);
+        // Longer: cwnd back to IW 20 (raised from 7), ssthresh still 9.
+        let mut s = after(rto + 1);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (20.0, 9.0));
+        assert_eq!(send_all(&mut s, c.last_send + rto + 1).len(), 20);
     }
 
     /// After an RTO the sender slow-starts from one segment (RFC 5681 §3.1):

@@ -221,6 +221,13 @@ impl Cc {
             _ => None,
         }
     }
+
+    /// A persistent connection's α, carried to its next flow.
+    pub fn set_alpha(&mut self, alpha: f64) {
+        if let Cc::Dctcp(c) = self {
+            c.alpha = alpha;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,470 @@
+"""Run the MQ-ECN authors' ns-2 and ecnlab on the same §5.2 points and compare.
+
+``make crosscheck`` runs this. Every point is cached as one JSON file under
+``crosscheck/cache/`` (per-flow sizes, FCTs and timeouts, wall time, peak
+memory), so an interrupted or partial run resumes where it stopped and a
+later run with more points fills in the rest. The tables go to
+``crosscheck/results.md``.
+
+The ns-2 side is the authors' own TCL script (``spine_empirical_diffserv.tcl``
+from github.com/HKUST-SING/MQ-ECN-NS2) with the arguments of their
+``run_simulation_diffserv.py``; only the flow count, load and ECN scheme
+change. It is deterministic (its seeds are fixed in the script), so it has
+one run per point. ecnlab runs the same scenario over several seeds.
+
+Both simulators' flows go through the same statistics (`stats`): small =
+(0, 100 KB], medium = (100 KB, 10 MB], large > 10 MB (decimal, as the
+paper's classes and ecnlab's own summary); p99 = the sorted list's element
+at floor(0.99·n) (the authors' ``result.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / "cache"
+# The authors' ns-2 runs' folder under CACHE (ecnlab's are named by variant).
+NS2_DIR = "ns-2"
+
+# ns-2 ECN scheme ids of the authors' script, and ecnlab's marking names.
+SCHEMES = {"per-queue": 0, "mq-ecn": 2, "per-queue-min": 3}
+LABELS = {"per-queue": "per-queue K=65", "mq-ecn": "MQ-ECN", "per-queue-min": "per-queue K/8"}
+
+# ecnlab variants: each adds options to the one before it (see README,
+# "How ecnlab compares with the authors' ns-2"). "ns2" is the set that
+# mirrors the authors' scenario; the others isolate one difference each.
+VARIANTS: dict[str, dict[str, object]] = {
+    # The first comparison (issue 15): a connection per flow, services by
+    # host pair, Linux's DCTCP alpha = 1 at start, FCT at the receiver.
+    "issue15": {},
+    # + the authors' TCP details: alpha starts at 0, initial RTO 5 ms, max
+    # RTO 64 s, 1 us timer tick, basic congestion avoidance (windowOption_
+    # 0), 1256-packet receive window.
+    "tcp": {
+        "transport.dctcp_alpha_init": 0.0,
+        "transport.init_rto": "5ms",
+        "transport.max_rto": "64s",
+        "transport.clock_granularity": "1us",
+        "transport.ca": "basic",
+        "transport.rx_window": 1256,
+    },
+    # + every host sends in one service, (h + 1) mod 8, and offers the load
+    # with that service's distribution.
+    "by-source": {"workload.service_mapping": "by-source"},
+    # + persistent connections per host pair.
+    "per-pair": {"workload.connections": "per-pair"},
+    # + FCT ends when the sender has the last ACK: the authors' scenario.
+    "ns2": {"run.fct_end": "sender"},
+    # + host NICs as DWRR ports marking with the scheme, no TCP small
+    # queues (ns-2's NICs); see README for why this is not in "ns2".
+    "ns2-nic": {"nic": {}, "transport.host_queue_limit": "1GB"},
+}
+ORDER = list(VARIANTS)
+
+# One-at-a-time: "ns2" with one option taken back out.
+ISOLATE: dict[str, dict[str, object]] = {
+    "ns2-minus-per-pair": {"workload.connections": "per-flow"},
+    "ns2-minus-fct-sender": {"run.fct_end": "receiver"},
+    "ns2-minus-by-source": {"workload.service_mapping": "by-pair"},
+    "ns2-minus-tcp": {
+        "transport.dctcp_alpha_init": 1.0,
+        "transport.ca": "standard",
+    },
+}
+
+
+def variant_options(name: str) -> dict[str, object]:
+    """Every option of a variant: the chain up to it, or ns2 less one."""
+    if name in ISOLATE:
+        opts = variant_options("ns2")
+        opts.update(ISOLATE[name])
+        return opts
+    opts: dict[str, object] = {}
+    for v in ORDER[: ORDER.index(name) + 1]:
+        opts.update(VARIANTS[v])
+    return opts
+
+
+def ecnlab_config(scheme: str, load: float, flows: int, seed: int, variant: str) -> dict:
+    """The §5.2 scenario as the authors' script sets it (ns-2 README)."""
+    cfg: dict = {
+        "run": {"seed": seed},
+        "topology": {
+            "kind": "leaf-spine",
+            "leaves": 12,
+            "spines": 12,
+            "hosts_per_leaf": 12,
+            "link_rate": "10Gbps",
+            "uplink_rate": "10Gbps",
+            "link_delay": "0.2us",
+            "host_delay": "20us",
+        },
+        "switch": {
+            # dwrr.cc drops when the port's bytes would pass 200 × 1500 B.
+            "buffer": "300KB",
+            "queues": 8,
+            "scheduler": "dwrr",
+            "quantum": "1500B",
+            "marking": scheme,
+            "threshold": "65pkt",
+            "mqecn_beta": 0.75,
+            "mqecn_idle": "1.2us",
+        },
+        "transport": {"cc": "dctcp", "init_cwnd": 16, "min_rto": "5ms", "slow_start_restart": True},
+        "workload": {
+            "kind": "poisson",
+            "load": load,
+            "flows": flows,
+            "services": 8,
+            "service_mapping": "by-pair",
+            "distributions": ["cache", "web_search", "hadoop", "data_mining"] * 2,
+        },
+    }
+    for key, value in variant_options(variant).items():
+        if "." not in key:
+            cfg[key] = value
+            continue
+        section, name = key.split(".", 1)
+        cfg.setdefault(section, {})[name] = value
+    return cfg
+
+
+# ---------------------------------------------------------------- running
+
+
+def run_measured(cmd: list[str], cwd: Path, stdout) -> tuple[int, float, float]:
+    """Run cmd; return (exit code, wall seconds, peak resident MB)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, time.monotonic() - start, usage.ru_maxrss / 1024.0
+
+
+def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
+    """One run of the authors' script; the flows of its flow.tr."""
+    ns = build / "ns-2.35" / "ns"
+    scripts = build / "mqecn" / "scripts"
+    if not ns.exists() or not scripts.is_dir():
+        sys.exit(
+            f"crosscheck: no ns-2 build at {build} (expected {ns} and {scripts}); "
+            "build one with crosscheck/build_ns2.sh"
+        )
+    run_dir = build / "runs" / f"{scheme}_load{load}_flows{flows}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    for tcl in scripts.glob("*.tcl"):
+        shutil.copy(tcl, run_dir)
+    # The order of spine_empirical_diffserv.tcl's 24 arguments; values of
+    # the authors' run_simulation_diffserv.py except flows, load, scheme
+    # (spelled as that script spells them).
+    args = "8 FLOWS 10 0.0000002 0.000020 200 LOAD 1 1 1 16 DCTCP-Sack 1 true 0.0625 0.005"
+    args += " SCHEME 65.0 DWRR 12 12 12 1 ./flow.tr"
+    args = args.replace("FLOWS", str(flows)).replace("LOAD", str(load))
+    args = args.replace("SCHEME", str(SCHEMES[scheme])).split()
+    cmd = ["nice", "-n", "10", str(ns), "spine_empirical_diffserv.tcl", *args]
+    with open(run_dir / "log.txt", "wb") as log:
+        rc, wall, rss = run_measured(cmd, run_dir, log)
+    if rc != 0:
+        sys.exit(f"crosscheck: ns-2 exited with {rc}; see {run_dir / 'log.txt'}")
+    rows = []
+    for line in (run_dir / "flow.tr").read_text().splitlines():
+        f = line.split()
+        if len(f) >= 3:
+            # <packets> <fct s> <timeouts> <src> <dst> <service>; sizes are
+            # whole 1460-byte segments.
+            rows.append([int(float(f[0])) * 1460, float(f[1]), int(f[2])])
+    return {
+        "flows": rows,
+        "wall_s": wall,
+        "maxrss_mb": rss,
+        "drops": None,
+        "cmd": " ".join(cmd[3:]),
+    }
+
+
+def ecnlab_point(scheme: str, load: float, flows: int, seed: int, variant: str) -> dict:
+    """One ecnlab run, in a child process so its peak memory is its own."""
+    cfg = ecnlab_config(scheme, load, flows, seed, variant)
+    out = CACHE / "tmp.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, str(Path(__file__)), "--child", json.dumps(cfg), str(out)]
+    with open(os.devnull, "wb") as devnull:
+        rc, wall, rss = run_measured(cmd, HERE, devnull)
+    if rc != 0:
+        sys.exit(f"crosscheck: ecnlab child exited with {rc} on {cfg}")
+    res = json.loads(out.read_text())
+    out.unlink()
+    res.update(wall_s=wall, maxrss_mb=rss, config=cfg)
+    return res
+
+
+def child(cfg_json: str, out: str) -> None:
+    import ecnlab
+
+    r = ecnlab.run(json.loads(cfg_json), progress=False)
+    t = r.tables["flows"].to_pydict()
+    rows = [
+        [s, f, to]
+        for s, f, to, k in zip(t["size"], t["fct"], t["timeouts"], t["kind"], strict=True)
+        if k == "sized" and f == f  # finished (NaN is not equal to itself)
+    ]
+    s = r.summary
+    Path(out).write_text(
+        json.dumps(
+            {
+                "flows": rows,
+                "drops": s["packets_dropped"],
+                "engine_wall_s": s["wall_seconds"],
+                "unfinished": s["flows_unfinished"],
+            }
+        )
+    )
+
+
+def cached(path: Path, make, *args) -> dict:
+    """The point at `path`, or make(*args) written there first."""
+    if path.exists():
+        return json.loads(path.read_text())
+    res = make(*args)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    tmp.write_text(json.dumps(res))
+    tmp.replace(path)
+    return res
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def p99(xs: list[float]) -> float | None:
+    xs = sorted(xs)
+    return xs[99 * len(xs) // 100] if xs else None
+
+
+def mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def stats(point: dict) -> dict:
+    """FCT statistics (ms), timeouts, drops, wall time and memory of one run."""
+    rows = point["flows"]
+    small = [f for b, f, _ in rows if b <= 100_000]
+    medium = [f for b, f, _ in rows if 100_000 < b <= 10_000_000]
+    large = [f for b, f, _ in rows if b > 10_000_000]
+    ms = lambda x: None if x is None else 1e3 * x  # noqa: E731
+    return {
+        "overall": ms(mean([f for _, f, _ in rows])),
+        "small mean": ms(mean(small)),
+        "small p99": ms(p99(small)),
+        "medium": ms(mean(medium)),
+        "large": ms(mean(large)),
+        "timeouts": sum(t for _, _, t in rows),
+        "drops": point.get("drops"),
+        "wall s": point["wall_s"],
+        "memory MB": point["maxrss_mb"],
+        "flows": len(rows),
+        "small n": len(small),
+        "large n": len(large),
+    }
+
+
+# Two-sided 95% Student t quantiles by degrees of freedom.
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
+
+
+def ci(values: list[float]) -> tuple[float, float]:
+    """Mean and 95% half-width over seeds (0 with one seed)."""
+    m = sum(values) / len(values)
+    if len(values) < 2:
+        return m, 0.0
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+    return m, T95.get(len(values) - 1, 1.96) * sd / math.sqrt(len(values))
+
+
+METRICS = [
+    "overall",
+    "small mean",
+    "small p99",
+    "medium",
+    "large",
+    "timeouts",
+    "drops",
+    "wall s",
+    "memory MB",
+]
+
+
+def fmt(x: float | None, metric: str) -> str:
+    if x is None:
+        return "n/a"
+    if metric in ("timeouts", "drops"):
+        return f"{x:.0f}" if x == int(x) else f"{x:.1f}"
+    if metric in ("wall s", "memory MB"):
+        return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def side_by_side(
+    load: float, schemes: list[str], seeds: list[int], variants: list[str], have
+) -> list[str]:
+    """Markdown: one load, every metric in a column; ns-2 then each variant."""
+    unit = lambda m: "" if m in ("timeouts", "drops", "wall s", "memory MB") else " (ms)"  # noqa: E731
+    out = [f"### Load {load}: every metric", ""]
+    out.append("| scheme | run | " + " | ".join(m + unit(m) for m in METRICS) + " |")
+    out.append("|---|---|" + "---|" * len(METRICS))
+    for scheme in schemes:
+        ns = have(NS2_DIR, scheme, load, None)
+        if ns:
+            st = stats(ns)
+            cells = " | ".join(fmt(st[m], m) for m in METRICS)
+            out.append(f"| {LABELS[scheme]} | ns-2 | {cells} |")
+        for v in variants:
+            runs = [have(v, scheme, load, s) for s in seeds]
+            runs = [stats(r) for r in runs if r]
+            if not runs:
+                continue
+            cells = []
+            for m in METRICS:
+                vals = [r[m] for r in runs]
+                if any(x is None for x in vals):
+                    cells.append("n/a")
+                    continue
+                mu, h = ci(vals)
+                cells.append(fmt(mu, m) + (f" ± {fmt(h, m)}" if len(vals) > 1 else ""))
+            name = "" if ns else LABELS[scheme]
+            out.append(f"| {name} | ecnlab `{v}` ({len(runs)} seeds) | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def tables(
+    points: list[tuple[float, str]], flows: int, seeds: list[int], variants: list[str], have
+) -> str:
+    """Markdown: a table per metric; rows = (load, scheme), ns-2 then each variant."""
+    out = [
+        f"Flows per point: {flows}; ecnlab seeds {seeds} (mean ± 95% CI over seeds); "
+        "ns-2 one run (deterministic).",
+        "",
+    ]
+    for load in dict.fromkeys(load for load, _ in points):
+        out += side_by_side(load, list(dict.fromkeys(s for _, s in points)), seeds, variants, have)
+    for metric in METRICS:
+        out += [
+            f"### {metric}"
+            + ("" if metric in ("timeouts", "drops", "wall s", "memory MB") else " (ms)"),
+            "",
+        ]
+        out.append("| load | scheme | ns-2 | " + " | ".join(f"ecnlab {v}" for v in variants) + " |")
+        out.append("|---|---|---|" + "---|" * len(variants))
+        for load, scheme in points:
+            ns = have(NS2_DIR, scheme, load, None)
+            cells = [fmt(stats(ns)[metric], metric) if ns else "—"]
+            for v in variants:
+                runs = [have(v, scheme, load, s) for s in seeds]
+                runs = [stats(r)[metric] for r in runs if r]
+                if not runs or any(x is None for x in runs):
+                    cells.append("—" if not runs else "n/a")
+                    continue
+                m, h = ci(runs)
+                cells.append(
+                    fmt(m, metric)
+                    + (f" ± {fmt(h, metric)}" if len(runs) > 1 else "")
+                    + ("" if len(runs) == len(seeds) else f" ({len(runs)} seeds)")
+                )
+            out.append(f"| {load} | {LABELS[scheme]} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        return child(sys.argv[2], sys.argv[3])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--ns2-build", default=os.environ.get("NS2_BUILD", "/tmp/ns2build"), type=Path)
+    ap.add_argument("--flows", type=int, default=2000)
+    ap.add_argument("--loads", default="0.6,0.3,0.8")
+    ap.add_argument("--schemes", default="per-queue,mq-ecn,per-queue-min")
+    ap.add_argument("--seeds", default="1,2,3,4,5")
+    ap.add_argument(
+        "--variants",
+        default="issue15,ns2",
+        help=f"ecnlab variants: {', '.join(ORDER + list(ISOLATE))}",
+    )
+    ap.add_argument(
+        "--no-ns2", action="store_true", help="ecnlab only (tables show cached ns-2 points)"
+    )
+    ap.add_argument("--table-only", action="store_true", help="run nothing; tables from the cache")
+    ap.add_argument("--out", default=str(HERE / "results.md"))
+    a = ap.parse_args()
+    loads = [float(x) for x in a.loads.split(",")]
+    schemes = a.schemes.split(",")
+    seeds = [int(x) for x in a.seeds.split(",")]
+    variants = a.variants.split(",")
+    for v in variants:
+        if v not in VARIANTS and v not in ISOLATE:
+            sys.exit(
+                f"crosscheck: --variants: unknown variant {v!r}; "
+                f"expected one of {', '.join(ORDER + list(ISOLATE))}"
+            )
+    for s in schemes:
+        if s not in SCHEMES:
+            sys.exit(
+                f"crosscheck: --schemes: unknown scheme {s!r}; expected one of {', '.join(SCHEMES)}"
+            )
+
+    def path(sim: str, scheme: str, load: float, seed: int | None) -> Path:
+        tail = f"{scheme}_load{load}_flows{a.flows}" + ("" if seed is None else f"_seed{seed}")
+        return CACHE / sim / f"{tail}.json"
+
+    def have(sim: str, scheme: str, load: float, seed: int | None) -> dict | None:
+        p = path(sim, scheme, load, seed)
+        return json.loads(p.read_text()) if p.exists() else None
+
+    points = [(load, s) for load in loads for s in schemes]
+    if not a.table_only:
+        # ecnlab first (seconds per point), then ns-2 (minutes per point),
+        # one process at a time; the tables are rewritten after each point.
+        for load, scheme in points:
+            for v in variants:
+                for seed in seeds:
+                    cached(
+                        path(v, scheme, load, seed),
+                        ecnlab_point,
+                        scheme,
+                        load,
+                        a.flows,
+                        seed,
+                        v,
+                    )
+                    print(f"ecnlab {v} {scheme} load {load} seed {seed}: done", flush=True)
+        Path(a.out).write_text(tables(points, a.flows, seeds, variants, have))
+        if not a.no_ns2:
+            for load, scheme in points:
+                cached(
+                    path(NS2_DIR, scheme, load, None),
+                    ns2_point,
+                    a.ns2_build,
+                    scheme,
+                    load,
+                    a.flows,
+                )
+                print(f"ns-2 {scheme} load {load}: done", flush=True)
+                Path(a.out).write_text(tables(points, a.flows, seeds, variants, have))
+    text = tables(points, a.flows, seeds, variants, have)
+    Path(a.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
