@@ -277,18 +277,28 @@ fn flow_rate(
 pub fn arrival_span(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32, header: u32) -> Result<f64, String> {
     let dists = size_dists(w)?;
     let p_service = service_shares(w, host_rates.len() as u32, host_rates, &dists, mss, header);
+    Ok(w.flows as f64 / flow_rate(w, &p_service, &dists, bottleneck(w, host_rates), mss, header))
+}
+
+/// Link capacity that carries `load`, bits/s: every host link's, or with
+/// `senders` / `receivers` the side with less (see `Endpoints`).
+fn bottleneck(w: &crate::config::WorkloadCfg, host_rates: &[u64]) -> f64 {
     let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
-    let bottleneck = Endpoints::new(w, host_rates).map_or(capacity, |e| e.capacity);
-    Ok(w.flows as f64 / flow_rate(w, &p_service, &dists, bottleneck, mss, header))
+    Endpoints::new(w, host_rates).map_or(capacity, |e| e.capacity)
+}
+
+/// Flows per second of an extra stream whose flows of `payload` bytes
+/// carry `share` of the offered load.
+fn extra_rate(w: &crate::config::WorkloadCfg, share: f64, payload: f64, bottleneck: f64, mss: u32, header: u32) -> f64 {
+    share * w.load * bottleneck / (8.0 * wire(payload, mss, header))
 }
 
 /// How many flows the workload makes in all, the extra one-packet and
 /// rate-limited ones included (for the resource guard).
 pub fn flow_count(w: &crate::config::WorkloadCfg, host_rates: &[u64], mss: u32, header: u32) -> Result<f64, String> {
     let span = arrival_span(w, host_rates, mss, header)?;
-    let capacity: f64 = host_rates.iter().map(|&r| r as f64).sum();
-    let bottleneck = Endpoints::new(w, host_rates).map_or(capacity, |e| e.capacity);
-    let extra = |share: f64, payload: f64| share * w.load * bottleneck / (8.0 * wire(payload, mss, header)) * span;
+    let bottleneck = bottleneck(w, host_rates);
+    let extra = |share: f64, payload: f64| extra_rate(w, share, payload, bottleneck, mss, header) * span;
     let streams = w.rate_limited_size.map_or(0.0, |b| extra(w.rate_limited_share, b.0 as f64));
     Ok(w.flows as f64 + extra(w.one_packet_share, mss as f64) + streams)
 }
@@ -477,7 +487,7 @@ pub fn poisson(
         if share <= 0.0 {
             return;
         }
-        let rate = share * w.load * bottleneck / (8.0 * wire(size as f64, mss, header));
+        let rate = extra_rate(w, share, size as f64, bottleneck, mss, header);
         let mut rng = Rng::stream(seed, purpose);
         let mut t = -(1.0 - rng.uniform()).ln() / rate;
         while t <= span {

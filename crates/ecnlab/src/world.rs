@@ -1055,9 +1055,9 @@ impl<'a> World<'a> {
         if !on_pair {
             f.tx.open(now);
         }
-        if self.paced.get(fid as usize).is_some_and(|p| p.is_some()) {
+        if self.is_paced(fid as usize) {
             // A rate-limited application: its first write now, the rest paced.
-            f.tx.limit = 0;
+            self.flows[fid as usize].tx.limit = 0;
             self.app_write(fid);
         }
         if on_pair {
@@ -1105,6 +1105,11 @@ impl<'a> World<'a> {
         if let Some(c) = &mut self.conns {
             c.release(fid, f.src, f.dst, f.tx.carried());
         }
+    }
+
+    /// Flow `fid` belongs to a rate-limited application.
+    fn is_paced(&self, fid: usize) -> bool {
+        self.paced.get(fid).is_some_and(|p| p.is_some())
     }
 
     /// A rate-limited application writes its next segment, and schedules
@@ -1368,7 +1373,7 @@ impl<'a> World<'a> {
                 _ => nan,
             };
             // Rate-limited flows are apart: their FCT is set by their rate.
-            let paced = self.paced.get(id).is_some_and(|p| p.is_some());
+            let paced = self.is_paced(id);
             let kind = match f.kind {
                 _ if paced => "rate-limited",
                 FlowKind::Long => "long",
@@ -1401,17 +1406,7 @@ impl<'a> World<'a> {
         let mut rows = PortRows::default();
         for (i, p) in self.net.ports.iter().enumerate() {
             let c: Vec<_> = (0..p.qdisc.queues.len()).map(|q| p.qdisc.counters(q)).collect();
-            let mut total = crate::switch::QueueCounters::default();
-            for q in &c {
-                total.enqueued += q.enqueued;
-                total.marked += q.marked;
-                total.unmarked += q.unmarked;
-                total.dropped_overflow += q.dropped_overflow;
-                total.dropped_aqm += q.dropped_aqm;
-                total.sent_packets += q.sent_packets;
-                total.sent_bytes += q.sent_bytes;
-            }
-            total.max_bytes = p.qdisc.max_bytes;
+            let total = p.qdisc.port_counters();
             let (node, peer) = (&self.net.nodes[p.node as usize].name, &self.net.nodes[p.peer as usize].name);
             for (q, c) in std::iter::once((-1, total)).chain(c.into_iter().enumerate().map(|(q, c)| (q as i64, c))) {
                 rows.push(

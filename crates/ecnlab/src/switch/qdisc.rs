@@ -481,6 +481,22 @@ impl Qdisc {
         }
     }
 
+    /// The port's counters: every queue's summed, with the port's own peak
+    /// (queues peak at different times), for the ports table's port row.
+    pub fn port_counters(&self) -> QueueCounters {
+        let mut total = QueueCounters { max_bytes: self.max_bytes, ..Default::default() };
+        for c in (0..self.queues.len()).map(|q| self.counters(q)) {
+            total.enqueued += c.enqueued;
+            total.marked += c.marked;
+            total.unmarked += c.unmarked;
+            total.dropped_overflow += c.dropped_overflow;
+            total.dropped_aqm += c.dropped_aqm;
+            total.sent_packets += c.sent_packets;
+            total.sent_bytes += c.sent_bytes;
+        }
+        total
+    }
+
     /// The marking condition holds for packet `id` of queue `q`: CE on an
     /// ECT packet, or (with drop_not_ect) false to say "drop this Not-ECT
     /// one". `remember`: this queue may take the mark back as the packet

@@ -356,16 +356,7 @@ impl Switch {
                 p.c.busy_ps += now - since;
             }
             let c: Vec<QueueCounters> = (0..p.qdisc.queues.len()).map(|q| p.qdisc.counters(q)).collect();
-            let mut total = QueueCounters { max_bytes: p.qdisc.max_bytes, ..Default::default() };
-            for q in &c {
-                total.enqueued += q.enqueued;
-                total.marked += q.marked;
-                total.unmarked += q.unmarked;
-                total.dropped_overflow += q.dropped_overflow;
-                total.dropped_aqm += q.dropped_aqm;
-                total.sent_packets += q.sent_packets;
-                total.sent_bytes += q.sent_bytes;
-            }
+            let total = p.qdisc.port_counters();
             for (q, c) in std::iter::once((-1i64, total)).chain(c.into_iter().enumerate().map(|(q, c)| (q as i64, c))) {
                 rows.push(json!({
                     "port": port_id(i), "node": "switch", "peer": format!("host{}", p.host), "queue": q,
