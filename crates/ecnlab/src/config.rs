@@ -287,6 +287,7 @@ by_name!(CaKind { Standard => "standard", Basic => "basic" });
 by_name!(WorkloadKind { Poisson => "poisson" });
 by_name!(FctEnd { Receiver => "receiver", Sender => "sender" });
 by_name!(Connections { PerFlow => "per-flow", PerPair => "per-pair" });
+by_name!(Arrivals { Poisson => "poisson", Ns2 => "ns2" });
 by_name!(ServiceMapping { ByPair => "by-pair", Weighted => "weighted", BySource => "by-source" });
 
 // ---------- sections ----------
@@ -412,6 +413,27 @@ impl Connections {
     }
 }
 
+/// `workload.arrivals`: how workload flows' start times, pairs and sizes
+/// are drawn.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrivals {
+    /// One Poisson stream for all flows from ecnlab's generator: every
+    /// flow independent of the others.
+    #[default]
+    Poisson,
+    /// The MQ-ECN authors' ns-2 script: a Poisson process per ordered host
+    /// pair from ns-2's generator seeded as they seed it, which makes
+    /// neighbouring pairs draw nearly the same values (see `ns2_arrivals.rs`).
+    Ns2,
+}
+
+impl Arrivals {
+    fn is_poisson(&self) -> bool {
+        *self == Arrivals::Poisson
+    }
+}
+
 fn default_sample_ports() -> OneOrList<String> {
     OneOrList::All("auto".into())
 }
@@ -473,6 +495,9 @@ pub enum EcmpMode {
     PerFlow,
     /// A fresh draw for every packet at every switch: reorders.
     PerPacket,
+    /// The MQ-ECN authors' ns-2 classifier: one unsalted hash of the host
+    /// pair, the same at every switch (see `ecmp.rs`).
+    Ns2,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -495,7 +520,7 @@ pub struct TopologyCfg {
     pub hosts_per_leaf: Option<u32>,
     /// Fat-tree arity: k pods, k³/4 hosts.
     pub k: Option<u32>,
-    /// Equal-cost multipath: "per-flow" (default) or "per-packet".
+    /// Equal-cost multipath: "per-flow" (default), "per-packet" or "ns2".
     #[serde(default)]
     pub ecmp: EcmpMode,
 }
@@ -1321,6 +1346,11 @@ pub struct WorkloadCfg {
     /// of the resolved form at its default.
     #[serde(default, skip_serializing_if = "Connections::is_per_flow")]
     pub connections: Connections,
+    /// "poisson" (default) or "ns2": the authors' per-pair generator, to
+    /// replay the flows of their §5.2 runs. Left out of the resolved form
+    /// at its default.
+    #[serde(default, skip_serializing_if = "Arrivals::is_poisson")]
+    pub arrivals: Arrivals,
 }
 
 fn default_mapping() -> ServiceMapping {
@@ -1702,6 +1732,40 @@ impl Config {
                 "\"by-source\"",
                 "every host sends with its own service; leave out workload.senders and workload.receivers, or use \"by-pair\" or \"weighted\"",
             ));
+        }
+        if w.arrivals == Arrivals::Ns2 {
+            // The authors' script gives a pair the service ((dst + 1)·hosts +
+            // src + 1) mod services, the source's whenever hosts is a
+            // multiple of services: by-source is the mapping it belongs to.
+            if w.service_mapping != ServiceMapping::BySource {
+                return Err(bad(
+                    "workload.arrivals",
+                    "\"ns2\"",
+                    "draws each host pair's flows with the authors' script's service, ((dst + 1)·hosts + src + 1) mod services (the source's when hosts is a multiple of services): needs service_mapping = \"by-source\"",
+                ));
+            }
+            for (key, share) in [("one_packet_share", w.one_packet_share), ("rate_limited_share", w.rate_limited_share)]
+            {
+                if share > 0.0 {
+                    return Err(bad(
+                        &format!("workload.{key}"),
+                        share,
+                        "has no counterpart in arrivals = \"ns2\" (the script's flows only)",
+                    ));
+                }
+            }
+            if let Some(i) = w.distribution_names().iter().position(|n| n == "mix") {
+                let key = if w.distributions.is_some() {
+                    format!("workload.distributions[{i}]")
+                } else {
+                    "workload.distribution".into()
+                };
+                return Err(bad(
+                    &key,
+                    "\"mix\"",
+                    "arrivals = \"ns2\" draws one size per uniform from one CDF; name a distribution",
+                ));
+            }
         }
         let pairs = self.hosts() as u64 * (self.hosts() as u64 - 1);
         if w.service_mapping == ServiceMapping::ByPair && w.services as u64 > pairs {

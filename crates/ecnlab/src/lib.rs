@@ -11,6 +11,7 @@ pub mod config;
 pub mod ecmp;
 pub mod engine;
 pub mod host;
+pub mod ns2_arrivals;
 pub mod output;
 pub mod packet;
 pub mod pcap;

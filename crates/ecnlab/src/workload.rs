@@ -238,12 +238,12 @@ pub struct Arrival {
 
 /// Expected bytes on the wire for `payload` bytes: one header per segment
 /// (half a segment of rounding on average).
-fn wire(payload: f64, mss: u32, header: u32) -> f64 {
+pub(crate) fn wire(payload: f64, mss: u32, header: u32) -> f64 {
     payload + header as f64 * (payload / mss as f64 + 0.5)
 }
 
 /// The sized flows' distributions, cut at `max_size` when it is set.
-fn size_dists(w: &crate::config::WorkloadCfg) -> Result<Vec<SizeDist>, String> {
+pub(crate) fn size_dists(w: &crate::config::WorkloadCfg) -> Result<Vec<SizeDist>, String> {
     let dists: Vec<SizeDist> = w.distribution_names().iter().map(|n| SizeDist::resolve(n)).collect::<Result<_, _>>()?;
     Ok(match w.max_size {
         Some(cap) => dists.iter().map(|d| d.capped(cap.0 as f64)).collect(),

@@ -1,8 +1,8 @@
 //! A built experiment and its event loop: hosts' TCP and applications meet
 //! switch ports here. Every handler is a small function of (state, event).
 
-use crate::config::{Config, ConfigError, FlowSize, GapKind, OneOrList};
-use crate::ecmp::Ecmp;
+use crate::config::{Config, ConfigError, EcmpMode, FlowSize, GapKind, OneOrList};
+use crate::ecmp::{self, Ecmp};
 use crate::engine::{Event, EventQueue};
 use crate::host::cc::EchoMode;
 use crate::host::coalesce::{Arrival, Coalescer};
@@ -252,8 +252,11 @@ impl<'a> World<'a> {
         let w0 = flows.len();
         if let Some(w) = &cfg.workload {
             let rates: Vec<u64> = (0..net.hosts).map(|h| cfg.topology.host_rate(h)).collect();
-            let arrivals = crate::workload::poisson(w, &rates, t.mss, t.header, cfg.run.seed)
-                .map_err(|m| ConfigError(format!("workload: {m}")))?;
+            let arrivals = match w.arrivals {
+                crate::config::Arrivals::Poisson => crate::workload::poisson(w, &rates, t.mss, t.header, cfg.run.seed),
+                crate::config::Arrivals::Ns2 => crate::ns2_arrivals::arrivals(w, &rates, t.mss),
+            }
+            .map_err(|m| ConfigError(format!("workload: {m}")))?;
             for a in arrivals {
                 pace(&flows, a.rate);
                 flows.push(new_flow(a.src, a.dst, a.service, FlowKind::Sized, Some(a.size), a.start, None));
@@ -802,35 +805,45 @@ impl<'a> World<'a> {
             NodeKind::Host { nic } => nic,
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
-        let key = match &self.conns {
-            Some(c) if !matches!(p.kind, Kind::PingReq | Kind::PingRep) => c.path_key(p.flow),
-            _ => p.flow,
+        let hash = match p.kind {
+            Kind::PingReq => self.flow_hash(p.flow, p.src, p.dst, (p.src, p.dst)),
+            Kind::PingRep => self.flow_hash(p.flow, p.src, p.dst, (p.dst, p.src)),
+            _ => {
+                let key = self.conns.as_ref().map_or(p.flow, |c| c.path_key(p.flow));
+                let f = &self.flows[p.flow as usize];
+                self.flow_hash(key, p.src, p.dst, (f.src, f.dst))
+            }
         };
-        let id = self.arena.alloc(p, self.flow_hash(key, p.src, p.dst));
+        let id = self.arena.alloc(p, hash);
         self.sent += 1;
         self.enqueue(nic, id, NO_PORT);
     }
 
-    /// Per-flow ECMP: every packet of a flow in one direction carries the
-    /// same hash, which each switch salts with its own (see `ecmp.rs`).
+    /// Per-flow ECMP: every packet of a flow (or of its connection, `key`)
+    /// in one direction carries the same hash, which each switch salts with
+    /// its own (see `ecmp.rs`); under `ecmp = "ns2"` the authors' hash of
+    /// the packet's ends and its connection's data direction `pair`.
     #[inline]
-    fn flow_hash(&self, flow: u32, src: u32, dst: u32) -> u32 {
-        let key = ((flow as u64) << 32) | ((src as u64) << 16) ^ dst as u64;
+    fn flow_hash(&self, key: u32, src: u32, dst: u32, pair: (u32, u32)) -> u32 {
+        if self.ecmp.mode() == EcmpMode::Ns2 {
+            return ecmp::ns2_hash(self.net.hosts, src, dst, pair.0, pair.1);
+        }
+        let key = ((key as u64) << 32) | ((src as u64) << 16) ^ dst as u64;
         (hash64(self.ecmp_seed, key) >> 32) as u32
     }
 
     /// Switch names on each flow's path: its data's and its ACKs'. Empty
     /// under per-packet ECMP, where packets take paths of their own.
     pub fn flow_paths(&self) -> Vec<FlowPath> {
-        let names = |src: u32, dst: u32, flow: u32| -> Vec<String> {
-            let hops = self.ecmp.path(&self.net, src, dst, self.flow_hash(flow, src, dst));
+        let names = |src: u32, dst: u32, flow: u32, pair: (u32, u32)| -> Vec<String> {
+            let hops = self.ecmp.path(&self.net, src, dst, self.flow_hash(flow, src, dst, pair));
             hops.unwrap_or_default().iter().map(|&n| self.net.nodes[n as usize].name.clone()).collect()
         };
         (0..self.flows.len() as u32)
             .map(|i| {
                 let f = &self.flows[i as usize];
                 let key = self.conns.as_ref().map_or(i, |c| c.path_key(i));
-                (names(f.src, f.dst, key), names(f.dst, f.src, key))
+                (names(f.src, f.dst, key, (f.src, f.dst)), names(f.dst, f.src, key, (f.src, f.dst)))
             })
             .collect()
     }
