@@ -53,10 +53,20 @@ impl Ecmp {
     /// packet whose flow hashes to `flow_hash`.
     #[inline]
     pub fn pick(&mut self, sw: u32, flow_hash: u32, n: usize) -> usize {
+        if self.mode == EcmpMode::PerFlow {
+            onto(mix(flow_hash ^ self.salt[sw as usize]), n)
+        } else {
+            self.pick_other(sw, flow_hash, n)
+        }
+    }
+
+    /// Spraying and the ns-2 hash, off the default path.
+    #[cold]
+    #[inline(never)]
+    fn pick_other(&mut self, sw: u32, flow_hash: u32, n: usize) -> usize {
         match self.mode {
-            EcmpMode::PerFlow => self.per_flow(sw, flow_hash, n),
             EcmpMode::PerPacket => onto((self.spray.next_u64() >> 32) as u32, n),
-            EcmpMode::Ns2 => (flow_hash % n as u32) as usize,
+            _ => self.per_flow(sw, flow_hash, n),
         }
     }
 

@@ -805,14 +805,14 @@ impl<'a> World<'a> {
             NodeKind::Host { nic } => nic,
             NodeKind::Switch { .. } => unreachable!("only hosts send"),
         };
-        let hash = match p.kind {
-            Kind::PingReq => self.flow_hash(p.flow, p.src, p.dst, (p.src, p.dst)),
-            Kind::PingRep => self.flow_hash(p.flow, p.src, p.dst, (p.dst, p.src)),
-            _ => {
-                let key = self.conns.as_ref().map_or(p.flow, |c| c.path_key(p.flow));
-                let f = &self.flows[p.flow as usize];
-                self.flow_hash(key, p.src, p.dst, (f.src, f.dst))
-            }
+        let hash = if self.ecmp.mode() == EcmpMode::Ns2 {
+            self.ns2_hash(&p)
+        } else {
+            let key = match &self.conns {
+                Some(c) if !matches!(p.kind, Kind::PingReq | Kind::PingRep) => c.path_key(p.flow),
+                _ => p.flow,
+            };
+            self.flow_hash(key, p.src, p.dst)
         };
         let id = self.arena.alloc(p, hash);
         self.sent += 1;
@@ -821,22 +821,35 @@ impl<'a> World<'a> {
 
     /// Per-flow ECMP: every packet of a flow (or of its connection, `key`)
     /// in one direction carries the same hash, which each switch salts with
-    /// its own (see `ecmp.rs`); under `ecmp = "ns2"` the authors' hash of
-    /// the packet's ends and its connection's data direction `pair`.
+    /// its own (see `ecmp.rs`).
     #[inline]
-    fn flow_hash(&self, key: u32, src: u32, dst: u32, pair: (u32, u32)) -> u32 {
-        if self.ecmp.mode() == EcmpMode::Ns2 {
-            return ecmp::ns2_hash(self.net.hosts, src, dst, pair.0, pair.1);
-        }
+    fn flow_hash(&self, key: u32, src: u32, dst: u32) -> u32 {
         let key = ((key as u64) << 32) | ((src as u64) << 16) ^ dst as u64;
         (hash64(self.ecmp_seed, key) >> 32) as u32
+    }
+
+    /// `ecmp = "ns2"`: the authors' hash of the packet's ends and of its
+    /// host pair's data direction (a ping's requester to its target).
+    #[cold]
+    fn ns2_hash(&self, p: &Packet) -> u32 {
+        let pair = match p.kind {
+            Kind::PingReq => (p.src, p.dst),
+            Kind::PingRep => (p.dst, p.src),
+            _ => (self.flows[p.flow as usize].src, self.flows[p.flow as usize].dst),
+        };
+        ecmp::ns2_hash(self.net.hosts, p.src, p.dst, pair.0, pair.1)
     }
 
     /// Switch names on each flow's path: its data's and its ACKs'. Empty
     /// under per-packet ECMP, where packets take paths of their own.
     pub fn flow_paths(&self) -> Vec<FlowPath> {
         let names = |src: u32, dst: u32, flow: u32, pair: (u32, u32)| -> Vec<String> {
-            let hops = self.ecmp.path(&self.net, src, dst, self.flow_hash(flow, src, dst, pair));
+            let hash = if self.ecmp.mode() == EcmpMode::Ns2 {
+                ecmp::ns2_hash(self.net.hosts, src, dst, pair.0, pair.1)
+            } else {
+                self.flow_hash(flow, src, dst)
+            };
+            let hops = self.ecmp.path(&self.net, src, dst, hash);
             hops.unwrap_or_default().iter().map(|&n| self.net.nodes[n as usize].name.clone()).collect()
         };
         (0..self.flows.len() as u32)
