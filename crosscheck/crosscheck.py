@@ -82,11 +82,45 @@ ISOLATE: dict[str, dict[str, object]] = {
 }
 
 
+# ns-2's wire load over its nominal one: the script sets λ from a fixed
+# mean payload per distribution (913,703 B for cache, ...) while its flows
+# carry ceil(CDF draw) × 1460 B of payload plus 40 B per packet; the four
+# CDFs give 1.0241–1.0245 (E[ceil(X)] · 1500 / mean, computed from
+# CDF_*.tcl). ecnlab's load counts wire bytes.
+NS2_WIRE_LOAD = 1.0243
+
+# "ns2" plus the differences tested last (README, difference 7).
+EXTEND: dict[str, dict[str, object]] = {
+    # The authors' unsalted ECMP hash of the host pair.
+    "ns2-ecmp": {"topology.ecmp": "ns2"},
+    # ns-2's wire load: its rate counts payload, ecnlab's the wire.
+    "ns2-wire-load": {"load_factor": NS2_WIRE_LOAD},
+    # The script's own flows: its per-pair generators, seeded as it seeds
+    # them (arrivals = "ns2" counts the load on payload, as the script).
+    "ns2-flows": {"workload.arrivals": "ns2"},
+    "ns2-flows-nic": {**VARIANTS["ns2-nic"], "workload.arrivals": "ns2"},
+    # ... on the script's paths too: nothing is left to a seed, so one run
+    # is the whole answer, as for ns-2.
+    "ns2-replay": {"workload.arrivals": "ns2", "topology.ecmp": "ns2"},
+    "ns2-replay-nic": {**VARIANTS["ns2-nic"], "workload.arrivals": "ns2", "topology.ecmp": "ns2"},
+}
+# Variants whose runs do not depend on the seed: their first seed only.
+SEEDLESS = {"ns2-replay", "ns2-replay-nic"}
+
+
+def seeds_of(variant: str, seeds: list[int]) -> list[int]:
+    return seeds[:1] if variant in SEEDLESS else seeds
+
+
+ALL_VARIANTS = ORDER + list(ISOLATE) + list(EXTEND)
+
+
 def variant_options(name: str) -> dict[str, object]:
-    """Every option of a variant: the chain up to it, or ns2 less one."""
-    if name in ISOLATE:
+    """Every option of a variant: the chain up to it, ns2 less one, or ns2
+    plus some."""
+    if name in ISOLATE or name in EXTEND:
         opts = variant_options("ns2")
-        opts.update(ISOLATE[name])
+        opts.update(ISOLATE.get(name) or EXTEND[name])
         return opts
     opts: dict[str, object] = {}
     for v in ORDER[: ORDER.index(name) + 1]:
@@ -130,6 +164,9 @@ def ecnlab_config(scheme: str, load: float, flows: int, seed: int, variant: str)
         },
     }
     for key, value in variant_options(variant).items():
+        if key == "load_factor":
+            cfg["workload"]["load"] = load * float(value)  # type: ignore[arg-type]
+            continue
         if "." not in key:
             cfg[key] = value
             continue
@@ -329,7 +366,7 @@ def side_by_side(
             cells = " | ".join(fmt(st[m], m) for m in METRICS)
             out.append(f"| {LABELS[scheme]} | ns-2 | {cells} |")
         for v in variants:
-            runs = [have(v, scheme, load, s) for s in seeds]
+            runs = [have(v, scheme, load, s) for s in seeds_of(v, seeds)]
             runs = [stats(r) for r in runs if r]
             if not runs:
                 continue
@@ -342,7 +379,8 @@ def side_by_side(
                 mu, h = ci(vals)
                 cells.append(fmt(mu, m) + (f" ± {fmt(h, m)}" if len(vals) > 1 else ""))
             name = "" if ns else LABELS[scheme]
-            out.append(f"| {name} | ecnlab `{v}` ({len(runs)} seeds) | " + " | ".join(cells) + " |")
+            count = "one run" if v in SEEDLESS else f"{len(runs)} seeds"
+            out.append(f"| {name} | ecnlab `{v}` ({count}) | " + " | ".join(cells) + " |")
     return out + [""]
 
 
@@ -369,7 +407,7 @@ def tables(
             ns = have(NS2_DIR, scheme, load, None)
             cells = [fmt(stats(ns)[metric], metric) if ns else "—"]
             for v in variants:
-                runs = [have(v, scheme, load, s) for s in seeds]
+                runs = [have(v, scheme, load, s) for s in seeds_of(v, seeds)]
                 runs = [stats(r)[metric] for r in runs if r]
                 if not runs or any(x is None for x in runs):
                     cells.append("—" if not runs else "n/a")
@@ -378,7 +416,7 @@ def tables(
                 cells.append(
                     fmt(m, metric)
                     + (f" ± {fmt(h, metric)}" if len(runs) > 1 else "")
-                    + ("" if len(runs) == len(seeds) else f" ({len(runs)} seeds)")
+                    + ("" if len(runs) == len(seeds_of(v, seeds)) else f" ({len(runs)} seeds)")
                 )
             out.append(f"| {load} | {LABELS[scheme]} | " + " | ".join(cells) + " |")
         out.append("")
@@ -398,8 +436,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument(
         "--variants",
-        default="issue15,ns2",
-        help=f"ecnlab variants: {', '.join(ORDER + list(ISOLATE))}",
+        default="issue15,ns2,ns2-replay,ns2-replay-nic",
+        help=f"ecnlab variants: {', '.join(ALL_VARIANTS)}",
     )
     ap.add_argument(
         "--no-ns2", action="store_true", help="ecnlab only (tables show cached ns-2 points)"
@@ -412,10 +450,10 @@ def main() -> None:
     seeds = [int(x) for x in a.seeds.split(",")]
     variants = a.variants.split(",")
     for v in variants:
-        if v not in VARIANTS and v not in ISOLATE:
+        if v not in ALL_VARIANTS:
             sys.exit(
                 f"crosscheck: --variants: unknown variant {v!r}; "
-                f"expected one of {', '.join(ORDER + list(ISOLATE))}"
+                f"expected one of {', '.join(ALL_VARIANTS)}"
             )
     for s in schemes:
         if s not in SCHEMES:
@@ -437,7 +475,7 @@ def main() -> None:
         # one process at a time; the tables are rewritten after each point.
         for load, scheme in points:
             for v in variants:
-                for seed in seeds:
+                for seed in seeds_of(v, seeds):
                     cached(
                         path(v, scheme, load, seed),
                         ecnlab_point,

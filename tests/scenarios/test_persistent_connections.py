@@ -133,7 +133,8 @@ def test_ns2_arrivals_replay_the_same_flows_whatever_the_seed() -> None:
     # The script seeds its generators from the pair alone: another run.seed
     # draws the same flows (ns-2's runs have no seed to change).
     cfg["run"]["seed"] = 7
-    other = [f for f in ecnlab.run(cfg, progress=False)["flows"].to_pylist() if f["kind"] == "sized"]
+    again = ecnlab.run(cfg, progress=False)["flows"].to_pylist()
+    other = [f for f in again if f["kind"] == "sized"]
     key = [(f["src"], f["dst"], f["size"], f["start"]) for f in flows]
     assert key == [(f["src"], f["dst"], f["size"], f["start"]) for f in other]
     # Sizes in whole 1460 B segments, each source in its service.
@@ -147,7 +148,9 @@ def test_ns2_arrivals_replay_the_same_flows_whatever_the_seed() -> None:
     first: dict[tuple[int, int], float] = {}
     for f in flows:
         first.setdefault((f["src"], f["dst"]), f["start"])
-    pairs = [(first[(s, d)], first[(s + 4, d)]) for (s, d) in first if s < 4 and (s + 4, d) in first]
+    pairs = [
+        (first[(s, d)], first[(s + 4, d)]) for (s, d) in first if s < 4 and (s + 4, d) in first
+    ]
     assert len(pairs) >= 10, len(pairs)
     a, b = np.array(pairs).T
     rho = np.corrcoef(np.argsort(np.argsort(a)), np.argsort(np.argsort(b)))[0, 1]
