@@ -54,7 +54,7 @@ impl Ecmp {
     #[inline]
     pub fn pick(&mut self, sw: u32, flow_hash: u32, n: usize) -> usize {
         if self.mode == EcmpMode::PerFlow {
-            onto(mix(flow_hash ^ self.salt[sw as usize]), n)
+            self.salted(sw, flow_hash, n)
         } else {
             self.pick_other(sw, flow_hash, n)
         }
@@ -79,8 +79,13 @@ impl Ecmp {
     fn per_flow(&self, sw: u32, flow_hash: u32, n: usize) -> usize {
         match self.mode {
             EcmpMode::Ns2 => (flow_hash % n as u32) as usize,
-            _ => onto(mix(flow_hash ^ self.salt[sw as usize]), n),
+            _ => self.salted(sw, flow_hash, n),
         }
+    }
+
+    #[inline]
+    fn salted(&self, sw: u32, flow_hash: u32, n: usize) -> usize {
+        onto(mix(flow_hash ^ self.salt[sw as usize]), n)
     }
 
     /// The switches (node ids) a packet from host `src` to host `dst` with
