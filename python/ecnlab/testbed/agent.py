@@ -13,6 +13,13 @@ connections, moves the bytes and keeps the times.
   stop time, a sized one its bytes.
 - Pings are UDP datagrams with the service's DSCP, echoed by the peer with
   the same DSCP; the RTT is taken at the sender.
+- Incast: each sender connects to the receiver at the group's start (its
+  header's size is ``INCAST``) and waits for requests. Once every sender's
+  connection is there, the receiver runs the rounds: it sends each sender
+  a 4-byte request (the round's number), ``request_gap`` apart, each
+  sender answers with ``block`` bytes after its drawn jitter, and the
+  round ends when the receiver has read every block; the next one starts
+  then. After the last round (or at the run's end) the receiver closes.
 
 Stdlib only and no package imports: it starts in a few tens of ms.
 Times are ``time.monotonic()``, which all namespaces share, relative to
@@ -22,6 +29,7 @@ the run's ``t0``.
 from __future__ import annotations
 
 import json
+import selectors
 import socket
 import struct
 import sys
@@ -33,6 +41,9 @@ FLOW_PORT = 5001
 PING_PORT = 5002
 HEADER = struct.Struct("!Iq")
 PROBE = struct.Struct("!IIId")
+REQUEST = struct.Struct("!I")
+INCAST = -2
+"""The size a flow's header gives for an incast connection."""
 CHUNK = 1 << 18
 # Socket buffers far above any window the runs reach (a few hundred KB at
 # most), so that neither the sending nor the receiving application, which
@@ -40,6 +51,27 @@ CHUNK = 1 << 18
 # ever limits a flow: the kernel keeps sending from and receiving into them.
 SOCKET_BUFFER = 8 << 20
 TCPI_OPT_ECN = 8
+# struct tcp_info (linux/tcp.h): tcpi_options is byte 5, tcpi_total_retrans
+# the u32 at offset 100, tcpi_total_rto (retransmission timeouts, Linux
+# 6.7 and later) the u16 at offset 240.
+TCPI_TOTAL_RETRANS = 100
+TCPI_TOTAL_RTO = 240
+TCPI_LEN = 242
+SPIN = 300e-6
+"""Waits shorter than this are spun, not slept: a sleeping thread here
+wakes tens of µs late (more on a loaded machine), as much as a whole
+request gap or response jitter."""
+
+
+def pause_until(deadline: float) -> None:
+    """Return at ``time.monotonic()`` = ``deadline``: sleep while it is far,
+    then spin the rest."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        if left > SPIN:
+            time.sleep(left - SPIN)
 
 
 class Agent:
@@ -55,6 +87,14 @@ class Agent:
         self.errors: list[str] = []
         self.receivers: list[threading.Thread] = []
         self.sampled: list[tuple[socket.socket, dict[str, Any]]] = []
+        # Incast groups this host receives: their connections as they
+        # arrive (by flow id), and the rounds they complete.
+        self.groups: dict[int, dict[str, Any]] = {}
+        self.group_of: dict[int, int] = {}
+        for g in spec.get("incast_recv", []):
+            self.groups[g["group"]] = {"conns": {}, "rounds": []}
+            self.group_of.update({fid: g["group"] for fid in g["ids"]})
+        self.arrived = threading.Condition(self.lock)
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -84,6 +124,11 @@ class Agent:
         with self.lock:
             self.received[fid] = record
             self.sampled.append((conn, record))
+            if size == INCAST:
+                # Its group's thread runs the rounds on it from now on.
+                self.groups[self.group_of[fid]]["conns"][fid] = (conn, record)
+                self.arrived.notify_all()
+                return
         conn.settimeout(0.2)
         buf = bytearray(CHUNK)
         while True:
@@ -133,6 +178,71 @@ class Agent:
             # No finer than 1 ms: more often would only cost the host CPU.
             time.sleep(max(0.0, max(self.bin, 1e-3) - (time.monotonic() - now)))
 
+    def run_incast(self, group: dict[str, Any]) -> None:
+        """The receiver's side of an incast group: the rounds, once every
+        sender's connection has arrived."""
+        state = self.groups[group["group"]]
+        ids, block = group["ids"], group["block"]
+        with self.lock:
+            while len(state["conns"]) < len(ids) and time.monotonic() < self.end:
+                self.arrived.wait(timeout=0.05)
+            conns = [state["conns"][fid] for fid in ids if fid in state["conns"]]
+        if len(conns) < len(ids):
+            with self.lock:
+                self.errors.append(
+                    f"incast group {group['group']}: {len(conns)} of {len(ids)} senders connected"
+                )
+        else:
+            for conn, _ in conns:
+                # Requests and ACKs in the group's queue, as the simulator's.
+                conn.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, group["service"] << 2)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                conn.settimeout(None)
+            try:
+                self._rounds(group, conns, block, state["rounds"])
+            except OSError as exc:
+                with self.lock:
+                    self.errors.append(f"incast group {group['group']}: {exc}")
+        for conn, record in conns:
+            self.sample_one(conn, record)
+            with self.lock:
+                self.sampled.remove((conn, record))
+            conn.close()
+
+    def _rounds(
+        self,
+        group: dict[str, Any],
+        conns: list[tuple[socket.socket, dict[str, Any]]],
+        block: int,
+        rounds: list[list[float]],
+    ) -> None:
+        buf = bytearray(CHUNK)
+        sel = selectors.DefaultSelector()
+        for r in range(1, group["rounds"] + 1):
+            start = time.monotonic()
+            for k, (conn, _) in enumerate(conns):
+                pause_until(start + k * group["request_gap"])
+                conn.sendall(REQUEST.pack(r))
+            left = {conn: block for conn, _ in conns}
+            records = dict(conns)
+            for conn in left:
+                sel.register(conn, selectors.EVENT_READ)
+            while left and time.monotonic() < self.end:
+                for key, _ in sel.select(timeout=0.05):
+                    conn = key.fileobj
+                    assert isinstance(conn, socket.socket)
+                    n = conn.recv_into(buf, min(left[conn], CHUNK))
+                    if n == 0:
+                        raise ConnectionError(f"incast flow closed by its sender in round {r}")
+                    records[conn]["bytes"] += n
+                    left[conn] -= n
+                    if left[conn] == 0:
+                        del left[conn]
+                        sel.unregister(conn)
+            if left:
+                return  # the run ended inside this round
+            rounds.append([r, start - self.t0, time.monotonic() - self.t0])
+
     def serve_pings(self, sock: socket.socket) -> None:
         # One reply socket per service, so the echo carries its DSCP.
         replies: dict[int, socket.socket] = {}
@@ -153,13 +263,17 @@ class Agent:
     # --------------------------------------------------------------- sending
 
     def wait_until(self, t: float) -> None:
-        delay = self.t0 + t - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
+        pause_until(self.t0 + t)
 
     def send_flow(self, flow: dict[str, Any]) -> None:
         fid, size = flow["id"], flow["size"]
-        record: dict[str, Any] = {"start": None, "finish": None, "retransmits": 0, "ecn": False}
+        record: dict[str, Any] = {
+            "start": None,
+            "finish": None,
+            "retransmits": 0,
+            "timeouts": 0,
+            "ecn": False,
+        }
         with self.lock:
             self.sent[fid] = record
         self.wait_until(flow["start"])
@@ -196,16 +310,84 @@ class Agent:
             self._tcp_info(sock, record)
             sock.close()
 
+    def send_serial(self, chain: list[dict[str, Any]]) -> None:
+        """Serial flows: each opens its pause after the one before it has
+        completed (its receiver's "all here" byte: every byte received,
+        so acknowledged); after one that does not complete, none opens."""
+        for k, flow in enumerate(chain):
+            if k > 0:
+                done = self.sent[chain[k - 1]["id"]].get("finish")
+                if done is None:
+                    return
+                flow = {**flow, "start": done + flow["pause"]}
+                if flow["start"] >= self.spec["duration"]:
+                    return
+            self.send_flow(flow)
+
+    def send_incast(self, flow: dict[str, Any]) -> None:
+        """A sender of an incast group: connect at the group's start, then
+        answer each request with a block, after this round's jitter."""
+        fid = flow["id"]
+        record: dict[str, Any] = {"start": None, "retransmits": 0, "timeouts": 0, "ecn": False}
+        with self.lock:
+            self.sent[fid] = record
+        self.wait_until(flow["start"])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        # A block's last, short segment leaves at once, not after an ACK
+        # (Nagle), as in the simulator.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        block = bytes(flow["block"])
+        record["start"] = self.now()
+        try:
+            sock.settimeout(max(0.1, self.end - time.monotonic()))
+            sock.connect((self.spec["ips"][flow["dst"]], FLOW_PORT))
+            sock.sendall(HEADER.pack(fid, INCAST))
+            sock.settimeout(0.2)
+            while True:
+                request = self._read_request(sock)
+                if request is None:
+                    break  # the receiver closed: its last round is done
+                jitter = flow["jitter"]
+                if jitter:
+                    pause_until(time.monotonic() + jitter[request - 1])
+                sock.sendall(block)
+        except (TimeoutError, OSError) as exc:
+            if time.monotonic() < self.end:
+                with self.lock:
+                    self.errors.append(f"incast flow {fid}: {exc}")
+        finally:
+            self._tcp_info(sock, record)
+            sock.close()
+
+    def _read_request(self, sock: socket.socket) -> int | None:
+        """The next request's round number; None once the receiver has
+        closed (or the run is over)."""
+        got = b""
+        while len(got) < REQUEST.size:
+            try:
+                part = sock.recv(REQUEST.size - len(got))
+            except TimeoutError:
+                if time.monotonic() > self.end + 1.0:
+                    return None
+                continue
+            if not part:
+                return None
+            got += part
+        return int(REQUEST.unpack(got)[0])
+
     @staticmethod
     def _tcp_info(sock: socket.socket, record: dict[str, Any]) -> None:
-        # struct tcp_info: tcpi_options is byte 5, tcpi_total_retrans the
-        # u32 at offset 100 (linux/tcp.h).
         try:
-            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCPI_LEN)
         except OSError:
             return
         record["ecn"] = bool(info[5] & TCPI_OPT_ECN)
-        record["retransmits"] = struct.unpack_from("I", info, 100)[0]
+        record["retransmits"] = struct.unpack_from("I", info, TCPI_TOTAL_RETRANS)[0]
+        # Older kernels' tcp_info ends before tcpi_total_rto: no count then.
+        if len(info) >= TCPI_TOTAL_RTO + 2:
+            record["timeouts"] = struct.unpack_from("H", info, TCPI_TOTAL_RTO)[0]
 
     def ping(self, probe: dict[str, Any]) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -269,12 +451,29 @@ class Agent:
             threading.Thread(target=self.serve_pings, args=(echo,), daemon=True),
             threading.Thread(target=self.sample_goodput, daemon=True),
         ]
+        chains: dict[int, list[dict[str, Any]]] = {}
+        for f in self.spec["flows"]:
+            if "chain" in f:
+                chains.setdefault(f["chain"], []).append(f)
         threads += [
             threading.Thread(target=self.send_flow, args=(f,), daemon=True)
             for f in self.spec["flows"]
+            if "chain" not in f
+        ]
+        threads += [
+            threading.Thread(target=self.send_serial, args=(c,), daemon=True)
+            for c in chains.values()
         ]
         threads += [
             threading.Thread(target=self.ping, args=(p,), daemon=True) for p in self.spec["pings"]
+        ]
+        threads += [
+            threading.Thread(target=self.send_incast, args=(f,), daemon=True)
+            for f in self.spec.get("incast_send", [])
+        ]
+        threads += [
+            threading.Thread(target=self.run_incast, args=(g,), daemon=True)
+            for g in self.spec.get("incast_recv", [])
         ]
         # Say we listen, then wait for the common start.
         print("ready", flush=True)
@@ -288,6 +487,7 @@ class Agent:
                 "received": {str(k): v for k, v in self.received.items()},
                 "sent": {str(k): v for k, v in self.sent.items()},
                 "rtt": self.rtts,
+                "incast": {str(g): v["rounds"] for g, v in self.groups.items()},
                 "errors": self.errors,
             }
 

@@ -1,10 +1,11 @@
 """What a testbed run will build, from a resolved experiment config: the
-hosts and their addresses, the kernel TCP each host runs, the flows and
-pings each host's agent starts — or one clear error for what the testbed
-cannot (yet) do with it."""
+hosts and their addresses, the kernel TCP each host runs, the flows,
+incast groups and pings each host's agent starts — or one clear error for
+what the testbed cannot (yet) do with it."""
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,11 +77,33 @@ class TestbedPlan:
     kernel_cc: str
     route_options: list[str]
     flows: list[dict[str, Any]] = field(default_factory=list)
+    incasts: list[dict[str, Any]] = field(default_factory=list)
+    """Incast groups: receiver, senders, their flow ids (the simulator's:
+    after every [[flows]] entry's), block, rounds, service, start,
+    request_gap and each round's response jitter per sender."""
     pings: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def ip(self, host: int) -> str:
         return f"{SUBNET}.{host + 1}"
+
+    def flow_rows(self) -> list[dict[str, Any]]:
+        """Every flow in id order, as the flows table lists them: the
+        [[flows]] entries', then each incast group's, one per sender."""
+        rows = [{**f, "kind": "long" if f["size"] < 0 else "sized"} for f in self.flows]
+        for g in self.incasts:
+            for fid, src in zip(g["ids"], g["senders"]):
+                rows.append(
+                    {
+                        "id": fid,
+                        "src": src,
+                        "dst": g["receiver"],
+                        "service": g["service"],
+                        "size": -1,
+                        "kind": "incast",
+                    }
+                )
+        return rows
 
 
 def _unsupported(key: str, value: Any, why: str) -> ConfigError:
@@ -126,13 +149,6 @@ def make_plan(
                 "topology.link_rate", rates[0], text + "; --allow-fast runs it anyway"
             )
         warnings.append(f"topology.link_rate = {rates[0]}: {text}")
-    for key in ("incast",):
-        if cfg.get(key):
-            raise _unsupported(
-                key,
-                f"{len(cfg[key])} entries",
-                "incast rounds are not in the testbed yet (flows and pings are)",
-            )
     for key in ("workload", "fabric", "nic"):
         if cfg.get(key):
             raise _unsupported(f"[{key}]", "given", "not supported by ecnlab testbed yet")
@@ -172,6 +188,11 @@ def make_plan(
     route_options = ["rto_min", f"{min_rto_ms}ms", "initcwnd", str(int(transport["init_cwnd"]))]
     if int(transport.get("delayed_ack", 1)) == 1:
         route_options += ["quickack", "1"]
+    # The simulator's slow-start restart (RFC 5681 §4.1) is off unless
+    # asked for; Linux's is on by default and would shrink an incast
+    # connection's window between rounds, which the simulator does not.
+    restart = "1" if transport.get("slow_start_restart") else "0"
+    sysctls["net.ipv4.tcp_slow_start_after_idle"] = restart
     run = cfg["run"]
     if run.get("duration") is None:
         raise _unsupported("run.duration", None, "the testbed needs a duration")
@@ -193,29 +214,50 @@ def make_plan(
         warnings=warnings,
     )
     fid = 0
+    seed = int(run.get("seed", 1))
+    # Serial flows' pauses, in the order of the entries and their flows;
+    # Python's generator seeded by run.seed (not the simulator's draws).
+    pauses = random.Random(f"ecnlab-serial-{seed}")
     for i, f in enumerate(cfg.get("flows", [])):
         where = f"flows[{i}]"
-        for key in ("serial", "rate"):
-            if f.get(key):
-                raise _unsupported(f"{where}.{key}", f[key], "not supported by ecnlab testbed yet")
+        if f.get("rate"):
+            raise _unsupported(
+                f"{where}.rate",
+                f["rate"],
+                "rate-limited flows are not supported by ecnlab testbed yet (leave it out)",
+            )
         for end in ("src", "dst"):
             if not 0 <= int(f[end]) < hosts:
                 raise _unsupported(f"{where}.{end}", f[end], f"a host 0..{hosts - 1}")
         size = -1 if f["size"] == "infinite" else parse_bytes(f["size"])
         stop = parse_time(f["stop"]) if f.get("stop") is not None else duration
-        for _ in range(int(f.get("count", 1))):
-            plan.flows.append(
-                {
-                    "id": fid,
-                    "src": int(f["src"]),
-                    "dst": int(f["dst"]),
-                    "service": int(f.get("service", 0)),
-                    "size": size,
-                    "start": parse_time(f.get("start", "0s")),
-                    "stop": min(stop, duration),
-                }
-            )
+        serial = bool(f.get("serial"))
+        gap = parse_time(f.get("serial_gap") or "0s")
+        exponential = f.get("serial_gap_kind") == "exponential"
+        for k in range(int(f.get("count", 1))):
+            flow = {
+                "id": fid,
+                "src": int(f["src"]),
+                "dst": int(f["dst"]),
+                "service": int(f.get("service", 0)),
+                "size": size,
+                "start": parse_time(f.get("start", "0s")),
+                "stop": min(stop, duration),
+            }
+            if serial:
+                # One after another, as the simulator's: the entry's first
+                # flow at its start, each next one a pause after the one
+                # before it has completed.
+                flow["chain"] = i
+                if k == 0:
+                    flow["pause"] = 0.0
+                else:
+                    flow["pause"] = pauses.expovariate(1 / gap) if exponential else gap
+            plan.flows.append(flow)
             fid += 1
+    for g, c in enumerate(cfg.get("incast", [])):
+        plan.incasts.append(_incast_group(g, c, hosts, fid, seed))
+        fid += len(plan.incasts[-1]["ids"])
     for i, p in enumerate(cfg.get("ping", [])):
         plan.pings.append(
             {
@@ -229,3 +271,37 @@ def make_plan(
             }
         )
     return plan
+
+
+def _incast_group(
+    g: int, c: dict[str, Any], hosts: int, first_id: int, seed: int
+) -> dict[str, Any]:
+    """Incast group ``g`` (the engine has checked its keys): senders as the
+    simulator picks them (a count: the first hosts other than the
+    receiver), flow ids from ``first_id``, and every round's response
+    jitter per sender drawn in advance from the run's seed."""
+    receiver = int(c["receiver"])
+    given = c["senders"]
+    if isinstance(given, list):
+        senders = [int(h) for h in given]
+    else:
+        senders = [h for h in range(hosts) if h != receiver][: int(given)]
+    rounds = int(c["rounds"])
+    jitter = parse_time(c.get("response_jitter") or "0s")
+    # Uniform in [0, response_jitter), a new draw per sender per round, as
+    # the simulator's; Python's generator, seeded by (run.seed, group), so
+    # the same seed gives the same delays (not the simulator's own draws).
+    rng = random.Random(f"ecnlab-incast-{seed}-{g}")
+    delays = [[rng.random() * jitter for _ in senders] for _ in range(rounds)] if jitter else []
+    return {
+        "group": g,
+        "receiver": receiver,
+        "senders": senders,
+        "ids": list(range(first_id, first_id + len(senders))),
+        "service": int(c.get("service", 0)),
+        "block": parse_bytes(c["block"]),
+        "rounds": rounds,
+        "start": parse_time(c.get("start") or "0s"),
+        "request_gap": parse_time(c.get("request_gap") or "0s"),
+        "jitter": delays,
+    }

@@ -194,6 +194,8 @@ def _run_agents(
             "goodput_interval": plan.goodput_interval,
             "flows": [f for f in plan.flows if f["src"] == h],
             "pings": [p for p in plan.pings if p["src"] == h],
+            "incast_send": _incast_senders(plan, h),
+            "incast_recv": [g for g in plan.incasts if g["receiver"] == h],
         }
         path = work / f"agent{h}.json"
         path.write_text(json.dumps(spec), encoding="utf-8")
@@ -226,3 +228,23 @@ def _run_agents(
             raise RuntimeError(f"host {h}'s traffic agent failed: {err.strip()[-2000:]}")
         results.append(json.loads((work / f"agent{h}-out.json").read_text(encoding="utf-8")))
     return results
+
+
+def _incast_senders(plan: TestbedPlan, host: int) -> list[dict[str, Any]]:
+    """The incast connections host ``host`` sends on, with its own column
+    of each round's response jitter."""
+    out = []
+    for g in plan.incasts:
+        for k, (fid, src) in enumerate(zip(g["ids"], g["senders"])):
+            if src == host:
+                out.append(
+                    {
+                        "id": fid,
+                        "dst": g["receiver"],
+                        "service": g["service"],
+                        "start": g["start"],
+                        "block": g["block"],
+                        "jitter": [row[k] for row in g["jitter"]],
+                    }
+                )
+    return out
