@@ -35,7 +35,7 @@ import struct
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 FLOW_PORT = 5001
 PING_PORT = 5002
@@ -216,32 +216,33 @@ class Agent:
         block: int,
         rounds: list[list[float]],
     ) -> None:
+        """Run the group's rounds, appending (round, start, finish) for
+        each one that completes before the run's end."""
         buf = bytearray(CHUNK)
-        sel = selectors.DefaultSelector()
-        for r in range(1, group["rounds"] + 1):
-            start = time.monotonic()
-            for k, (conn, _) in enumerate(conns):
-                pause_until(start + k * group["request_gap"])
-                conn.sendall(REQUEST.pack(r))
-            left = {conn: block for conn, _ in conns}
-            records = dict(conns)
-            for conn in left:
-                sel.register(conn, selectors.EVENT_READ)
-            while left and time.monotonic() < self.end:
-                for key, _ in sel.select(timeout=0.05):
-                    conn = key.fileobj
-                    assert isinstance(conn, socket.socket)
-                    n = conn.recv_into(buf, min(left[conn], CHUNK))
-                    if n == 0:
-                        raise ConnectionError(f"incast flow closed by its sender in round {r}")
-                    records[conn]["bytes"] += n
-                    left[conn] -= n
-                    if left[conn] == 0:
-                        del left[conn]
-                        sel.unregister(conn)
-            if left:
-                return  # the run ended inside this round
-            rounds.append([r, start - self.t0, time.monotonic() - self.t0])
+        records = dict(conns)
+        with selectors.DefaultSelector() as sel:
+            for r in range(1, group["rounds"] + 1):
+                start = time.monotonic()
+                for k, (conn, _) in enumerate(conns):
+                    pause_until(start + k * group["request_gap"])
+                    conn.sendall(REQUEST.pack(r))
+                left = {conn: block for conn, _ in conns}
+                for conn in left:
+                    sel.register(conn, selectors.EVENT_READ)
+                while left and time.monotonic() < self.end:
+                    for key, _ in sel.select(timeout=0.05):
+                        conn = cast(socket.socket, key.fileobj)
+                        n = conn.recv_into(buf, min(left[conn], CHUNK))
+                        if n == 0:
+                            raise ConnectionError(f"closed by its sender in round {r}")
+                        records[conn]["bytes"] += n
+                        left[conn] -= n
+                        if left[conn] == 0:
+                            del left[conn]
+                            sel.unregister(conn)
+                if left:
+                    return  # the run ended inside this round
+                rounds.append([r, start - self.t0, time.monotonic() - self.t0])
 
     def serve_pings(self, sock: socket.socket) -> None:
         # One reply socket per service, so the echo carries its DSCP.
