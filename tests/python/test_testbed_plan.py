@@ -10,6 +10,7 @@ import pytest
 
 import ecnlab
 from ecnlab.runner import resolve, table_schemas
+from ecnlab.testbed.keys import HONOURED, IRRELEVANT, REFUSED, check_keys, engine_defaults
 from ecnlab.testbed.outputs import engine_table
 from ecnlab.testbed.plan import make_plan
 
@@ -117,3 +118,157 @@ def test_rate_limited_flows_are_refused_naming_the_key() -> None:
     cfg["flows"][0]["rate"] = "10Mbps"
     with pytest.raises(ecnlab.ConfigError, match=r"flows\[0\]\.rate = '10Mbps': rate-limited"):
         _plan(cfg)
+
+
+# ------------------------------------------------------------ config keys
+
+# One clear line per key the testbed cannot honour: the key, its value, why
+# and what is allowed (tests/scenarios/test_testbed.py checks the topology,
+# cc and host-count refusals on a real run).
+REFUSALS = [
+    (("transport", "max_cwnd", 100), "transport.max_cwnd = 100: ", "allowed: left out"),
+    (("transport", "rx_window", 50), "transport.rx_window = 50: ", "allowed: left out"),
+    (("transport", "dctcp_g", 0.1), "transport.dctcp_g = 0.1: ", "allowed: 0.0625"),
+    (("transport", "dctcp_alpha_init", 0.0), "transport.dctcp_alpha_init = 0.0: ", "1.0"),
+    (("transport", "delayed_ack", 2), "transport.delayed_ack = 2: ", "allowed: 1 "),
+    (("transport", "delayed_ack_bytes", True), "transport.delayed_ack_bytes = true: ", "false"),
+    (("transport", "host_queue_limit", "30KB"), "transport.host_queue_limit = '30000B': ", ""),
+    (("transport", "clock_granularity", "1us"), "transport.clock_granularity = '1us': ", ""),
+    (("transport", "ca", "basic"), "transport.ca = 'basic': ", "allowed: 'standard'"),
+    (("transport", "mss", 9000), "transport.mss = 9000: the veths' MTU", "allowed: 1460"),
+    (("transport", "max_rto", "1s"), "transport.max_rto = '1s': ", "allowed: '60s'"),
+    # Its default is min_rto (10ms here).
+    (("transport", "init_rto", "1ms"), "transport.init_rto = '1ms': ", "allowed: '10ms'"),
+    # A profile fills several refused keys; the profile itself is named.
+    (("transport", "profile", "pfabric"), "transport.profile = 'pfabric': ", "left out"),
+    (("host", "lso", True), "host.lso = true: ", "allowed: false"),
+    # (GRO needs receive batching: the engine's own rule.)
+    (("host", None, {"gro": True, "interrupt_coalescing": "1us"}), "host.gro = true: ", "false"),
+    (("host", "interrupt_coalescing", "10us"), "host.interrupt_coalescing = '10us': ", "'0s'"),
+    (("host", "stages", ["100KB"]), "host.stages = ['100000B']: ", "allowed: []"),
+    (("switch", None, {"qdisc": "fq-codel"}), "switch.qdisc = 'fq-codel': ", "'composed'"),
+    (("run", "pcap", ["switch:host1"]), "run.pcap = ['switch:host1']: ", "left out"),
+    (("run", "trace_ports", ["switch:host1"]), "run.trace_ports = ", ""),
+    (("run", "sample_interval", "10us"), "run.sample_interval = '10us': ", "100us or more"),
+    (("run", "goodput_interval", "100us"), "run.goodput_interval = '100us': ", "1ms or more"),
+    (("run", "sample_ports", ["switch:host1"]), "run.sample_ports = ['switch:host1']: ", '"none"'),
+    (
+        ("workload", None, {"kind": "poisson", "load": 0.3, "flows": 10}),
+        "[workload] is given: ",
+        "",
+    ),
+    (("nic", None, {}), "[nic] is given: the testbed's hosts have no NIC queue", ""),
+]
+
+
+def _star(**sections: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "run": {"duration": "1s"},
+        "topology": {"kind": "star", "hosts": 3, "link_rate": "200Mbps", "link_delay": "10us"},
+        "switch": {"queues": 2, "marking": "per-queue", "threshold": "16pkt"},
+        "transport": {"cc": "ecn-star", "min_rto": "10ms"},
+        "flows": [{"src": 0, "dst": 2}],
+    }
+    for name, keys in sections.items():
+        cfg[name] = {**cfg.get(name, {}), **keys} if isinstance(keys, dict) else keys
+    return cfg
+
+
+def _set(section: str, key: str | None, value: Any) -> dict[str, Any]:
+    """The star with one key set, or (key None) one whole section."""
+    cfg = _star()
+    if key is None:
+        cfg[section] = value
+    else:
+        cfg.setdefault(section, {})[key] = value
+    return cfg
+
+
+@pytest.mark.parametrize(("setting", "starts", "allowed"), REFUSALS)
+def test_an_unhonoured_key_is_refused_naming_key_value_and_what_is_allowed(
+    setting: tuple[str, str | None, Any], starts: str, allowed: str
+) -> None:
+    with pytest.raises(ecnlab.ConfigError) as err:
+        _plan(_set(*setting))
+    text = str(err.value)
+    assert text.startswith(starts), text
+    assert "\n" not in text and "allowed: " in text and allowed in text, text
+
+
+def test_keys_at_their_defaults_or_honoured_are_accepted() -> None:
+    # Defaults spelt out are not "set"; honoured keys take their values;
+    # irrelevant ones ([fabric] in a star, delayed_ack_timeout with an ACK
+    # per segment) change nothing and are let through.
+    cfg = _star(
+        transport={"mss": 1460, "max_rto": "60s", "init_rto": "10ms", "delayed_ack": 1},
+        host={"lso": False, "gro_max": "64KB"},
+        run={"sample_ports": "none", "fct_end": "sender", "lazy_departures": False},
+        fabric={"marking": "per-port", "threshold": "16pkt"},
+    )
+    cfg["transport"]["delayed_ack_timeout"] = "40ms"
+    plan = _plan(cfg)
+    assert plan.sample_interval == 0.0 and plan.fct_end == "sender"
+    assert plan.route_options[-2:] == ["quickack", "1"]
+
+
+def test_ect_retransmits_is_refused_only_where_the_switch_drops_not_ect() -> None:
+    # The kernel's reno sends retransmissions Not-ECT (RFC 3168); the
+    # engine's default is ECT. Threshold marking treats the two alike but
+    # for the mark itself: accepted. drop_not_ect drops what the simulator
+    # would have marked: refused, naming the kernel's value.
+    _plan(_star())
+    with pytest.raises(ecnlab.ConfigError) as err:
+        _plan(_star(switch={"drop_not_ect": True}))
+    text = str(err.value)
+    assert text.startswith("transport.ect_retransmits = true: the kernel's reno sends"), text
+    assert text.endswith("allowed: false"), text
+    _plan(_star(switch={"drop_not_ect": True}, transport={"ect_retransmits": False}))
+
+
+def test_ml_ecn_and_ping_sizes_beyond_the_mtu_are_refused() -> None:
+    mlecn = _star(
+        switch={
+            "queues": 3,
+            "marking": "ml-ecn",
+            "small_queues": [0],
+            "medium_queues": [1],
+            "large_queues": [2],
+        },
+        host={"stages": ["100KB", "10MB"]},
+    )
+    with pytest.raises(ecnlab.ConfigError, match=r"^switch\.marking = 'ml-ecn': ML-ECN's classes"):
+        _plan(mlecn)
+    big = _star(ping=[{"src": 0, "dst": 1, "interval": "1ms", "size": "9000B"}])
+    with pytest.raises(ecnlab.ConfigError, match=r"^ping\[0\]\.size = '9000B': .*28B to 1500B"):
+        _plan(big)
+
+
+def test_every_engine_key_is_classified_once() -> None:
+    # Every key the engine resolves (and those it leaves out at their
+    # defaults) is honoured, irrelevant or refused-unless-default; a key
+    # the engine gains later shows up here until it is classified.
+    honoured, irrelevant, refused = set(HONOURED), set(IRRELEVANT), set(REFUSED)
+    assert not (honoured & irrelevant or honoured & refused or irrelevant & refused)
+    base = engine_defaults()
+    seen = {name for name in ("workload", "fabric", "nic")}
+    for section in ("run", "topology", "switch", "transport", "host"):
+        seen |= {f"{section}.{k}" for k in base[section]}
+    for section in ("flows", "ping", "incast"):
+        seen |= {f"{section}.{k}" for k in base[section][0]}
+    # Left out of the resolved form at their defaults (config.rs).
+    hidden = {"run.pcap", "run.trace_ports", "run.trace_from", "run.trace_to"}
+    hidden |= {"run.max_output", "run.fct_end", "switch.qdisc"}
+    hidden |= {f"switch.{k}" for k in ("fq_flows", "fq_quantum", "fq_limit")}
+    hidden |= {f"switch.{k}" for k in ("codel_target", "codel_interval", "codel_ecn")}
+    assert seen | hidden == honoured | irrelevant | refused, (
+        sorted(seen | hidden - (honoured | irrelevant | refused)),
+        sorted((honoured | irrelevant | refused) - (seen | hidden)),
+    )
+
+
+def test_a_key_the_testbed_does_not_know_is_refused_unless_at_its_default() -> None:
+    cfg = resolve(_star())
+    check_keys(cfg)
+    cfg["transport"]["future_knob"] = 3
+    with pytest.raises(ecnlab.ConfigError, match=r"^transport\.future_knob = 3: a key ecnlab"):
+        check_keys(cfg)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -87,16 +88,31 @@ def _ids() -> set[str]:
     return run_ids_left()
 
 
+# Other people's testbed runs on a shared machine come and go during these
+# tests: every check of what a run left behind names the run's own id, and
+# a refused config is shown to have built nothing by a Network that fails
+# the test if asked to build.
+
+
+@pytest.fixture()
+def nothing_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecnlab.testbed import run as run_module
+
+    def refuse(self: Any, python: str) -> None:
+        pytest.fail(f"a refused config built run {self.run_id}'s namespaces")
+
+    monkeypatch.setattr(run_module.Network, "create", refuse)
+
+
 def _run(tmp_path: Path, name: str, extra: list[str]) -> Any:
     from ecnlab.testbed import run_testbed
 
-    before = _ids()
     # A ping in the 4-flow service's queue, as MQ-ECN Fig. 6(b) (64 B
-    # every 2 ms: 0.3 Mbps beside 200).
-    cfg = {**_fig3_dict(), "ping": [{"src": 1, "dst": 2, "service": 1, "interval": "2ms"}]}
+    # every 1 ms: 0.5 Mbps beside 200).
+    cfg = {**_fig3_dict(), "ping": [{"src": 1, "dst": 2, "service": 1, "interval": "1ms"}]}
     result = run_testbed(cfg, tmp_path / name, overrides=FIG3_SET + extra)
     # Nothing of the run is left behind.
-    assert _ids() == before
+    assert result.summary["run_id"] not in _ids()
     _check_conservation(result.summary)
     return result
 
@@ -138,7 +154,7 @@ def fig3_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_per_port_marking_gives_the_4_flow_service_more(fig3_runs: dict[str, Any]) -> None:
     # MQ-ECN §2.2.3, Fig. 3: 539 vs 403 Mbps, the 4-flow service 57.2%
-    # (measured here: 58.7%). Runs of 3 s of real TCP vary by a few points,
+    # (measured here: 58.7-59.3%). Runs of 3 s of real TCP vary by a few points,
     # so "clearly more than half" is taken as over 53%.
     one, four, share = _shares(fig3_runs["per-port"])
     assert share > 0.53, (one, four)
@@ -154,28 +170,56 @@ def test_per_queue_and_mq_ecn_split_evenly(fig3_runs: dict[str, Any], scheme: st
     # (the issue's bound; measured here: 50.0%).
     one, four, share = _shares(fig3_runs[scheme])
     assert abs(share - 0.5) < 0.05, (scheme, one, four)
-    # Both queues stay busy: total goodput at least 90% of what the wire
-    # can carry (the paper: 936 of ~941 Mbps; measured here 94-95%, the
-    # rest lost when the switch's loop wakes late on this shared machine).
+    # Both queues stay busy: total goodput at least 95% of what the wire
+    # can carry (the paper: 936 of ~941 Mbps, 99.5%; measured here
+    # 98.2-99.7% up to a load of 9; before the switch stopped stalling for
+    # 50 ms a second, 94-95%).
     rate = 200e6
-    assert (one + four) * 1e9 > 0.90 * GOODPUT_CEILING * rate, (one, four)
+    assert (one + four) * 1e9 > 0.95 * GOODPUT_CEILING * rate, (one, four)
+    # No flow timed out: nothing is dropped with 512 KB, and the switch
+    # never stalls for the 10 ms RTO (it did, 10-20 times a run).
+    assert fig3_runs[scheme].summary["timeouts"] == 0, scheme
 
 
 def test_mq_ecn_holds_the_4_flow_queue_shorter_than_per_queue(fig3_runs: dict[str, Any]) -> None:
     # MQ-ECN Fig. 6(b): a ping in the 4-flow service's queue sees 651 µs
-    # under per-queue K and 441 µs under MQ-ECN (1 Gbps). MQ-ECN's
-    # threshold for a queue with half the port is K/2 = 8 packets; each
-    # takes 123 µs at the queue's 100 Mbps, so the queueing part of the
-    # RTT should fall from about 2 ms to 1 ms (a base RTT of 0.4 ms beside
-    # it): measured medians 2.31 and 1.64 ms. Medians, since a ping's
-    # answer can wait for the agent's thread on a loaded machine (means
-    # were 4 and 8 ms); required: at least 15% lower.
+    # under per-queue K and 441 µs under MQ-ECN (1 Gbps), 32% less. With
+    # both queues busy MQ-ECN's threshold for a queue with half the port is
+    # K/2 = 8 packets instead of 16, and ECN* keeps each queue below its
+    # threshold, so the queue's mean occupancy about halves. The switch's
+    # own samples of that queue (port 5, to host 2; queue 1) are exact:
+    # measured 12.3-13.0 packets under per-queue and 6.9-7.3 under MQ-ECN
+    # (x0.56); required: at most x0.75.
+    occupancy = {}
+    for scheme in ("per-queue", "mq-ecn"):
+        q = fig3_runs[scheme]["queues"].to_pandas()
+        q = q[(q.port == 5) & (q.queue == 1) & (q.time >= 1.0)]
+        assert len(q) > 2500, (scheme, len(q))  # 3 s after warm-up, every 1 ms
+        occupancy[scheme] = float(q.packets.mean())
+    assert occupancy["mq-ecn"] < 0.75 * occupancy["per-queue"], occupancy
+    # The ping sees it: every packet ahead in its queue costs it 123 µs
+    # (1538 wire bytes at the queue's 100 Mbps), beside a base RTT of
+    # 0.4 ms, so medians of about 1.9 and 1.3 ms are expected (x0.65, the
+    # paper's x0.68). The RTT is the kernel's (ICMP echo answered by the
+    # peer's kernel, timestamps as the request leaves and the reply
+    # arrives: agent.py), so no agent's wake-up is in it; medians, since a
+    # ping that meets the rare burst after a scheduler stall of a host is
+    # an outlier. Measured 2.04-2.06 and 1.37-1.38 ms (x0.67); required:
+    # at least 15% lower, half the paper's reduction.
     median = {
         scheme: float(np.median(fig3_runs[scheme]["rtt"].column("rtt").to_numpy()))
         for scheme in ("per-queue", "mq-ecn")
     }
-    assert median["mq-ecn"] < 0.85 * median["per-queue"], median
-    assert fig3_runs["mq-ecn"]["rtt"].num_rows > 1000
+    assert median["mq-ecn"] < 0.85 * median["per-queue"], (median, occupancy)
+    # One ping a millisecond for 3 s after warm-up; a late wake-up of the
+    # pinging thread skips its slot rather than sending two at once.
+    for scheme in ("per-queue", "mq-ecn"):
+        assert fig3_runs[scheme]["rtt"].num_rows > 1000, scheme
+    # The peer's kernel answered with the request's DSCP: the echoes came
+    # back through queue 1 of the port to host 1 (port 3), not queue 0.
+    ports = fig3_runs["mq-ecn"]["ports"].to_pylist()
+    (back,) = [r for r in ports if r["port"] == 3 and r["queue"] == 1]
+    assert back["enqueued"] >= fig3_runs["mq-ecn"]["rtt"].num_rows, back
 
 
 @pytest.mark.parametrize("scheme", ["per-port", "per-queue", "mq-ecn"])
@@ -256,9 +300,11 @@ def test_sized_flows_and_pings(tmp_path: Path) -> None:
         assert 0.004 < f["fct"] < 0.2, f
     # Serial flows (README "[[flows]]"): one after another, each opened
     # serial_gap after the one before completed (its sender got the
-    # receiver's "all here"), never before; the slack above the 2 ms is the
-    # sending agent's wake-up (measured 0.08-0.1 ms; allowed 5 ms). Each
-    # takes at least its 2 ms on the wire.
+    # receiver's "all here"), never before. The flows table ends a flow
+    # where the receiver had its last byte (run.fct_end = "receiver"), so
+    # the slack above the 2 ms is the answer's way back (0.2 ms of links)
+    # and the sending agent's wake-ups (measured 0.3-1.1 ms in all at a
+    # load of 6; allowed 5 ms). Each takes at least its 2 ms on the wire.
     chain = fl[4:]
     assert chain[0]["start"] == pytest.approx(0.1, abs=5e-3)
     for before, after in zip(chain, chain[1:]):
@@ -266,10 +312,12 @@ def test_sized_flows_and_pings(tmp_path: Path) -> None:
     for f in chain:
         assert f["bytes_received"] == 50_000 and 0.002 < f["fct"] < 0.2, f
     rtt = result["rtt"].column("rtt").to_numpy()
-    # 10 ms apart over 1.8 s: about 180 samples; idle-path RTT of a few
-    # tens of µs, under 5 ms even on a loaded machine.
+    # 10 ms apart over 1.8 s: about 180 samples. The path to host 2 and
+    # back crosses four 100 µs links and two switch queues with a few
+    # frames in them (0.4 ms and some): measured 0.56-0.61 ms (the
+    # kernel's timestamps, at a load of 6); required 0.4-2 ms.
     assert len(rtt) > 100
-    assert 0 < float(rtt.mean()) < 5e-3
+    assert 0.4e-3 < float(rtt.mean()) < 2e-3
     proc = subprocess.run(
         [sys.executable, "-m", "ecnlab", "fct", str(result.out), "--json"],
         capture_output=True,
@@ -288,7 +336,6 @@ def _fig3_dict() -> dict[str, Any]:
 
 
 def test_a_terminated_run_leaves_nothing(tmp_path: Path) -> None:
-    before = _ids()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -306,18 +353,19 @@ def test_a_terminated_run_leaves_nothing(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    new: set[str] = set()
+    # The run's id, from its children's command lines (`ip netns add
+    # ecnlab-tb-<id>-sw`, ...), once its namespaces exist.
+    rid = None
     deadline = time.monotonic() + 20
-    while not new and time.monotonic() < deadline:
+    while (rid is None or rid not in _ids()) and time.monotonic() < deadline:
         time.sleep(0.1)
-        new = _ids() - before
-    assert new, "the run never created its namespaces"
+        rid = rid or _run_id_below(proc.pid)
+    assert rid is not None and rid in _ids(), "the run never created its namespaces"
     time.sleep(1.5)  # the switch and the agents are up
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "torn down" in err
-    (rid,) = new
     assert rid not in _ids()
     links = subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
     assert f"e{rid}" not in links
@@ -333,6 +381,30 @@ def test_a_terminated_run_leaves_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "k" / "summary.json").exists()
 
 
+def _run_id_below(root: int) -> str | None:
+    """The testbed run id in the command line of a descendant of ``root``."""
+    parent = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        # The field after the ")" that closes the command name is the
+        # state, the next one the parent's pid.
+        parent[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+    for pid in parent:
+        up = pid
+        while up in parent and up not in (root, 0, 1):
+            up = parent[up]
+        if up == root and pid != root:
+            found = re.search(r"ecnlab-tb-([0-9a-f]+)-", _cmdline(str(pid)))
+            if found:
+                return found.group(1)
+    return None
+
+
 def _cmdline(pid: str) -> str:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -341,14 +413,16 @@ def _cmdline(pid: str) -> str:
     return raw.replace(b"\0", b" ").decode(errors="replace")
 
 
-def test_bad_inputs_each_get_one_clear_error() -> None:
+def test_bad_inputs_each_get_one_clear_error(nothing_built: None) -> None:
     from ecnlab.testbed import run_testbed
 
-    before = _ids()
     cases = [
         (["transport.cc=dctcp"], "transport.cc"),
         (["topology.hosts=12"], "topology.hosts = 12"),
         (["topology.link_rate=1Gbps"], "topology.link_rate"),
+        # A key the kernel's TCP cannot honour (tests/python/test_testbed_plan.py
+        # has the rest).
+        (["transport.max_cwnd=100"], "transport.max_cwnd = 100: the testbed runs the kernel"),
     ]
     # A leaf-spine (MQ-ECN Fig. 10's): one switch process serves a star only.
     with pytest.raises(ConfigError, match=r"topology\.kind = 'leaf-spine'.*only \"star\""):
@@ -358,7 +432,6 @@ def test_bad_inputs_each_get_one_clear_error() -> None:
     for extra, key in cases:
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             run_testbed(FIG3, "/nonexistent/never-written", overrides=FIG3_SET + extra)
-    assert _ids() == before
 
 
 # ------------------------------------------------------------------ incast
@@ -411,9 +484,8 @@ def incast_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("incast")
     runs = {}
     for name, buffer in (("large", "1MB"), ("tiny", TINY_BUFFER)):
-        before = _ids()
         runs[name] = run_testbed(INCAST, tmp / name, overrides=[f"switch.buffer={buffer}"])
-        assert _ids() == before
+        assert runs[name].summary["run_id"] not in _ids()
     return runs
 
 
@@ -507,10 +579,9 @@ def test_a_tiny_buffer_makes_incast_rounds_longer(incast_runs: dict[str, Any]) -
     assert float(_round_times(tiny).mean()) > 1.1 * float(_round_times(large).mean())
 
 
-def test_bad_incast_keys_each_get_one_clear_error() -> None:
+def test_bad_incast_keys_each_get_one_clear_error(nothing_built: None) -> None:
     from ecnlab.testbed import run_testbed
 
-    before = _ids()
     cases = [
         # A misspelt key: the engine names it and lists the keys it has.
         (["incast.0.blok=64KB"], r"incast\[0\]\.blok: unknown field .*`block`"),
@@ -521,7 +592,6 @@ def test_bad_incast_keys_each_get_one_clear_error() -> None:
     for extra, message in cases:
         with pytest.raises(ConfigError, match=message):
             run_testbed(INCAST, "/nonexistent/never-written", overrides=extra)
-    assert _ids() == before
 
 
 def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,8 +70,10 @@ def incast_rounds(plan: TestbedPlan, agents: list[dict[str, Any]]) -> list[dict[
 
 
 def build_tables(
-    plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[str, Any]
+    plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[str, Any], t0: float
 ) -> dict[str, pa.Table]:
+    """Every table of the run; ``t0`` is the run's start on CLOCK_MONOTONIC,
+    where the agents' times begin."""
     sent = _gathered(agents, "sent")
     received = _gathered(agents, "received")
     rounds = incast_rounds(plan, agents)
@@ -88,7 +90,12 @@ def build_tables(
         s = sent.get(f["id"], {})
         r = received.get(f["id"], {})
         start = s.get("start")
-        finish = incast_end.get(f["id"]) if f["kind"] == "incast" else s.get("finish")
+        if f["kind"] == "incast":
+            finish = incast_end.get(f["id"])
+        else:
+            # run.fct_end: the receiving agent's time once it has every
+            # byte, or the sender's once it has the receiver's answer.
+            finish = (r if plan.fct_end == "receiver" else s).get("finish")
         for key in ("id", "src", "dst", "service", "size", "kind"):
             cols[key].append(f[key])
         cols["start"].append(_NAN if start is None else start)
@@ -133,8 +140,7 @@ def build_tables(
     ports = engine_table(
         "ports", {name: [r[name] for r in port_rows] for name in table_schemas()["ports"].names}
     )
-    q = switch["queues"]
-    queues = engine_table("queues", {name: q[name] for name in table_schemas()["queues"].names})
+    queues = engine_table("queues", _queue_samples(switch, t0, plan.duration))
     incast = engine_table(
         "incast",
         {name: [r[name] for r in rounds] for name in ("round", "start", "finish", "goodput_gbps")},
@@ -147,6 +153,19 @@ def build_tables(
         "ports": ports,
         "incast": incast,
     }
+
+
+def _queue_samples(switch: dict[str, Any], t0: float, duration: float) -> dict[str, list[Any]]:
+    """The switch's queue samples on the run's time axis (the switch counts
+    from its own start, before the agents'), from 0 to the run's end, as
+    the simulator writes them."""
+    q = switch["queues"]
+    shift = switch["summary"]["start_monotonic"] - t0
+    times = np.asarray(q["time"], dtype=float) + shift
+    keep = (times >= 0) & (times <= duration)
+    columns = {name: np.asarray(q[name])[keep].tolist() for name in table_schemas()["queues"].names}
+    columns["time"] = times[keep].tolist()
+    return columns
 
 
 def build_summary(

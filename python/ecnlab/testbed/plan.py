@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..units import parse_time
+from .keys import check_keys
 
 __all__ = [
     "MAX_HOSTS",
@@ -35,6 +36,9 @@ the switch's one loop polls every port; on 2 cores more would starve it."""
 KERNEL_CCS = ("reno", "cubic")
 """Kernel congestion controls that stand for the simulator's Reno and ECN*
 (`--kernel-cc`): both react to an ECN echo as to a loss (RFC 3168)."""
+
+MTU = 1500
+"""The veths' MTU: the largest IP packet a host sends unfragmented."""
 
 SUBNET = "10.213.0"
 """Private addresses, inside the run's namespaces only: host h is .(h+1)."""
@@ -70,6 +74,10 @@ class TestbedPlan:
     warmup: float
     goodput_interval: float
     sample_interval: float
+    """The switch's queue sampling period; 0: no samples."""
+    fct_end: str
+    """"receiver" or "sender" (run.fct_end): which side's time ends a
+    sized flow."""
     services: int
     link_delay: float
     """One-way propagation delay of a host's link (link_delay + host_delay)."""
@@ -149,9 +157,6 @@ def make_plan(
                 "topology.link_rate", rates[0], text + "; --allow-fast runs it anyway"
             )
         warnings.append(f"topology.link_rate = {rates[0]}: {text}")
-    for key in ("workload", "fabric", "nic"):
-        if cfg.get(key):
-            raise _unsupported(f"[{key}]", "given", "not supported by ecnlab testbed yet")
     transport = cfg.get("transport", {})
     cc = transport.get("cc")
     if kernel_cc not in KERNEL_CCS:
@@ -178,16 +183,19 @@ def make_plan(
         raise _unsupported(
             "--kernel-cc", kernel_cc, "this kernel offers " + ", ".join(available_ccs)
         )
+    # Every other key: honoured, irrelevant, or refused unless at the
+    # engine's default (keys.py).
+    check_keys(cfg, kernel_cc)
     # Linux's route metrics carry the transport's RTO floor and initial
     # window; `quickack` acknowledges every segment, as the simulator does
-    # with transport.delayed_ack = 1 (the papers' setting). Linux's own
-    # delayed ACKs hold an odd last segment back for its delayed-ACK timer,
-    # which stalled a single Reno flow for milliseconds after each ECN cut
-    # and cost it its share of a queue (README).
+    # with transport.delayed_ack = 1 (the papers' setting, and the only
+    # value check_keys lets through). Linux's own delayed ACKs hold an odd
+    # last segment back for its delayed-ACK timer, which stalled a single
+    # Reno flow for milliseconds after each ECN cut and cost it its share
+    # of a queue (README).
     min_rto_ms = max(1, round(parse_time(transport["min_rto"]) * 1e3))
     route_options = ["rto_min", f"{min_rto_ms}ms", "initcwnd", str(int(transport["init_cwnd"]))]
-    if int(transport.get("delayed_ack", 1)) == 1:
-        route_options += ["quickack", "1"]
+    route_options += ["quickack", "1"]
     # The simulator's slow-start restart (RFC 5681 §4.1) is off unless
     # asked for; Linux's is on by default and would shrink an incast
     # connection's window between rounds, which the simulator does not.
@@ -204,7 +212,12 @@ def make_plan(
         duration=duration,
         warmup=parse_time(run["warmup"]),
         goodput_interval=parse_time(run["goodput_interval"]),
-        sample_interval=parse_time(run["sample_interval"]),
+        # "none": the switch takes no samples (check_keys allows only
+        # "none" or every port).
+        sample_interval=0.0
+        if run["sample_ports"] == "none"
+        else parse_time(run["sample_interval"]),
+        fct_end=run.get("fct_end", "receiver"),
         services=services,
         link_delay=parse_time(topo.get("link_delay") or "0s")
         + parse_time(topo.get("host_delay") or "0s"),
@@ -220,12 +233,6 @@ def make_plan(
     pauses = random.Random(f"ecnlab-serial-{seed}")
     for i, f in enumerate(cfg.get("flows", [])):
         where = f"flows[{i}]"
-        if f.get("rate"):
-            raise _unsupported(
-                f"{where}.rate",
-                f["rate"],
-                "rate-limited flows are not supported by ecnlab testbed yet (leave it out)",
-            )
         for end in ("src", "dst"):
             if not 0 <= int(f[end]) < hosts:
                 raise _unsupported(f"{where}.{end}", f[end], f"a host 0..{hosts - 1}")
@@ -259,6 +266,14 @@ def make_plan(
         plan.incasts.append(_incast_group(g, c, hosts, fid, seed))
         fid += len(plan.incasts[-1]["ids"])
     for i, p in enumerate(cfg.get("ping", [])):
+        size = parse_bytes(p.get("size", "64B"))
+        if size > MTU:
+            raise _unsupported(
+                f"ping[{i}].size",
+                p["size"],
+                f"the testbed's links carry packets of at most {MTU} bytes (no fragments); "
+                f"allowed: 28B to {MTU}B",
+            )
         plan.pings.append(
             {
                 "index": i,
@@ -267,7 +282,7 @@ def make_plan(
                 "service": int(p.get("service", 0)),
                 "interval": parse_time(p["interval"]),
                 "start": parse_time(p.get("start", "0s")),
-                "size": parse_bytes(p.get("size", "64B")),
+                "size": size,
             }
         )
     return plan
