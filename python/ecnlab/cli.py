@@ -419,6 +419,12 @@ def _cmd_testbed(args: argparse.Namespace) -> int:
             f"{sw['queued_at_end']} queued at the end; "
             f"{s['ce_marks']} CE marks; conserved: {sw['conserved']}"
         )
+        if s.get("incast_goodput_gbps") is not None:
+            print(
+                f"  incast: {s['incast_rounds_completed']} rounds, "
+                f"{s['incast_goodput_gbps'] * 1e3:.1f} Mbps a round (mean); "
+                f"{s['retransmits']} retransmissions, {s['timeouts']} timeouts"
+            )
         held = min((p["sustained"] for p in s["switch_ports"]), default=1.0)
         print(f"  ports sent at {held * 100:.1f}% (lowest) of the bucket's rate while backlogged")
     return EXIT_OK

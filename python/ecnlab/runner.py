@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import signal
@@ -11,14 +12,24 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, Callable, Union
 
+import pyarrow as pa
+
 from .config import ConfigSource, config_to_json, load_config
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
-from .results import Result, _PcapFiles, _TableFiles
+from .results import Result, _PcapFiles, _TableFiles, table_from_raw
 from .stream import RunWriter
 
-__all__ = ["engine_version", "flow_paths", "load_engine", "resolve", "run", "validate"]
+__all__ = [
+    "engine_version",
+    "flow_paths",
+    "load_engine",
+    "resolve",
+    "run",
+    "table_schemas",
+    "validate",
+]
 
 Progress = Union[bool, None, Callable[[float, float], Any]]
 
@@ -45,6 +56,15 @@ def engine_version() -> str | None:
         return str(load_engine().version())
     except EngineNotBuiltError:
         return None
+
+
+@functools.cache
+def table_schemas() -> dict[str, pa.Schema]:
+    """The engine's output tables: each one's columns and their types, by
+    table name, as ``run`` writes them (for writers outside the engine,
+    such as ``ecnlab testbed``, to follow)."""
+    raw = load_engine().table_schemas()
+    return {name: table_from_raw(columns, name).schema for name, columns in raw.items()}
 
 
 def run(

@@ -156,6 +156,18 @@ fn distribution_mean(distribution: &str) -> PyResult<f64> {
     ecnlab::workload::SizeDist::resolve(distribution).map(|d| d.mean()).map_err(ConfigError::new_err)
 }
 
+/// Every output table's columns with no rows, by table name (the same raw
+/// columns `run` hands its sink): their names and types, for writers
+/// outside the engine.
+#[pyfunction]
+fn table_schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for t in ecnlab::tables::empty_tables() {
+        out.set_item(t.name, columns(py, &t)?)?;
+    }
+    Ok(out)
+}
+
 #[pyfunction]
 fn version() -> String {
     ecnlab::version()
@@ -168,6 +180,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(sample_flow_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(distribution_mean, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;

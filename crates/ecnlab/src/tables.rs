@@ -2,6 +2,7 @@
 //! (README: "Each run writes these files").
 
 use crate::output::table_rows;
+use crate::report::Table;
 
 table_rows! {
     /// Per flow, written when the run ends (its counters can change until then).
@@ -93,5 +94,35 @@ table_rows! {
         start: F64(f64),
         finish: F64(f64),
         goodput_gbps: F64(f64),
+    }
+}
+
+/// Every output table with no rows, in the order of the list above: the
+/// tables' names, columns and column types, for a writer outside the
+/// engine (`ecnlab testbed`) to follow instead of spelling them again.
+pub fn empty_tables() -> Vec<Table> {
+    vec![
+        FlowRows::default().take(0),
+        GoodputRows::default().take(0),
+        QueueRows::default().take(0),
+        TraceRows::default().take(0),
+        RttRows::default().take(0),
+        PortRows::default().take(0),
+        IncastRows::default().take(0),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_tables_name_every_table_once_with_no_rows() {
+        let t = empty_tables();
+        let names: Vec<_> = t.iter().map(|t| t.name).collect();
+        assert_eq!(names, ["flows", "goodput", "queues", "trace", "rtt", "ports", "incast"]);
+        assert!(t.iter().all(|t| t.rows() == 0 && !t.columns.is_empty()));
+        let incast: Vec<_> = t[6].columns.iter().map(|c| c.0).collect();
+        assert_eq!(incast, ["round", "start", "finish", "goodput_gbps"]);
     }
 }

@@ -11,28 +11,51 @@ connections, moves the bytes and keeps the times.
 - Senders set ``IP_TOS`` to the flow's service << 2 (DSCP = service), the
   switch's classifier reads it back; a long-lived flow sends until its
   stop time, a sized one its bytes.
-- Pings are UDP datagrams with the service's DSCP, echoed by the peer with
-  the same DSCP; the RTT is taken at the sender.
+- Pings are ICMP echo requests with the service's DSCP, answered by the
+  peer's kernel (which copies the request's TOS into its reply, so the
+  echo comes back through the same service's queue), as MQ-ECN Fig. 6(b)'s
+  ping. The RTT is the kernel's: the request's transmit timestamp (taken
+  as it enters the device layer, SO_TIMESTAMPING's TX_SCHED) to the
+  reply's receive timestamp (taken as the veth hands it in), so no
+  application's wake-up is in it.
+- Incast: each sender connects to the receiver at the group's start (its
+  header's size is ``INCAST``) and waits for requests. Once every sender's
+  connection is there, the receiver runs the rounds: it sends each sender
+  a 4-byte request (the round's number), ``request_gap`` apart, each
+  sender answers with ``block`` bytes after its drawn jitter, and the
+  round ends when the receiver has read every block; the next one starts
+  then. After the last round (or at the run's end) the receiver closes.
 
 Stdlib only and no package imports: it starts in a few tens of ms.
 Times are ``time.monotonic()``, which all namespaces share, relative to
-the run's ``t0``.
+the run's ``t0``: the agent prints ``ready`` once it listens and reads
+``t0`` from its standard input.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
+import select
+import selectors
 import socket
 import struct
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 FLOW_PORT = 5001
-PING_PORT = 5002
 HEADER = struct.Struct("!Iq")
-PROBE = struct.Struct("!IIId")
+ICMP = struct.Struct("!BBHHH")
+"""An ICMP echo header: type, code, checksum, identifier, sequence."""
+ICMP_ECHO, ICMP_ECHOREPLY = 8, 0
+IP_ICMP_HEADERS = 28
+REQUEST = struct.Struct("!I")
+INCAST = -2
+"""The size a flow's header gives for an incast connection."""
 CHUNK = 1 << 18
 # Socket buffers far above any window the runs reach (a few hundred KB at
 # most), so that neither the sending nor the receiving application, which
@@ -40,13 +63,49 @@ CHUNK = 1 << 18
 # ever limits a flow: the kernel keeps sending from and receiving into them.
 SOCKET_BUFFER = 8 << 20
 TCPI_OPT_ECN = 8
+# struct tcp_info (linux/tcp.h): tcpi_options is byte 5, tcpi_total_retrans
+# the u32 at offset 100, tcpi_total_rto (retransmission timeouts, Linux
+# 6.7 and later) the u16 at offset 240.
+TCPI_TOTAL_RETRANS = 100
+TCPI_TOTAL_RTO = 240
+TCPI_LEN = 242
+# linux/net_tstamp.h and linux/errqueue.h: kernel timestamps of a
+# socket's packets, software ones only (a veth has no clock of its own).
+SO_TIMESTAMPING = 37
+SOF_TIMESTAMPING_RX_SOFTWARE = 1 << 3
+SOF_TIMESTAMPING_SOFTWARE = 1 << 4
+SOF_TIMESTAMPING_OPT_ID = 1 << 7
+SOF_TIMESTAMPING_TX_SCHED = 1 << 8
+SOF_TIMESTAMPING_OPT_TSONLY = 1 << 11
+IP_RECVERR = 11
+SO_EE_ORIGIN_TIMESTAMPING = 4
+EXTENDED_ERR = struct.Struct("IBBBBII")
+"""struct sock_extended_err: errno, origin, type, code, pad, info, data
+(the OPT_ID counter: which send the timestamp belongs to)."""
+SPIN = 300e-6
+"""Waits shorter than this are spun, not slept: a sleeping thread here
+wakes tens of µs late (more on a loaded machine), as much as a whole
+request gap or response jitter."""
+
+
+def pause_until(deadline: float) -> None:
+    """Return at ``time.monotonic()`` = ``deadline``: sleep while it is far,
+    then spin the rest."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        if left > SPIN:
+            time.sleep(left - SPIN)
 
 
 class Agent:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
-        self.t0: float = spec["t0"]
-        self.end: float = self.t0 + spec["duration"]
+        # The run's start, which the orchestrator sends once every host's
+        # agent listens (see `run`), and its end.
+        self.t0 = 0.0
+        self.end = 0.0
         self.bin: float = spec["goodput_interval"]
         self.lock = threading.Lock()
         self.received: dict[int, dict[str, Any]] = {}
@@ -55,6 +114,14 @@ class Agent:
         self.errors: list[str] = []
         self.receivers: list[threading.Thread] = []
         self.sampled: list[tuple[socket.socket, dict[str, Any]]] = []
+        # Incast groups this host receives: their connections as they
+        # arrive (by flow id), and the rounds they complete.
+        self.groups: dict[int, dict[str, Any]] = {}
+        self.group_of: dict[int, int] = {}
+        for g in spec.get("incast_recv", []):
+            self.groups[g["group"]] = {"conns": {}, "rounds": []}
+            self.group_of.update({fid: g["group"] for fid in g["ids"]})
+        self.arrived = threading.Condition(self.lock)
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -84,6 +151,11 @@ class Agent:
         with self.lock:
             self.received[fid] = record
             self.sampled.append((conn, record))
+            if size == INCAST:
+                # Its group's thread runs the rounds on it from now on.
+                self.groups[self.group_of[fid]]["conns"][fid] = (conn, record)
+                self.arrived.notify_all()
+                return
         conn.settimeout(0.2)
         buf = bytearray(CHUNK)
         while True:
@@ -100,6 +172,9 @@ class Agent:
                 break
             record["bytes"] += n
             if size >= 0 and record["bytes"] >= size:
+                # The flow's end at the receiver (run.fct_end = "receiver");
+                # its sender takes the answer as the end on its side.
+                record["finish"] = self.now()
                 conn.sendall(b"!")
                 break
         self.sample_one(conn, record)
@@ -133,33 +208,86 @@ class Agent:
             # No finer than 1 ms: more often would only cost the host CPU.
             time.sleep(max(0.0, max(self.bin, 1e-3) - (time.monotonic() - now)))
 
-    def serve_pings(self, sock: socket.socket) -> None:
-        # One reply socket per service, so the echo carries its DSCP.
-        replies: dict[int, socket.socket] = {}
-        sock.settimeout(0.2)
-        while time.monotonic() < self.end + 0.5:
+    def run_incast(self, group: dict[str, Any]) -> None:
+        """The receiver's side of an incast group: the rounds, once every
+        sender's connection has arrived."""
+        state = self.groups[group["group"]]
+        ids, block = group["ids"], group["block"]
+        with self.lock:
+            while len(state["conns"]) < len(ids) and time.monotonic() < self.end:
+                self.arrived.wait(timeout=0.05)
+            conns = [state["conns"][fid] for fid in ids if fid in state["conns"]]
+        if len(conns) < len(ids):
+            with self.lock:
+                self.errors.append(
+                    f"incast group {group['group']}: {len(conns)} of {len(ids)} senders connected"
+                )
+        else:
+            for conn, _ in conns:
+                # Requests and ACKs in the group's queue, as the simulator's.
+                conn.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, group["service"] << 2)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                conn.settimeout(None)
             try:
-                data, addr = sock.recvfrom(2048)
-            except TimeoutError:
-                continue
-            service = PROBE.unpack_from(data)[1]
-            out = replies.get(service)
-            if out is None:
-                out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                out.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, service << 2)
-                replies[service] = out
-            out.sendto(data, addr)
+                self._rounds(group, conns, block, state["rounds"])
+            except OSError as exc:
+                with self.lock:
+                    self.errors.append(f"incast group {group['group']}: {exc}")
+        for conn, record in conns:
+            self.sample_one(conn, record)
+            with self.lock:
+                self.sampled.remove((conn, record))
+            conn.close()
+
+    def _rounds(
+        self,
+        group: dict[str, Any],
+        conns: list[tuple[socket.socket, dict[str, Any]]],
+        block: int,
+        rounds: list[list[float]],
+    ) -> None:
+        """Run the group's rounds, appending (round, start, finish) for
+        each one that completes before the run's end."""
+        buf = bytearray(CHUNK)
+        records = dict(conns)
+        with selectors.DefaultSelector() as sel:
+            for r in range(1, group["rounds"] + 1):
+                start = time.monotonic()
+                for k, (conn, _) in enumerate(conns):
+                    pause_until(start + k * group["request_gap"])
+                    conn.sendall(REQUEST.pack(r))
+                left = {conn: block for conn, _ in conns}
+                for conn in left:
+                    sel.register(conn, selectors.EVENT_READ)
+                while left and time.monotonic() < self.end:
+                    for key, _ in sel.select(timeout=0.05):
+                        conn = cast(socket.socket, key.fileobj)
+                        n = conn.recv_into(buf, min(left[conn], CHUNK))
+                        if n == 0:
+                            raise ConnectionError(f"closed by its sender in round {r}")
+                        records[conn]["bytes"] += n
+                        left[conn] -= n
+                        if left[conn] == 0:
+                            del left[conn]
+                            sel.unregister(conn)
+                if left:
+                    return  # the run ended inside this round
+                rounds.append([r, start - self.t0, time.monotonic() - self.t0])
 
     # --------------------------------------------------------------- sending
 
     def wait_until(self, t: float) -> None:
-        delay = self.t0 + t - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
+        pause_until(self.t0 + t)
 
     def send_flow(self, flow: dict[str, Any]) -> None:
         fid, size = flow["id"], flow["size"]
-        record: dict[str, Any] = {"start": None, "finish": None, "retransmits": 0, "ecn": False}
+        record: dict[str, Any] = {
+            "start": None,
+            "finish": None,
+            "retransmits": 0,
+            "timeouts": 0,
+            "ecn": False,
+        }
         with self.lock:
             self.sent[fid] = record
         self.wait_until(flow["start"])
@@ -196,60 +324,177 @@ class Agent:
             self._tcp_info(sock, record)
             sock.close()
 
+    def send_serial(self, chain: list[dict[str, Any]]) -> None:
+        """Serial flows: each opens its pause after the one before it has
+        completed (its receiver's "all here" byte: every byte received,
+        so acknowledged); after one that does not complete, none opens."""
+        for k, flow in enumerate(chain):
+            if k > 0:
+                done = self.sent[chain[k - 1]["id"]].get("finish")
+                if done is None:
+                    return
+                flow = {**flow, "start": done + flow["pause"]}
+                if flow["start"] >= self.spec["duration"]:
+                    return
+            self.send_flow(flow)
+
+    def send_incast(self, flow: dict[str, Any]) -> None:
+        """A sender of an incast group: connect at the group's start, then
+        answer each request with a block, after this round's jitter."""
+        fid = flow["id"]
+        record: dict[str, Any] = {"start": None, "retransmits": 0, "timeouts": 0, "ecn": False}
+        with self.lock:
+            self.sent[fid] = record
+        self.wait_until(flow["start"])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        # A block's last, short segment leaves at once, not after an ACK
+        # (Nagle), as in the simulator.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        block = bytes(flow["block"])
+        record["start"] = self.now()
+        try:
+            sock.settimeout(max(0.1, self.end - time.monotonic()))
+            sock.connect((self.spec["ips"][flow["dst"]], FLOW_PORT))
+            sock.sendall(HEADER.pack(fid, INCAST))
+            sock.settimeout(0.2)
+            while True:
+                request = self._read_request(sock)
+                if request is None:
+                    break  # the receiver closed: its last round is done
+                jitter = flow["jitter"]
+                if jitter:
+                    pause_until(time.monotonic() + jitter[request - 1])
+                sock.sendall(block)
+        except (TimeoutError, OSError) as exc:
+            if time.monotonic() < self.end:
+                with self.lock:
+                    self.errors.append(f"incast flow {fid}: {exc}")
+        finally:
+            self._tcp_info(sock, record)
+            sock.close()
+
+    def _read_request(self, sock: socket.socket) -> int | None:
+        """The next request's round number; None once the receiver has
+        closed (or the run is over)."""
+        got = b""
+        while len(got) < REQUEST.size:
+            try:
+                part = sock.recv(REQUEST.size - len(got))
+            except TimeoutError:
+                if time.monotonic() > self.end + 1.0:
+                    return None
+                continue
+            if not part:
+                return None
+            got += part
+        return int(REQUEST.unpack(got)[0])
+
     @staticmethod
     def _tcp_info(sock: socket.socket, record: dict[str, Any]) -> None:
-        # struct tcp_info: tcpi_options is byte 5, tcpi_total_retrans the
-        # u32 at offset 100 (linux/tcp.h).
         try:
-            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCPI_LEN)
         except OSError:
             return
         record["ecn"] = bool(info[5] & TCPI_OPT_ECN)
-        record["retransmits"] = struct.unpack_from("I", info, 100)[0]
+        record["retransmits"] = struct.unpack_from("I", info, TCPI_TOTAL_RETRANS)[0]
+        # Older kernels' tcp_info ends before tcpi_total_rto: no count then.
+        if len(info) >= TCPI_TOTAL_RTO + 2:
+            record["timeouts"] = struct.unpack_from("H", info, TCPI_TOTAL_RTO)[0]
 
     def ping(self, probe: dict[str, Any]) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        """ICMP echoes every interval; the RTT of each from the kernel's
+        timestamps of the request leaving and the reply arriving (both
+        CLOCK_REALTIME), so a late wake-up of this thread on a loaded
+        machine changes when it reads them, not what they say."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, probe["service"] << 2)
-        sock.settimeout(0.05)
-        dst = (self.spec["ips"][probe["dst"]], PING_PORT)
-        pad = bytes(max(0, probe["size"] - 28 - PROBE.size))
-        waiting: dict[int, float] = {}
+        flags = (
+            SOF_TIMESTAMPING_TX_SCHED
+            | SOF_TIMESTAMPING_RX_SOFTWARE
+            | SOF_TIMESTAMPING_SOFTWARE
+            | SOF_TIMESTAMPING_OPT_ID
+            | SOF_TIMESTAMPING_OPT_TSONLY
+        )
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, flags)
+        # Replies and transmit stamps wait here while the reader is not
+        # scheduled: room for seconds of them on a loaded machine.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+        sock.setblocking(False)
+        # A raw socket sees every ICMP packet to this host: this probe's
+        # replies are the ones with its identifier.
+        ident = (self.spec["host"] << 8 | probe["index"]) & 0xFFFF
+        dst = (self.spec["ips"][probe["dst"]], 0)
+        pad = bytes(max(0, probe["size"] - IP_ICMP_HEADERS))
+        # Keyed by the send's number k, which is also the kernel's count
+        # of this socket's timestamped sends (OPT_ID): a transmit stamp
+        # names its k, a reply its 16-bit sequence, the latest k sent
+        # with it (a reply comes back long before the sequence wraps).
+        latest: dict[int, int] = {}
+        left: dict[int, float] = {}
+        back: dict[int, float] = {}
+        # The run's times are monotonic; the kernel's stamps are realtime.
+        offset = time.time() - time.monotonic()
 
         def collect() -> None:
+            poller = select.poll()
+            poller.register(sock, select.POLLIN)
             while time.monotonic() < self.end + 0.3:
-                try:
-                    data = sock.recv(2048)
-                except TimeoutError:
+                if not poller.poll(50):
                     continue
-                back = time.monotonic()
-                _, _, seq, _ = PROBE.unpack_from(data)
-                sent = waiting.pop(seq, None)
-                if sent is not None:
-                    with self.lock:
-                        self.rtts.append(
-                            [
-                                sent - self.t0,
-                                probe["src"],
-                                probe["dst"],
-                                probe["service"],
-                                back - sent,
-                            ]
-                        )
+                for n, stamp in _drain_errqueue(sock):
+                    left[n] = stamp
+                for seq, stamp in _drain_replies(sock, ident):
+                    if seq in latest:
+                        back[latest[seq]] = stamp
 
         reader = threading.Thread(target=collect, daemon=True)
         reader.start()
-        seq = 0
+        # This thread wakes once a slot: as a real-time thread (the lowest
+        # priority, below the switch's) it wakes on time on a loaded
+        # machine, where an ordinary one missed most 1 ms slots at a load
+        # of 5-6. Its stamps are the kernel's either way; this is for
+        # their number. Refused (not root): it stays ordinary.
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        k = 0
         next_at = self.t0 + probe["start"]
         while next_at < self.end:
             delay = next_at - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            t = time.monotonic()
-            waiting[seq] = t
-            sock.sendto(PROBE.pack(probe["index"], probe["service"], seq, t) + pad, dst)
-            seq += 1
+            seq = k & 0xFFFF
+            head = ICMP.pack(ICMP_ECHO, 0, 0, ident, seq) + pad
+            packet = head[:2] + struct.pack("!H", _checksum(head)) + head[4:]
+            latest[seq] = k
+            try:
+                sock.sendto(packet, dst)
+                k += 1
+            except OSError as exc:
+                with self.lock:
+                    self.errors.append(f"ping {probe['index']}: {exc}")
+            # A slot this thread woke too late for is skipped, not made up
+            # with a burst: echoes sent back to back would queue behind
+            # each other instead of behind the data the ping is to see.
             next_at += probe["interval"]
+            late = time.monotonic() - next_at
+            if late > 0:
+                next_at += math.ceil(late / probe["interval"]) * probe["interval"]
         reader.join()
+        sock.close()
+        with self.lock:
+            for n in range(k):
+                if n in left and n in back:
+                    self.rtts.append(
+                        [
+                            left[n] - offset - self.t0,
+                            probe["src"],
+                            probe["dst"],
+                            probe["service"],
+                            back[n] - left[n],
+                        ]
+                    )
 
     # ------------------------------------------------------------------ main
 
@@ -262,22 +507,41 @@ class Agent:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
         listener.bind((self.spec["ips"][me], FLOW_PORT))
         listener.listen(128)
-        echo = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        echo.bind((self.spec["ips"][me], PING_PORT))
         threads = [
             threading.Thread(target=self.serve_flows, args=(listener,), daemon=True),
-            threading.Thread(target=self.serve_pings, args=(echo,), daemon=True),
             threading.Thread(target=self.sample_goodput, daemon=True),
         ]
+        chains: dict[int, list[dict[str, Any]]] = {}
+        for f in self.spec["flows"]:
+            if "chain" in f:
+                chains.setdefault(f["chain"], []).append(f)
         threads += [
             threading.Thread(target=self.send_flow, args=(f,), daemon=True)
             for f in self.spec["flows"]
+            if "chain" not in f
+        ]
+        threads += [
+            threading.Thread(target=self.send_serial, args=(c,), daemon=True)
+            for c in chains.values()
         ]
         threads += [
             threading.Thread(target=self.ping, args=(p,), daemon=True) for p in self.spec["pings"]
         ]
-        # Say we listen, then wait for the common start.
+        threads += [
+            threading.Thread(target=self.send_incast, args=(f,), daemon=True)
+            for f in self.spec.get("incast_send", [])
+        ]
+        threads += [
+            threading.Thread(target=self.run_incast, args=(g,), daemon=True)
+            for g in self.spec.get("incast_recv", [])
+        ]
+        # Say we listen, then take the common start from the orchestrator:
+        # it sends it once every agent has said so, however long a loaded
+        # machine took to start them, so no flow finds its receiver not
+        # yet listening.
         print("ready", flush=True)
+        self.t0 = float(sys.stdin.readline())
+        self.end = self.t0 + self.spec["duration"]
         for t in threads:
             t.start()
         for t in threads + self.receivers:
@@ -288,8 +552,61 @@ class Agent:
                 "received": {str(k): v for k, v in self.received.items()},
                 "sent": {str(k): v for k, v in self.sent.items()},
                 "rtt": self.rtts,
+                "incast": {str(g): v["rounds"] for g, v in self.groups.items()},
                 "errors": self.errors,
             }
+
+
+def _checksum(data: bytes) -> int:
+    """The Internet checksum (RFC 1071) of ``data``."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total = (total >> 16) + (total & 0xFFFF)
+    total += total >> 16
+    return ~total & 0xFFFF
+
+
+def _stamp(ancillary: list[tuple[int, int, bytes]]) -> float | None:
+    """The software timestamp (seconds) among a message's control data."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING:
+            sec, nsec = struct.unpack_from("qq", data)
+            return sec + nsec * 1e-9
+    return None
+
+
+def _drain_errqueue(sock: socket.socket) -> list[tuple[int, float]]:
+    """(send count, transmit time) of every transmit timestamp waiting."""
+    out = []
+    while True:
+        try:
+            _, ancillary, _, _ = sock.recvmsg(64, 512, socket.MSG_ERRQUEUE)
+        except (BlockingIOError, InterruptedError):
+            return out
+        stamp = _stamp(ancillary)
+        for level, kind, data in ancillary:
+            if level == socket.IPPROTO_IP and kind == IP_RECVERR and stamp is not None:
+                err = EXTENDED_ERR.unpack_from(data)
+                if err[1] == SO_EE_ORIGIN_TIMESTAMPING:
+                    out.append((err[6], stamp))
+
+
+def _drain_replies(sock: socket.socket, ident: int) -> list[tuple[int, float]]:
+    """(sequence, receive time) of every echo reply to ``ident`` waiting."""
+    out = []
+    while True:
+        try:
+            data, ancillary, _, _ = sock.recvmsg(2048, 512)
+        except (BlockingIOError, InterruptedError):
+            return out
+        offset = (data[0] & 15) * 4
+        if len(data) < offset + ICMP.size:
+            continue
+        kind, _, _, who, seq = ICMP.unpack_from(data, offset)
+        stamp = _stamp(ancillary)
+        if kind == ICMP_ECHOREPLY and who == ident and stamp is not None:
+            out.append((seq, stamp))
 
 
 def main() -> int:

@@ -10,12 +10,17 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .plan import SUBNET, TestbedPlan
 
 __all__ = ["Network", "TestbedUnavailable", "check_host", "cleanup", "run_ids_left", "ip"]
 
 PREFIX = "ecnlab-tb-"
+PREP = Path(__file__).resolve().parent / "prep.py"
+"""Run as a file, not as ``-m ecnlab.testbed.prep``: the package's imports
+(numpy, pyarrow) cost half a second per namespace, prep needs only the
+standard library."""
 
 
 class TestbedUnavailable(RuntimeError):
@@ -164,7 +169,7 @@ class Network:
             f"--no-offload={i}" for i in ifnames
         ]
         proc = subprocess.run(
-            ["ip", "netns", "exec", ns, python, "-m", "ecnlab.testbed.prep", *args],
+            ["ip", "netns", "exec", ns, python, str(PREP), *args],
             capture_output=True,
             text=True,
         )

@@ -1,16 +1,18 @@
 """What a testbed run will build, from a resolved experiment config: the
-hosts and their addresses, the kernel TCP each host runs, the flows and
-pings each host's agent starts — or one clear error for what the testbed
-cannot (yet) do with it."""
+hosts and their addresses, the kernel TCP each host runs, the flows,
+incast groups and pings each host's agent starts — or one clear error for
+what the testbed cannot (yet) do with it."""
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
 from ..units import parse_time
+from .keys import check_keys
 
 __all__ = [
     "MAX_HOSTS",
@@ -34,6 +36,9 @@ the switch's one loop polls every port; on 2 cores more would starve it."""
 KERNEL_CCS = ("reno", "cubic")
 """Kernel congestion controls that stand for the simulator's Reno and ECN*
 (`--kernel-cc`): both react to an ECN echo as to a loss (RFC 3168)."""
+
+MTU = 1500
+"""The veths' MTU: the largest IP packet a host sends unfragmented."""
 
 SUBNET = "10.213.0"
 """Private addresses, inside the run's namespaces only: host h is .(h+1)."""
@@ -69,6 +74,10 @@ class TestbedPlan:
     warmup: float
     goodput_interval: float
     sample_interval: float
+    """The switch's queue sampling period; 0: no samples."""
+    fct_end: str
+    """"receiver" or "sender" (run.fct_end): which side's time ends a
+    sized flow."""
     services: int
     link_delay: float
     """One-way propagation delay of a host's link (link_delay + host_delay)."""
@@ -76,11 +85,33 @@ class TestbedPlan:
     kernel_cc: str
     route_options: list[str]
     flows: list[dict[str, Any]] = field(default_factory=list)
+    incasts: list[dict[str, Any]] = field(default_factory=list)
+    """Incast groups: receiver, senders, their flow ids (the simulator's:
+    after every [[flows]] entry's), block, rounds, service, start,
+    request_gap and each round's response jitter per sender."""
     pings: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def ip(self, host: int) -> str:
         return f"{SUBNET}.{host + 1}"
+
+    def flow_rows(self) -> list[dict[str, Any]]:
+        """Every flow in id order, as the flows table lists them: the
+        [[flows]] entries', then each incast group's, one per sender."""
+        rows = [{**f, "kind": "long" if f["size"] < 0 else "sized"} for f in self.flows]
+        for g in self.incasts:
+            for fid, src in zip(g["ids"], g["senders"]):
+                rows.append(
+                    {
+                        "id": fid,
+                        "src": src,
+                        "dst": g["receiver"],
+                        "service": g["service"],
+                        "size": -1,
+                        "kind": "incast",
+                    }
+                )
+        return rows
 
 
 def _unsupported(key: str, value: Any, why: str) -> ConfigError:
@@ -126,16 +157,6 @@ def make_plan(
                 "topology.link_rate", rates[0], text + "; --allow-fast runs it anyway"
             )
         warnings.append(f"topology.link_rate = {rates[0]}: {text}")
-    for key in ("incast",):
-        if cfg.get(key):
-            raise _unsupported(
-                key,
-                f"{len(cfg[key])} entries",
-                "incast rounds are not in the testbed yet (flows and pings are)",
-            )
-    for key in ("workload", "fabric", "nic"):
-        if cfg.get(key):
-            raise _unsupported(f"[{key}]", "given", "not supported by ecnlab testbed yet")
     transport = cfg.get("transport", {})
     cc = transport.get("cc")
     if kernel_cc not in KERNEL_CCS:
@@ -162,16 +183,24 @@ def make_plan(
         raise _unsupported(
             "--kernel-cc", kernel_cc, "this kernel offers " + ", ".join(available_ccs)
         )
+    # Every other key: honoured, irrelevant, or refused unless at the
+    # engine's default (keys.py).
+    check_keys(cfg, kernel_cc)
     # Linux's route metrics carry the transport's RTO floor and initial
     # window; `quickack` acknowledges every segment, as the simulator does
-    # with transport.delayed_ack = 1 (the papers' setting). Linux's own
-    # delayed ACKs hold an odd last segment back for its delayed-ACK timer,
-    # which stalled a single Reno flow for milliseconds after each ECN cut
-    # and cost it its share of a queue (README).
+    # with transport.delayed_ack = 1 (the papers' setting, and the only
+    # value check_keys lets through). Linux's own delayed ACKs hold an odd
+    # last segment back for its delayed-ACK timer, which stalled a single
+    # Reno flow for milliseconds after each ECN cut and cost it its share
+    # of a queue (README).
     min_rto_ms = max(1, round(parse_time(transport["min_rto"]) * 1e3))
     route_options = ["rto_min", f"{min_rto_ms}ms", "initcwnd", str(int(transport["init_cwnd"]))]
-    if int(transport.get("delayed_ack", 1)) == 1:
-        route_options += ["quickack", "1"]
+    route_options += ["quickack", "1"]
+    # The simulator's slow-start restart (RFC 5681 §4.1) is off unless
+    # asked for; Linux's is on by default and would shrink an incast
+    # connection's window between rounds, which the simulator does not.
+    restart = "1" if transport.get("slow_start_restart") else "0"
+    sysctls["net.ipv4.tcp_slow_start_after_idle"] = restart
     run = cfg["run"]
     if run.get("duration") is None:
         raise _unsupported("run.duration", None, "the testbed needs a duration")
@@ -183,7 +212,12 @@ def make_plan(
         duration=duration,
         warmup=parse_time(run["warmup"]),
         goodput_interval=parse_time(run["goodput_interval"]),
-        sample_interval=parse_time(run["sample_interval"]),
+        # "none": the switch takes no samples (check_keys allows only
+        # "none" or every port).
+        sample_interval=0.0
+        if run["sample_ports"] == "none"
+        else parse_time(run["sample_interval"]),
+        fct_end=run.get("fct_end", "receiver"),
         services=services,
         link_delay=parse_time(topo.get("link_delay") or "0s")
         + parse_time(topo.get("host_delay") or "0s"),
@@ -193,30 +227,53 @@ def make_plan(
         warnings=warnings,
     )
     fid = 0
+    seed = int(run.get("seed", 1))
+    # Serial flows' pauses, in the order of the entries and their flows;
+    # Python's generator seeded by run.seed (not the simulator's draws).
+    pauses = random.Random(f"ecnlab-serial-{seed}")
     for i, f in enumerate(cfg.get("flows", [])):
         where = f"flows[{i}]"
-        for key in ("serial", "rate"):
-            if f.get(key):
-                raise _unsupported(f"{where}.{key}", f[key], "not supported by ecnlab testbed yet")
         for end in ("src", "dst"):
             if not 0 <= int(f[end]) < hosts:
                 raise _unsupported(f"{where}.{end}", f[end], f"a host 0..{hosts - 1}")
         size = -1 if f["size"] == "infinite" else parse_bytes(f["size"])
         stop = parse_time(f["stop"]) if f.get("stop") is not None else duration
-        for _ in range(int(f.get("count", 1))):
-            plan.flows.append(
-                {
-                    "id": fid,
-                    "src": int(f["src"]),
-                    "dst": int(f["dst"]),
-                    "service": int(f.get("service", 0)),
-                    "size": size,
-                    "start": parse_time(f.get("start", "0s")),
-                    "stop": min(stop, duration),
-                }
-            )
+        serial = bool(f.get("serial"))
+        gap = parse_time(f.get("serial_gap") or "0s")
+        exponential = f.get("serial_gap_kind") == "exponential"
+        for k in range(int(f.get("count", 1))):
+            flow = {
+                "id": fid,
+                "src": int(f["src"]),
+                "dst": int(f["dst"]),
+                "service": int(f.get("service", 0)),
+                "size": size,
+                "start": parse_time(f.get("start", "0s")),
+                "stop": min(stop, duration),
+            }
+            if serial:
+                # One after another, as the simulator's: the entry's first
+                # flow at its start, each next one a pause after the one
+                # before it has completed.
+                flow["chain"] = i
+                if k == 0:
+                    flow["pause"] = 0.0
+                else:
+                    flow["pause"] = pauses.expovariate(1 / gap) if exponential else gap
+            plan.flows.append(flow)
             fid += 1
+    for g, c in enumerate(cfg.get("incast", [])):
+        plan.incasts.append(_incast_group(g, c, hosts, fid, seed))
+        fid += len(plan.incasts[-1]["ids"])
     for i, p in enumerate(cfg.get("ping", [])):
+        size = parse_bytes(p.get("size", "64B"))
+        if size > MTU:
+            raise _unsupported(
+                f"ping[{i}].size",
+                p["size"],
+                f"the testbed's links carry packets of at most {MTU} bytes (no fragments); "
+                f"allowed: 28B to {MTU}B",
+            )
         plan.pings.append(
             {
                 "index": i,
@@ -225,7 +282,41 @@ def make_plan(
                 "service": int(p.get("service", 0)),
                 "interval": parse_time(p["interval"]),
                 "start": parse_time(p.get("start", "0s")),
-                "size": parse_bytes(p.get("size", "64B")),
+                "size": size,
             }
         )
     return plan
+
+
+def _incast_group(
+    g: int, c: dict[str, Any], hosts: int, first_id: int, seed: int
+) -> dict[str, Any]:
+    """Incast group ``g`` (the engine has checked its keys): senders as the
+    simulator picks them (a count: the first hosts other than the
+    receiver), flow ids from ``first_id``, and every round's response
+    jitter per sender drawn in advance from the run's seed."""
+    receiver = int(c["receiver"])
+    given = c["senders"]
+    if isinstance(given, list):
+        senders = [int(h) for h in given]
+    else:
+        senders = [h for h in range(hosts) if h != receiver][: int(given)]
+    rounds = int(c["rounds"])
+    jitter = parse_time(c.get("response_jitter") or "0s")
+    # Uniform in [0, response_jitter), a new draw per sender per round, as
+    # the simulator's; Python's generator, seeded by (run.seed, group), so
+    # the same seed gives the same delays (not the simulator's own draws).
+    rng = random.Random(f"ecnlab-incast-{seed}-{g}")
+    delays = [[rng.random() * jitter for _ in senders] for _ in range(rounds)] if jitter else []
+    return {
+        "group": g,
+        "receiver": receiver,
+        "senders": senders,
+        "ids": list(range(first_id, first_id + len(senders))),
+        "service": int(c.get("service", 0)),
+        "block": parse_bytes(c["block"]),
+        "rounds": rounds,
+        "start": parse_time(c.get("start") or "0s"),
+        "request_gap": parse_time(c.get("request_gap") or "0s"),
+        "jitter": delays,
+    }

@@ -1,4 +1,4 @@
-"""Run inside one namespace (``ip netns exec NS python -m ecnlab.testbed.prep``):
+"""Run inside one namespace (``ip netns exec NS python prep.py ...``):
 write its sysctls and turn its veths' offloads off.
 
 Offloads: with checksum offload a veth hands its peer frames whose TCP

@@ -11,6 +11,7 @@ import ctypes
 import json
 import os
 import secrets
+import selectors
 import shutil
 import signal
 import subprocess
@@ -38,9 +39,13 @@ WIRE_OVERHEAD = 24
 link carries frames as a real Ethernet wire does, so at 1 Gbps full-sized
 TCP segments give the 941 Mbps of goodput a GbE testbed sees."""
 
-SETUP_SECONDS = 1.0
-"""Time from launching the agents to the common start, so that every host
-listens before any connects."""
+AGENT_START_SECONDS = 60.0
+"""How long the agents may take to start and listen (tens of ms on an
+idle machine, seconds on a heavily loaded one) before the run fails."""
+
+START_MARGIN = 0.2
+"""Time from the last agent's "ready" to the common start: every agent
+reads the start time and starts its threads before it."""
 
 _HERE = Path(__file__).resolve().parent
 
@@ -119,7 +124,7 @@ def run_testbed(
         try:
             net.create(sys.executable)
             switch = _start_switch(binary, net, plan, resolved, work, procs)
-            agents = _run_agents(net, plan, work, procs)
+            t0, agents = _run_agents(net, plan, work, procs)
             switch.send_signal(signal.SIGTERM)
             _, err = switch.communicate(timeout=10)
             if switch.returncode != 0:
@@ -132,7 +137,7 @@ def run_testbed(
                 with contextlib.suppress(Exception):
                     p.wait(timeout=5)
             net.destroy()
-    tables = build_tables(plan, agents, report)
+    tables = build_tables(plan, agents, report, t0)
     summary = build_summary(plan, tables, agents, report, time.monotonic() - started, run_id)
     result = Result(summary=summary, tables=tables, config=resolved)
     result.write(out)
@@ -181,19 +186,22 @@ def _start_switch(
 
 def _run_agents(
     net: Network, plan: TestbedPlan, work: Path, procs: list[subprocess.Popen[str]]
-) -> list[dict[str, Any]]:
-    t0 = time.monotonic() + SETUP_SECONDS
+) -> tuple[float, list[dict[str, Any]]]:
+    """Run every host's agent to the end; the run's start (t0, on
+    CLOCK_MONOTONIC) and what each agent wrote. The start is fixed once
+    every agent listens (each says "ready"), and sent to them all."""
     ips = [plan.ip(h) for h in range(plan.hosts)]
     agents = []
     for h in range(plan.hosts):
         spec = {
             "host": h,
             "ips": ips,
-            "t0": t0,
             "duration": plan.duration,
             "goodput_interval": plan.goodput_interval,
             "flows": [f for f in plan.flows if f["src"] == h],
             "pings": [p for p in plan.pings if p["src"] == h],
+            "incast_send": _incast_senders(plan, h),
+            "incast_recv": [g for g in plan.incasts if g["receiver"] == h],
         }
         path = work / f"agent{h}.json"
         path.write_text(json.dumps(spec), encoding="utf-8")
@@ -208,6 +216,7 @@ def _run_agents(
                 str(path),
                 str(work / f"agent{h}-out.json"),
             ],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -215,6 +224,12 @@ def _run_agents(
         )
         procs.append(proc)
         agents.append(proc)
+    _wait_ready(agents)
+    t0 = time.monotonic() + START_MARGIN
+    for proc in agents:
+        assert proc.stdin is not None
+        proc.stdin.write(f"{t0!r}\n")
+        proc.stdin.flush()
     results = []
     deadline = t0 + plan.duration + 10.0
     for h, proc in enumerate(agents):
@@ -225,4 +240,53 @@ def _run_agents(
         if proc.returncode != 0:
             raise RuntimeError(f"host {h}'s traffic agent failed: {err.strip()[-2000:]}")
         results.append(json.loads((work / f"agent{h}-out.json").read_text(encoding="utf-8")))
-    return results
+    return t0, results
+
+
+def _wait_ready(agents: list[subprocess.Popen[str]]) -> None:
+    """Return once every agent has printed "ready" (it listens); raise if
+    one exits or stays silent for AGENT_START_SECONDS."""
+    deadline = time.monotonic() + AGENT_START_SECONDS
+    with selectors.DefaultSelector() as sel:
+        for h, proc in enumerate(agents):
+            assert proc.stdout is not None
+            sel.register(proc.stdout, selectors.EVENT_READ, h)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            events = sel.select(timeout=max(0.0, left))
+            if not events and left <= 0:
+                waiting = sorted(key.data for key in sel.get_map().values())
+                raise RuntimeError(
+                    f"the traffic agents of hosts {waiting} did not start within "
+                    f"{AGENT_START_SECONDS:g} s"
+                )
+            for key, _ in events:
+                h = key.data
+                line = key.fileobj.readline()  # type: ignore[union-attr]
+                sel.unregister(key.fileobj)
+                if line.strip() != "ready":
+                    _, err = agents[h].communicate(timeout=5)
+                    raise RuntimeError(
+                        f"host {h}'s traffic agent failed to start: "
+                        f"{err.strip()[-2000:] or line.strip()}"
+                    )
+
+
+def _incast_senders(plan: TestbedPlan, host: int) -> list[dict[str, Any]]:
+    """The incast connections host ``host`` sends on, with its own column
+    of each round's response jitter."""
+    out = []
+    for g in plan.incasts:
+        for k, (fid, src) in enumerate(zip(g["ids"], g["senders"])):
+            if src == host:
+                out.append(
+                    {
+                        "id": fid,
+                        "dst": g["receiver"],
+                        "service": g["service"],
+                        "start": g["start"],
+                        "block": g["block"],
+                        "jitter": [row[k] for row in g["jitter"]],
+                    }
+                )
+    return out

@@ -4,9 +4,10 @@
 //!
 //! One thread, one loop: take every frame waiting at every port (classify,
 //! enqueue in the output port's qdisc), then let each port send what its
-//! bucket allows. While any port holds a backlog the loop spins, since at
-//! 1 Gbps a frame leaves every 12 µs and a sleep would come back too late;
-//! with nothing queued it blocks in poll(2) until a frame arrives.
+//! bucket allows. Between frames it sleeps in ppoll(2) until a frame
+//! arrives or the next frame's tokens are (nearly) in, and spins only
+//! through the last few microseconds; with nothing queued it blocks until
+//! a frame arrives.
 
 use std::collections::VecDeque;
 use std::io;
@@ -35,10 +36,19 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 const RX_BATCH: usize = 32;
 
 /// A frame whose tokens come within this time is waited for by spinning.
-const SPIN_PS: Time = 60_000_000;
-/// A sleep until a frame's tokens ends this much early: a real-time task's
-/// timer fires within a few microseconds.
-const WAKE_MARGIN_PS: Time = 50_000_000;
+/// Short: the loop runs as a real-time task, and the kernel stops one that
+/// keeps its CPU for 950 ms of a second (sched_rt_runtime_us) for the
+/// other 50 ms. With 60 µs here, at 200 Mbps (a frame every 61 µs) the
+/// loop spun nearly all the time and stalled for 50 ms every second: every
+/// flow's 10 ms RTO fired, and the port lost 4-5% of its capacity
+/// (README, "How fast the switch keeps up").
+const SPIN_PS: Time = 20_000_000;
+/// A sleep until a frame's tokens ends this much early. This VM wakes a
+/// real-time task 20 µs late at the median (README): the wake-up then
+/// lands about 5 µs after the tokens, which the bucket absorbs (a frame
+/// may wait (bucket − frame) / rate, 38 µs at 200 Mbps, before the
+/// bucket overflows and capacity is lost).
+const WAKE_MARGIN_PS: Time = 15_000_000;
 
 /// Queue samples are taken no more often than this (100 µs): the report is
 /// JSON, read back at the end of a run of a few seconds.
@@ -98,6 +108,10 @@ pub struct Switch {
     delay: Time,
     rate_bps: u64,
     start: Instant,
+    /// `start` on CLOCK_MONOTONIC, in seconds: the clock the hosts' agents
+    /// keep their times on, so the orchestrator can put the queue samples
+    /// on the run's time axis.
+    start_monotonic: f64,
     sample_every: Time,
     next_sample: Time,
     samples: Samples,
@@ -146,6 +160,7 @@ impl Switch {
             delay: spec.delay_ps,
             rate_bps: spec.rate_bps,
             start: Instant::now(),
+            start_monotonic: 0.0,
             sample_every,
             next_sample: 0,
             samples: Samples::default(),
@@ -172,6 +187,7 @@ impl Switch {
         let mut fds: Vec<libc::pollfd> =
             self.ports.iter().map(|p| libc::pollfd { fd: p.sock.fd(), events: libc::POLLIN, revents: 0 }).collect();
         self.start = Instant::now();
+        self.start_monotonic = monotonic_seconds();
         while !STOP.load(Ordering::Relaxed) {
             let mut got = 0;
             let mut next = None;
@@ -200,8 +216,7 @@ impl Switch {
             // waiting frame's tokens are in (less a margin for the wake-up),
             // or 1 ms with nothing queued (to look at STOP, take samples).
             // Shorter waits are spun. Sleeping rather than spinning keeps the
-            // loop under the kernel's real-time throttling, which would stop
-            // a spinning real-time task for 50 ms of every second.
+            // loop under the kernel's real-time throttling (see SPIN_PS).
             let timeout_ps = match next {
                 None => 1_000_000_000,
                 Some(t) if t > now + SPIN_PS => t - now - WAKE_MARGIN_PS,
@@ -388,6 +403,7 @@ impl Switch {
         }
         let mut summary = Map::new();
         summary.insert("seconds".into(), json!(secs(now)));
+        summary.insert("start_monotonic".into(), json!(self.start_monotonic));
         summary.insert("rate_bps".into(), json!(self.rate_bps));
         summary.insert("frames_in".into(), json!(rx));
         summary.insert("frames_out".into(), json!(tx));
@@ -422,6 +438,14 @@ impl Switch {
         std::fs::write(&tmp, serde_json::to_vec(&report).map_err(io::Error::other)?)?;
         std::fs::rename(&tmp, &self.report)
     }
+}
+
+/// CLOCK_MONOTONIC now, in seconds (Python's `time.monotonic()`).
+fn monotonic_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime fills the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// The simulator's id of the switch port facing the `i`-th host of a star:

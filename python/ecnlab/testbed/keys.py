@@ -1,0 +1,288 @@
+"""What `ecnlab testbed` does with every key of an experiment file: each
+key the engine accepts (crates/ecnlab/src/config.rs) is honoured (the
+testbed builds what it says), irrelevant (it changes nothing on a star of
+real hosts, nor in the simulator's star), or refused when it differs from
+the engine's default — the testbed's kernel TCP or switch does not do what
+it asks, and silently running something else would pass for a result.
+
+Values are compared in the engine's resolved form, so a key filled in by a
+profile counts as set, and a default spelt out in the file does not. A key
+not listed here (one added to the engine later) is refused whenever it is
+not at its default, until someone decides what the testbed does with it.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..errors import ConfigError
+from ..runner import resolve
+from ..units import parse_time
+
+__all__ = ["HONOURED", "IRRELEVANT", "REFUSED", "check_keys", "engine_defaults"]
+
+HONOURED: dict[str, str] = {
+    "run.seed": "serial flows' exponential gaps, incast jitter and the switch's random markers "
+    "draw from it (with their own generators, not the simulator's draws)",
+    "run.duration": "the agents stop sending at its end; required",
+    "run.warmup": "left out of goodput and RTT statistics",
+    "run.sample_interval": "the switch samples its queues this often (100us or more)",
+    "run.goodput_interval": "the agents read the kernel's in-order byte count this often "
+    "(1ms or more)",
+    "run.sample_ports": '"auto", "all" and "hosts" sample every switch port (all face hosts '
+    'in a star), "none" none; a list of ports is refused',
+    "run.fct_end": '"receiver": the receiving agent has read the last byte; "sender": the '
+    "sender has the receiver's one-byte answer to it",
+    "topology.kind": 'only "star" (one switch process)',
+    "topology.hosts": "one namespace and agent each, at most MAX_HOSTS",
+    "topology.link_rate": "every switch port's token bucket; one rate for all ports",
+    "topology.link_delay": "added at every switch port after the bucket, twice (two links)",
+    "topology.host_delay": "added to link_delay",
+    "transport.cc": '"ecn-star": the kernel\'s reno (or cubic) with net.ipv4.tcp_ecn = 1; '
+    '"reno": ECN off; "dctcp": the kernel\'s, where it has it',
+    "transport.init_cwnd": "the route's initcwnd",
+    "transport.min_rto": "the route's rto_min",
+    "transport.delayed_ack": "1 only: the route's quickack (an ACK per segment)",
+    "transport.slow_start_restart": "net.ipv4.tcp_slow_start_after_idle",
+    "transport.ect_retransmits": "the kernel's reno and cubic send retransmissions Not-ECT "
+    "(RFC 3168), its dctcp ECT; a value other than the kernel's is refused where the switch "
+    "drops Not-ECT packets (drop_not_ect, red, codel)",
+}
+# Every [switch] key of the composed discipline: the switch process builds
+# each port's queue discipline with the engine's own topology::switch_qdisc.
+for _key in (
+    "qdisc buffer queues scheduler quantum sp_queues marking threshold dequeue_marking "
+    "drop_not_ect mqecn_beta mqecn_idle cedm_k2 cedm_ws red_min red_max red_pmax red_wq "
+    "red_gentle red_spacing tcn_threshold mmecn_k_low mmecn_pmax mmecn_position aecn_epoch "
+    "aecn_up aecn_down aecn_k_min demepro_share pmsb_share codel_target codel_interval codel_ecn"
+).split():
+    HONOURED[f"switch.{_key}"] = "the engine's own queue discipline on every switch port"
+for _key in "src dst service count size start stop serial serial_gap serial_gap_kind".split():
+    HONOURED[f"flows.{_key}"] = "the sending host's agent"
+for _key in "src dst service interval start size".split():
+    HONOURED[f"ping.{_key}"] = "ICMP echoes with the service's DSCP, kernel timestamps"
+for _key in "receiver senders block rounds service start request_gap response_jitter".split():
+    HONOURED[f"incast.{_key}"] = "the receiver's and senders' agents"
+
+IRRELEVANT: dict[str, str] = {
+    "run.lazy_departures": "the simulator's bookkeeping of departures; the switch's are real",
+    "run.max_output": "a budget on the simulator's outputs; a testbed run writes a few MB",
+    "topology.preset": "leaf-spine presets; the engine refuses them on a star",
+    "topology.uplink_rate": "no switch-to-switch links in a star (the engine refuses it there)",
+    "topology.leaves": "leaf-spine's (the engine refuses it on a star)",
+    "topology.spines": "leaf-spine's (the engine refuses it on a star)",
+    "topology.hosts_per_leaf": "leaf-spine's (the engine refuses it on a star)",
+    "topology.k": "fat-tree's (the engine refuses it on a star)",
+    "topology.ecmp": "a star has one path between two hosts",
+    "transport.delayed_ack_timeout": "with delayed_ack = 1 no ACK waits for it",
+    "switch.mlecn_levels": "ML-ECN's (marking ml-ecn is refused; the engine refuses it otherwise)",
+    "fabric": "overrides for switch-to-switch ports, which a star has none of",
+}
+
+_KERNEL_TCP = "the testbed runs the kernel's TCP, which"
+_HOSTS = (
+    "the simulator's host batching and ML-ECN tags; the testbed's hosts are kernel stacks "
+    "with their own (TSO off on the veths, the kernel's GSO and GRO), not set per run"
+)
+_STAGES = (
+    "ML-ECN's classes by stage tag (host.stages), which the kernel's TCP does not set: "
+    "the switch classifies by DSCP (the flow's service) only"
+)
+REFUSED: dict[str, str] = {
+    "run.pcap": "the testbed's switch writes no packet captures",
+    "run.trace_ports": "the testbed's switch writes no trace table",
+    "run.trace_from": "the testbed's switch writes no trace table",
+    "run.trace_to": "the testbed's switch writes no trace table",
+    "switch.small_queues": _STAGES,
+    "switch.medium_queues": _STAGES,
+    "switch.large_queues": _STAGES,
+    "switch.small_stages": _STAGES,
+    "switch.medium_stages": _STAGES,
+    "switch.large_stages": _STAGES,
+    "switch.fq_flows": 'FQ-CoDel\'s (switch.qdisc = "fq-codel" is refused)',
+    "switch.fq_quantum": 'FQ-CoDel\'s (switch.qdisc = "fq-codel" is refused)',
+    "switch.fq_limit": 'FQ-CoDel\'s (switch.qdisc = "fq-codel" is refused)',
+    "transport.profile": f"a set of ns-2 TCP settings; {_KERNEL_TCP} has none of them",
+    "transport.init_rto": f"{_KERNEL_TCP} starts from its own 1 s (RFC 6298), "
+    "not settable per route",
+    "transport.max_rto": f"{_KERNEL_TCP} caps its RTO at its own 120 s (TCP_RTO_MAX)",
+    "transport.clock_granularity": f"{_KERNEL_TCP} times in its own jiffies",
+    "transport.rx_window": "the agents' 8 MB socket buffers: the kernel's receive window "
+    "never limits a flow, and no per-run cap is set",
+    "transport.max_cwnd": f"{_KERNEL_TCP} gets no per-run cwnd cap",
+    "transport.ca": f"{_KERNEL_TCP} grows cwnd its own way (reno: RFC 5681's standard)",
+    "transport.mss": "the veths' MTU is 1500 bytes: the kernel sends 1448-byte payloads with "
+    "52 bytes of IP and TCP headers (timestamps), the same 1500-byte packets as the default",
+    "transport.header": "the veths' MTU is 1500 bytes: the kernel sends 1448-byte payloads "
+    "with 52 bytes of IP and TCP headers (timestamps), the same 1500-byte packets as the "
+    "default",
+    "transport.delayed_ack_bytes": f"{_KERNEL_TCP} acknowledges every segment (quickack)",
+    "transport.dctcp_g": "Linux's dctcp takes g from a module parameter of the whole machine "
+    "(dctcp_shift_g, default 4: g = 1/16), not per run",
+    "transport.dctcp_alpha_init": "Linux's dctcp takes its initial alpha from a module "
+    "parameter of the whole machine (dctcp_alpha_on_init, default 1), not per run",
+    "transport.host_queue_limit": "the testbed's hosts have no NIC queue to bound: a veth "
+    "hands each frame to the switch at once",
+    "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
+    "[[incast]] and [[ping]])",
+    "nic": "the testbed's hosts have no NIC queue: a veth hands each frame to the switch at once",
+    "flows.rate": "rate-limited flows are not in the testbed yet",
+}
+for _key in (
+    "lso lso_max lso_fraction lso_defer_limit lso_defer_in_cwr interrupt_coalescing "
+    "interrupt_frames gro gro_max stages stage_by ect_stages"
+).split():
+    REFUSED[f"host.{_key}"] = _HOSTS
+
+_SECTIONS = ("run", "topology", "switch", "transport", "host")
+_ENTRIES = ("flows", "ping", "incast")
+_WHOLE = ("workload", "fabric", "nic")
+
+_MISSING = object()
+
+_BASELINE: dict[str, Any] = {
+    "run": {"duration": "1s"},
+    "topology": {"kind": "star", "hosts": 3, "link_rate": "1Gbps", "link_delay": "1us"},
+    "flows": [{"src": 0, "dst": 1}],
+    "ping": [{"src": 0, "dst": 1, "interval": "1ms"}],
+    "incast": [{"receiver": 2, "senders": 1, "block": "1KB", "rounds": 1}],
+}
+
+
+@functools.cache
+def engine_defaults() -> dict[str, Any]:
+    """A minimal star with one entry of each list, as the engine resolves
+    it: every key at the engine's default."""
+    return resolve(_BASELINE)
+
+
+def _show(value: Any) -> str:
+    """A value as the error spells it (TOML's booleans)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value)
+
+
+def _allowed(value: Any) -> str:
+    return "left out" if value is None or value is _MISSING else _show(value)
+
+
+def _refuse(key: str, value: Any, why: str, allowed: str) -> ConfigError:
+    return ConfigError(f"{key} = {_show(value)}: {why}; allowed: {allowed}")
+
+
+def _check(key: str, pattern: str, value: Any, default: Any) -> None:
+    """Refuse ``value`` of ``key`` (``pattern``: its name in the tables, no
+    index) unless the key is honoured, irrelevant or at its default."""
+    if pattern in HONOURED or pattern in IRRELEVANT or value == default:
+        return
+    why = REFUSED.get(pattern, "a key ecnlab testbed does not act on")
+    if pattern in _WHOLE:
+        raise ConfigError(f"[{key}] is given: {why}; allowed: no [{key}] section")
+    shown = None if value is _MISSING else value
+    raise _refuse(key, shown, why, _allowed(default))
+
+
+MIN_SAMPLE_INTERVAL = 100e-6
+"""The switch samples its queues no more often (its report is JSON)."""
+MIN_GOODPUT_INTERVAL = 1e-3
+"""The agents read the kernel's byte counts no more often."""
+SAMPLE_PORTS = ("auto", "all", "hosts", "none")
+_DROPS_NOT_ECT = ("red", "codel")
+"""Markings that drop a Not-ECT packet where they would mark an ECT one."""
+
+
+def _check_values(cfg: dict[str, Any], kernel_cc: str) -> None:
+    """The honoured keys whose every value the testbed cannot take."""
+    run, switch, transport = cfg["run"], cfg["switch"], cfg["transport"]
+    for key, least, text, why in (
+        ("sample_interval", MIN_SAMPLE_INTERVAL, "100us", "the switch samples its queues"),
+        (
+            "goodput_interval",
+            MIN_GOODPUT_INTERVAL,
+            "1ms",
+            "the agents read the kernel's byte counts",
+        ),
+    ):
+        if parse_time(run[key]) < least - 1e-12:
+            raise _refuse(f"run.{key}", run[key], f"{why} no more often", f"{text} or more")
+    ports = run["sample_ports"]
+    if not isinstance(ports, str) or ports not in SAMPLE_PORTS:
+        raise _refuse(
+            "run.sample_ports",
+            ports,
+            "the switch samples all its ports or none",
+            ", ".join(f'"{p}"' for p in SAMPLE_PORTS),
+        )
+    qdisc = switch.get("qdisc", "composed")
+    if qdisc != "composed":
+        why = {
+            "fq-codel": "the switch does not tell one host pair's connections apart (its "
+            "frames carry no flow id), so FQ-CoDel's per-flow queues would be per host pair",
+            "pfabric": "pFabric's priorities are the bytes a flow has left, which the "
+            "kernel's TCP does not carry in its packets",
+        }.get(qdisc, "a discipline the testbed does not know")
+        raise _refuse("switch.qdisc", qdisc, why, "'composed' (left out)")
+    if switch["marking"] == "ml-ecn":
+        raise _refuse("switch.marking", "ml-ecn", _STAGES, "any other marking")
+    if int(transport["delayed_ack"]) != 1:
+        raise _refuse(
+            "transport.delayed_ack",
+            transport["delayed_ack"],
+            f"{_KERNEL_TCP} delays ACKs by its own rules (about every second segment, a "
+            "40 ms timer), not every n-th packet",
+            "1 (quickack: an ACK per segment, the papers' setting)",
+        )
+    # Linux sends a retransmission ECT only under a congestion control that
+    # asks for ECN (tcp_ca_needs_ecn: dctcp); reno and cubic follow RFC
+    # 3168. Where the switch treats the two alike but for the CE mark
+    # itself (a mark on a retransmission the kernel would not carry), the
+    # difference is one echo; where it drops Not-ECT packets it is a loss.
+    if transport["cc"] != "reno":
+        kernel_ect = kernel_cc == "dctcp"
+        drops = bool(switch["drop_not_ect"]) or switch["marking"] in _DROPS_NOT_ECT
+        drops = drops or (switch["marking"] == "mq-ecn" and switch.get("red_min") is not None)
+        if drops and bool(transport["ect_retransmits"]) != kernel_ect:
+            raise _refuse(
+                "transport.ect_retransmits",
+                transport["ect_retransmits"],
+                f"the kernel's {kernel_cc} sends retransmissions "
+                + ("ECT" if kernel_ect else "Not-ECT (RFC 3168)")
+                + ", and this switch drops Not-ECT packets where it marks ECT ones",
+                _show(kernel_ect),
+            )
+
+
+def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno") -> None:
+    """Raise :class:`ConfigError` for the first key of resolved config
+    ``cfg`` that the testbed would not honour: its name, its value, why
+    and what is allowed. ``kernel_cc``: the kernel congestion control the
+    hosts will run."""
+    _check_values(cfg, kernel_cc)
+    base = engine_defaults()
+    # A profile first: it fills several keys, which are each refused below.
+    profile = cfg["transport"].get("profile")
+    _check("transport.profile", "transport.profile", profile, None)
+    for whole in _WHOLE:
+        _check(whole, whole, cfg.get(whole), base.get(whole))
+    for section in _SECTIONS:
+        given, default = cfg.get(section) or {}, base.get(section) or {}
+        for name in sorted(set(given) | set(default)):
+            value = given.get(name, _MISSING)
+            expected = default.get(name, _MISSING)
+            if section == "transport" and name == "init_rto":
+                # Its default is min_rto.
+                expected = given.get("min_rto", expected)
+            _check(f"{section}.{name}", f"{section}.{name}", value, expected)
+    for section in _ENTRIES:
+        (default,) = base[section]
+        for i, entry in enumerate(cfg.get(section) or []):
+            for name in sorted(set(entry) | set(default)):
+                value = entry.get(name, _MISSING)
+                _check(
+                    f"{section}[{i}].{name}",
+                    f"{section}.{name}",
+                    value,
+                    default.get(name, _MISSING),
+                )

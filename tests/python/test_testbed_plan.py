@@ -1,0 +1,274 @@
+"""`ecnlab testbed`'s plan and output tables, without building anything:
+these run everywhere (the runs themselves are in
+tests/scenarios/test_testbed.py, which needs root)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import ecnlab
+from ecnlab.runner import resolve, table_schemas
+from ecnlab.testbed.keys import HONOURED, IRRELEVANT, REFUSED, check_keys, engine_defaults
+from ecnlab.testbed.outputs import engine_table
+from ecnlab.testbed.plan import make_plan
+
+
+def _config(**incast: Any) -> dict[str, Any]:
+    return {
+        "run": {"duration": "1s", "seed": 3},
+        "topology": {"kind": "star", "hosts": 5, "link_rate": "200Mbps", "link_delay": "10us"},
+        "switch": {"buffer": "1MB", "queues": 2},
+        "transport": {"cc": "ecn-star"},
+        "flows": [{"src": 0, "dst": 1, "size": "10KB", "count": 2}],
+        "incast": [{"receiver": 2, "senders": 3, "block": "8KB", "rounds": 4, **incast}],
+    }
+
+
+def _plan(cfg: dict[str, Any]) -> Any:
+    return make_plan(resolve(cfg))
+
+
+def test_an_incast_group_has_the_simulators_senders_and_flow_ids() -> None:
+    plan = _plan(_config(service=1, start="2ms", request_gap="5us"))
+    (g,) = plan.incasts
+    # A count of senders: the first hosts other than the receiver (as the
+    # engine's Config::incast_senders), flow ids after the two [[flows]].
+    assert g["senders"] == [0, 1, 3] and g["ids"] == [2, 3, 4]
+    assert (g["block"], g["rounds"], g["service"]) == (8000, 4, 1)
+    assert g["start"] == pytest.approx(2e-3) and g["request_gap"] == pytest.approx(5e-6)
+    assert g["jitter"] == []  # no response_jitter: none drawn
+    kinds = [(r["id"], r["src"], r["dst"], r["kind"]) for r in plan.flow_rows()]
+    assert kinds == [
+        (0, 0, 1, "sized"),
+        (1, 0, 1, "sized"),
+        (2, 0, 2, "incast"),
+        (3, 1, 2, "incast"),
+        (4, 3, 2, "incast"),
+    ]
+    # The simulator numbers the same flows the same way.
+    sim = ecnlab.run(_config())
+    rows = sim["flows"].to_pylist()
+    assert [(r["id"], r["src"], r["dst"], r["kind"]) for r in rows] == kinds
+
+
+def test_response_jitter_is_drawn_per_sender_and_round_from_the_seed() -> None:
+    jitter = 100e-6
+    a = _plan(_config(response_jitter="100us")).incasts[0]["jitter"]
+    b = _plan(_config(response_jitter="100us")).incasts[0]["jitter"]
+    other = _config(response_jitter="100us")
+    other["run"]["seed"] = 4
+    c = _plan(other).incasts[0]["jitter"]
+    assert len(a) == 4 and all(len(row) == 3 for row in a)
+    # Uniform in [0, response_jitter), a new draw for each sender each
+    # round, the same for one seed and not for another.
+    flat = [x for row in a for x in row]
+    assert all(0 <= x < jitter for x in flat) and len(set(flat)) == 12
+    assert a == b and a != c
+
+
+def test_an_explicit_sender_list_is_kept_in_its_order() -> None:
+    g = _plan(_config(senders=[4, 0])).incasts[0]
+    assert g["senders"] == [4, 0] and g["ids"] == [2, 3]
+
+
+def test_slow_start_restart_follows_the_transport_key() -> None:
+    # Off in the simulator unless asked for; Linux's default is on.
+    assert _plan(_config()).sysctls["net.ipv4.tcp_slow_start_after_idle"] == "0"
+    on = _config()
+    on["transport"]["slow_start_restart"] = True
+    assert _plan(on).sysctls["net.ipv4.tcp_slow_start_after_idle"] == "1"
+
+
+def test_testbed_tables_take_the_engines_columns_and_types() -> None:
+    schemas = table_schemas()
+    assert {"flows", "goodput", "queues", "rtt", "ports", "incast"} <= set(schemas)
+    rows = {"round": [1], "start": [0.0], "finish": [0.02], "goodput_gbps": [0.18]}
+    t = engine_table("incast", rows)
+    assert t.schema == schemas["incast"]
+    # The simulator's own incast table has that schema.
+    sim = ecnlab.run(_config())
+    assert sim["incast"].schema == schemas["incast"]
+    with pytest.raises(ValueError, match=r"table 'incast': columns \['round', 'start'\]"):
+        engine_table("incast", {"round": [1], "start": [0.0]})
+
+
+def test_serial_flows_form_a_chain_with_the_entrys_pauses() -> None:
+    cfg = _config()
+    cfg["flows"] = [
+        {"src": 0, "dst": 1, "size": "10KB", "count": 3, "serial": True, "serial_gap": "2ms"},
+        {"src": 1, "dst": 0, "size": "10KB", "count": 400, "serial": True, "serial_gap": "1ms"},
+    ]
+    cfg["flows"][1]["serial_gap_kind"] = "exponential"
+    plan = _plan(cfg)
+    fixed = [f for f in plan.flows if f["chain"] == 0]
+    # The first opens at the entry's start, each next one 2 ms after the
+    # one before it completed.
+    assert [f["pause"] for f in fixed] == pytest.approx([0.0, 2e-3, 2e-3])
+    # Exponential pauses with mean serial_gap: 399 draws, mean within 15%
+    # (the standard error of the mean is 1/sqrt(399) = 5%).
+    drawn = [f["pause"] for f in plan.flows if f["chain"] == 1][1:]
+    assert abs(sum(drawn) / len(drawn) - 1e-3) < 0.15e-3
+    assert drawn == [f["pause"] for f in _plan(cfg).flows if f["chain"] == 1][1:]
+
+
+def test_rate_limited_flows_are_refused_naming_the_key() -> None:
+    cfg = _config()
+    cfg["flows"][0]["rate"] = "10Mbps"
+    with pytest.raises(ecnlab.ConfigError, match=r"flows\[0\]\.rate = '10Mbps': rate-limited"):
+        _plan(cfg)
+
+
+# ------------------------------------------------------------ config keys
+
+# One clear line per key the testbed cannot honour: the key, its value, why
+# and what is allowed (tests/scenarios/test_testbed.py checks the topology,
+# cc and host-count refusals on a real run).
+REFUSALS = [
+    (("transport", "max_cwnd", 100), "transport.max_cwnd = 100: ", "allowed: left out"),
+    (("transport", "rx_window", 50), "transport.rx_window = 50: ", "allowed: left out"),
+    (("transport", "dctcp_g", 0.1), "transport.dctcp_g = 0.1: ", "allowed: 0.0625"),
+    (("transport", "dctcp_alpha_init", 0.0), "transport.dctcp_alpha_init = 0.0: ", "1.0"),
+    (("transport", "delayed_ack", 2), "transport.delayed_ack = 2: ", "allowed: 1 "),
+    (("transport", "delayed_ack_bytes", True), "transport.delayed_ack_bytes = true: ", "false"),
+    (("transport", "host_queue_limit", "30KB"), "transport.host_queue_limit = '30000B': ", ""),
+    (("transport", "clock_granularity", "1us"), "transport.clock_granularity = '1us': ", ""),
+    (("transport", "ca", "basic"), "transport.ca = 'basic': ", "allowed: 'standard'"),
+    (("transport", "mss", 9000), "transport.mss = 9000: the veths' MTU", "allowed: 1460"),
+    (("transport", "max_rto", "1s"), "transport.max_rto = '1s': ", "allowed: '60s'"),
+    # Its default is min_rto (10ms here).
+    (("transport", "init_rto", "1ms"), "transport.init_rto = '1ms': ", "allowed: '10ms'"),
+    # A profile fills several refused keys; the profile itself is named.
+    (("transport", "profile", "pfabric"), "transport.profile = 'pfabric': ", "left out"),
+    (("host", "lso", True), "host.lso = true: ", "allowed: false"),
+    # (GRO needs receive batching: the engine's own rule.)
+    (("host", None, {"gro": True, "interrupt_coalescing": "1us"}), "host.gro = true: ", "false"),
+    (("host", "interrupt_coalescing", "10us"), "host.interrupt_coalescing = '10us': ", "'0s'"),
+    (("host", "stages", ["100KB"]), "host.stages = ['100000B']: ", "allowed: []"),
+    (("switch", None, {"qdisc": "fq-codel"}), "switch.qdisc = 'fq-codel': ", "'composed'"),
+    (("run", "pcap", ["switch:host1"]), "run.pcap = ['switch:host1']: ", "left out"),
+    (("run", "trace_ports", ["switch:host1"]), "run.trace_ports = ", ""),
+    (("run", "sample_interval", "10us"), "run.sample_interval = '10us': ", "100us or more"),
+    (("run", "goodput_interval", "100us"), "run.goodput_interval = '100us': ", "1ms or more"),
+    (("run", "sample_ports", ["switch:host1"]), "run.sample_ports = ['switch:host1']: ", '"none"'),
+    (
+        ("workload", None, {"kind": "poisson", "load": 0.3, "flows": 10}),
+        "[workload] is given: ",
+        "",
+    ),
+    (("nic", None, {}), "[nic] is given: the testbed's hosts have no NIC queue", ""),
+]
+
+
+def _star(**sections: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "run": {"duration": "1s"},
+        "topology": {"kind": "star", "hosts": 3, "link_rate": "200Mbps", "link_delay": "10us"},
+        "switch": {"queues": 2, "marking": "per-queue", "threshold": "16pkt"},
+        "transport": {"cc": "ecn-star", "min_rto": "10ms"},
+        "flows": [{"src": 0, "dst": 2}],
+    }
+    for name, keys in sections.items():
+        cfg[name] = {**cfg.get(name, {}), **keys} if isinstance(keys, dict) else keys
+    return cfg
+
+
+def _set(section: str, key: str | None, value: Any) -> dict[str, Any]:
+    """The star with one key set, or (key None) one whole section."""
+    cfg = _star()
+    if key is None:
+        cfg[section] = value
+    else:
+        cfg.setdefault(section, {})[key] = value
+    return cfg
+
+
+@pytest.mark.parametrize(("setting", "starts", "allowed"), REFUSALS)
+def test_an_unhonoured_key_is_refused_naming_key_value_and_what_is_allowed(
+    setting: tuple[str, str | None, Any], starts: str, allowed: str
+) -> None:
+    with pytest.raises(ecnlab.ConfigError) as err:
+        _plan(_set(*setting))
+    text = str(err.value)
+    assert text.startswith(starts), text
+    assert "\n" not in text and "allowed: " in text and allowed in text, text
+
+
+def test_keys_at_their_defaults_or_honoured_are_accepted() -> None:
+    # Defaults spelt out are not "set"; honoured keys take their values;
+    # irrelevant ones ([fabric] in a star, delayed_ack_timeout with an ACK
+    # per segment) change nothing and are let through.
+    cfg = _star(
+        transport={"mss": 1460, "max_rto": "60s", "init_rto": "10ms", "delayed_ack": 1},
+        host={"lso": False, "gro_max": "64KB"},
+        run={"sample_ports": "none", "fct_end": "sender", "lazy_departures": False},
+        fabric={"marking": "per-port", "threshold": "16pkt"},
+    )
+    cfg["transport"]["delayed_ack_timeout"] = "40ms"
+    plan = _plan(cfg)
+    assert plan.sample_interval == 0.0 and plan.fct_end == "sender"
+    assert plan.route_options[-2:] == ["quickack", "1"]
+
+
+def test_ect_retransmits_is_refused_only_where_the_switch_drops_not_ect() -> None:
+    # The kernel's reno sends retransmissions Not-ECT (RFC 3168); the
+    # engine's default is ECT. Threshold marking treats the two alike but
+    # for the mark itself: accepted. drop_not_ect drops what the simulator
+    # would have marked: refused, naming the kernel's value.
+    _plan(_star())
+    with pytest.raises(ecnlab.ConfigError) as err:
+        _plan(_star(switch={"drop_not_ect": True}))
+    text = str(err.value)
+    assert text.startswith("transport.ect_retransmits = true: the kernel's reno sends"), text
+    assert text.endswith("allowed: false"), text
+    _plan(_star(switch={"drop_not_ect": True}, transport={"ect_retransmits": False}))
+
+
+def test_ml_ecn_and_ping_sizes_beyond_the_mtu_are_refused() -> None:
+    mlecn = _star(
+        switch={
+            "queues": 3,
+            "marking": "ml-ecn",
+            "small_queues": [0],
+            "medium_queues": [1],
+            "large_queues": [2],
+        },
+        host={"stages": ["100KB", "10MB"]},
+    )
+    with pytest.raises(ecnlab.ConfigError, match=r"^switch\.marking = 'ml-ecn': ML-ECN's classes"):
+        _plan(mlecn)
+    big = _star(ping=[{"src": 0, "dst": 1, "interval": "1ms", "size": "9000B"}])
+    with pytest.raises(ecnlab.ConfigError, match=r"^ping\[0\]\.size = '9000B': .*28B to 1500B"):
+        _plan(big)
+
+
+def test_every_engine_key_is_classified_once() -> None:
+    # Every key the engine resolves (and those it leaves out at their
+    # defaults) is honoured, irrelevant or refused-unless-default; a key
+    # the engine gains later shows up here until it is classified.
+    honoured, irrelevant, refused = set(HONOURED), set(IRRELEVANT), set(REFUSED)
+    assert not (honoured & irrelevant or honoured & refused or irrelevant & refused)
+    base = engine_defaults()
+    seen = {name for name in ("workload", "fabric", "nic")}
+    for section in ("run", "topology", "switch", "transport", "host"):
+        seen |= {f"{section}.{k}" for k in base[section]}
+    for section in ("flows", "ping", "incast"):
+        seen |= {f"{section}.{k}" for k in base[section][0]}
+    # Left out of the resolved form at their defaults (config.rs).
+    hidden = {"run.pcap", "run.trace_ports", "run.trace_from", "run.trace_to"}
+    hidden |= {"run.max_output", "run.fct_end", "switch.qdisc"}
+    hidden |= {f"switch.{k}" for k in ("fq_flows", "fq_quantum", "fq_limit")}
+    hidden |= {f"switch.{k}" for k in ("codel_target", "codel_interval", "codel_ecn")}
+    assert seen | hidden == honoured | irrelevant | refused, (
+        sorted(seen | hidden - (honoured | irrelevant | refused)),
+        sorted((honoured | irrelevant | refused) - (seen | hidden)),
+    )
+
+
+def test_a_key_the_testbed_does_not_know_is_refused_unless_at_its_default() -> None:
+    cfg = resolve(_star())
+    check_keys(cfg)
+    cfg["transport"]["future_knob"] = 3
+    with pytest.raises(ecnlab.ConfigError, match=r"^transport\.future_knob = 3: a key ecnlab"):
+        check_keys(cfg)
