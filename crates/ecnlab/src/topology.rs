@@ -13,8 +13,8 @@ use crate::switch::buffer::Buffer;
 use crate::switch::codel::Codel;
 use crate::switch::fq_codel::FqCodel;
 use crate::switch::marker::{
-    AEcn, Cedm, CodelAqm, DemePro, FairShare, Marker, MlEcn, MmEcn, MqEcn, MqEcnGeneric, PerPool, PerPort, PerQueue,
-    Pmsb, Red, Share, Tcn,
+    AEcn, Cedm, CodelAqm, DemePro, FairShare, Hooked, Marker, MlEcn, MmEcn, MqEcn, MqEcnGeneric, PerPool, PerPort,
+    PerQueue, Pmsb, Red, Share, Tcn,
 };
 use crate::switch::pfabric::PFabric;
 use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr, Wfq};
@@ -46,8 +46,13 @@ pub struct Port {
     pub switch: Option<u32>,
     /// The packets it sends are captured (`run.pcap`).
     pub capture: bool,
-    /// Its enqueues and dequeues are traced (`run.trace_ports`).
+    /// Its enqueues and dequeues are traced (`run.trace_ports`; set it
+    /// with `set_trace`).
     pub trace: bool,
+    /// Offered packets take the static path (`World::enqueue`): the qdisc
+    /// is plain (`Qdisc::is_plain`) and the port is not traced. One bit,
+    /// so that the common case costs one test per hop.
+    pub plain: bool,
 }
 
 // Four lines exactly: a field that grows it to five costs every hop (a
@@ -83,6 +88,12 @@ pub struct Network {
 }
 
 impl Port {
+    /// Trace the port's enqueues and dequeues, or stop.
+    pub fn set_trace(&mut self, on: bool) {
+        self.trace = on;
+        self.plain = self.qdisc.is_plain() && !on;
+    }
+
     /// Serialisation time on this port's link (the rate is the qdisc's).
     #[inline]
     pub fn tx_time(&self, bytes: u64) -> Time {
@@ -251,6 +262,7 @@ impl Builder {
                 let switch = if from < hosts { None } else { Some(from - hosts) };
                 let mut qdisc = qdisc;
                 qdisc.seed(crate::rng::Rng::stream(cfg.run.seed, AQM_STREAM ^ id as u64));
+                let plain = qdisc.is_plain();
                 ports.push(Port {
                     node: from,
                     peer: to,
@@ -263,6 +275,7 @@ impl Builder {
                     switch,
                     capture: false,
                     trace: false,
+                    plain,
                 });
                 out[from as usize].push(id);
                 if let NodeKind::Host { nic } = &mut nodes[from as usize].kind {
@@ -389,19 +402,19 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
     let generic = s.scheduler == SchedulerKind::Wfq;
     let marker = match (s.marking, &s.threshold) {
         (MarkingKind::None, _) => Marker::None,
-        (MarkingKind::Red, _) => Marker::Red(Box::new(red())),
+        (MarkingKind::Red, _) => Hooked::Red(red()).into(),
         (MarkingKind::MqEcn, _) if s.red_keys() => {
             let mq = if generic {
                 Share::Weights(MqEcnGeneric::new(0, &quanta, s.mqecn_beta, idle))
             } else {
                 Share::Round(MqEcn::new(0, &quanta, rate_bps, strict, s.mqecn_beta, idle))
             };
-            Marker::Red(Box::new(red().with_mq_ecn(mq)))
+            Hooked::Red(red().with_mq_ecn(mq)).into()
         }
-        (MarkingKind::Tcn, _) => Marker::Tcn(Tcn { threshold: s.tcn_threshold.map(|d| d.0).unwrap_or(0) }),
-        (MarkingKind::Codel, _) => Marker::Codel(Box::new(CodelAqm::new(codel(s, pkt), n))),
+        (MarkingKind::Tcn, _) => Hooked::Tcn(Tcn { threshold: s.tcn_threshold.map(|d| d.0).unwrap_or(0) }).into(),
+        (MarkingKind::Codel, _) => Hooked::Codel(CodelAqm::new(codel(s, pkt), n)).into(),
         (_, None) => Marker::None,
-        (MarkingKind::Cedm, Some(t)) => Marker::Cedm(Box::new(Cedm::new(k(t), amt(s.cedm_k2), s.cedm_ws, n))),
+        (MarkingKind::Cedm, Some(t)) => Hooked::Cedm(Cedm::new(k(t), amt(s.cedm_k2), s.cedm_ws, n)).into(),
         (MarkingKind::PerQueue, Some(OneOrList::List(l))) => {
             Marker::PerQueue(PerQueue { k: l.iter().map(|a| a.0.bytes(pkt)).collect() })
         }
@@ -415,36 +428,38 @@ pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
         (MarkingKind::MqEcn, Some(t)) => Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle)),
         // Config validation makes "ml-ecn" come with classes.
         (MarkingKind::MlEcn, Some(t)) => match s.stage_classes(cfg.host.stages.len()) {
-            Some(c) => Marker::MlEcn(Box::new(MlEcn::new(k(t), s.mlecn_levels, c, n))),
+            Some(c) => Hooked::MlEcn(MlEcn::new(k(t), s.mlecn_levels, c, n)).into(),
             None => Marker::None,
         },
         // The comparators' defaults: shared/schemes/comparators.md §1-4.
-        (MarkingKind::MmEcn, Some(t)) => Marker::MmEcn(MmEcn {
+        (MarkingKind::MmEcn, Some(t)) => Hooked::MmEcn(MmEcn {
             k_low: s.mmecn_k_low.map_or(k(t) / 2, |a| a.0.bytes(pkt)),
             k_high: k(t),
             pmax: s.mmecn_pmax.unwrap_or(1.0),
             front: s.mmecn_position != Some(MmecnPosition::Tail),
-        }),
+        })
+        .into(),
         (MarkingKind::AEcn, Some(t)) => {
             let or_pkts = |a: Option<crate::config::Amt>, n: u64| a.map_or(n * pkt, |a| a.0.bytes(pkt));
-            Marker::AEcn(Box::new(AEcn::new(
+            Hooked::AEcn(AEcn::new(
                 k(t),
                 or_pkts(s.aecn_k_min, 2).min(k(t)),
                 or_pkts(s.aecn_up, 1),
                 or_pkts(s.aecn_down, 1),
                 s.aecn_epoch.unwrap_or(AEcn::DEFAULT_EPOCH),
                 n,
-            )))
+            ))
+            .into()
         }
         (MarkingKind::DemePro, Some(t)) => {
             let share = match s.demepro_share {
                 Some(DemeproShare::Threshold) => FairShare::Threshold,
                 _ => FairShare::Occupancy,
             };
-            Marker::DemePro(Box::new(DemePro::new(k(t), &quanta, share)))
+            Hooked::DemePro(DemePro::new(k(t), &quanta, share)).into()
         }
         (MarkingKind::Pmsb, Some(t)) => {
-            Marker::Pmsb(Box::new(Pmsb::new(k(t), &quanta, s.pmsb_share == Some(PmsbShare::Active))))
+            Hooked::Pmsb(Pmsb::new(k(t), &quanta, s.pmsb_share == Some(PmsbShare::Active))).into()
         }
     };
     let mut q = Qdisc::new(n, sched, marker, buffer, rate_bps);
@@ -535,7 +550,8 @@ mod tests {
         assert!(matches!((&wfq.sched, &wfq.marker), (Scheduler::Wfq(_), Marker::MqEcnGeneric(_))));
         assert!(matches!(build("dwrr", false).marker, Marker::MqEcn(_)));
         for (sched, generic) in [("wfq", true), ("dwrr", false)] {
-            let Marker::Red(r) = build(sched, true).marker else { panic!("{sched}: not RED") };
+            let marker = build(sched, true).marker;
+            let Some(Hooked::Red(r)) = marker.hooked() else { panic!("{sched}: not RED") };
             assert_eq!(r.share_is_weight_sum(), Some(generic), "{sched}");
         }
     }

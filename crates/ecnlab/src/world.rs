@@ -21,6 +21,7 @@ use crate::rng::hash64;
 use crate::stats::Stats;
 use crate::switch::classifier::StageClasses;
 use crate::switch::marker::Marker;
+use crate::switch::Qdisc;
 use crate::tables::{FlowRows, PortRows};
 use crate::topology::{Network, NodeKind};
 use crate::units::{secs, Time};
@@ -304,7 +305,7 @@ impl<'a> World<'a> {
         let traced = captured_ports(&net, &cfg.run.trace_ports, "run.trace_ports")?;
         let tracing = !traced.is_empty();
         for p in traced {
-            net.ports[p as usize].trace = true;
+            net.ports[p as usize].set_trace(true);
         }
         let trace_window = (
             cfg.run.trace_from.map(|d| d.0).unwrap_or(cfg.run.warmup.0),
@@ -564,16 +565,41 @@ impl<'a> World<'a> {
 
     #[inline]
     fn start_tx_at(&mut self, port: u32, now: Time) {
-        let p = &mut self.net.ports[port as usize];
-        if p.qdisc.drops_at_dequeue() {
-            return self.start_tx_dropping(port, now);
+        if !self.net.ports[port as usize].qdisc.is_plain() {
+            return self.start_tx_hooked(port, now);
         }
+        let next = self.dequeue_at(port, now, Qdisc::dequeue_plain);
+        if let Some((id, size)) = next {
+            self.transmit(port, now, id, size);
+        }
+    }
+
+    /// Take `port`'s next packet at `now` with `dequeue`, keeping its
+    /// switch's pool count.
+    #[inline(always)]
+    fn dequeue_at(
+        &mut self,
+        port: u32,
+        now: Time,
+        dequeue: impl FnOnce(&mut Qdisc, Time, &mut Arena, u64) -> Option<(u32, u32)>,
+    ) -> Option<(u32, u32)> {
+        let p = &mut self.net.ports[port as usize];
         let before = p.qdisc.bytes;
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
-        let next = p.qdisc.dequeue_composed(now, &mut self.arena, pool);
+        let next = dequeue(&mut p.qdisc, now, &mut self.arena, pool);
         if let Some(sw) = p.switch {
             self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
         }
+        next
+    }
+
+    /// `start_tx_at` for a port off the static path (`Qdisc::is_plain`).
+    #[inline(never)]
+    fn start_tx_hooked(&mut self, port: u32, now: Time) {
+        if self.net.ports[port as usize].qdisc.drops_at_dequeue() {
+            return self.start_tx_dropping(port, now);
+        }
+        let next = self.dequeue_at(port, now, Qdisc::dequeue_composed);
         if let Some((id, size)) = next {
             self.transmit(port, now, id, size);
         }
@@ -584,15 +610,8 @@ impl<'a> World<'a> {
     /// the next packet, then wake the senders a NIC's drops made room for
     /// (only once that packet is on the wire, as theirs may come to this
     /// very port).
-    #[inline(never)]
     fn start_tx_dropping(&mut self, port: u32, now: Time) {
-        let p = &mut self.net.ports[port as usize];
-        let before = p.qdisc.bytes;
-        let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
-        let next = p.qdisc.dequeue(now, &mut self.arena, pool);
-        if let Some(sw) = p.switch {
-            self.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
-        }
+        let next = self.dequeue_at(port, now, Qdisc::dequeue);
         while let Some(id) = self.net.ports[port as usize].qdisc.take_dequeue_drop() {
             if self.net.ports[port as usize].trace {
                 self.watch(port, now, id, -1);
@@ -660,20 +679,51 @@ impl<'a> World<'a> {
     }
 
     /// Offer packet `id`, which came over the link of port `from` (or
-    /// NO_PORT), to `port`.
-    #[inline]
+    /// NO_PORT), to `port`. The port's path is chosen here, in the caller,
+    /// so that either costs one call (the test inside one shared function
+    /// cost each hooked hop a second call: 2% of the ML-ECN point's
+    /// instructions).
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, id: u32, from: u32) {
+        if self.net.ports[port as usize].plain {
+            self.enqueue_plain(port, id, from)
+        } else {
+            self.enqueue_hooked(port, id, from)
+        }
+    }
+
+    /// `enqueue` at a port on the static path (`Port::plain`).
+    #[inline(never)]
+    fn enqueue_plain(&mut self, port: u32, id: u32, from: u32) {
+        self.enqueue_in::<true>(port, id, from)
+    }
+
+    /// `enqueue` at a port off the static path.
+    #[inline(never)]
+    fn enqueue_hooked(&mut self, port: u32, id: u32, from: u32) {
+        self.enqueue_in::<false>(port, id, from)
+    }
+
+    /// `enqueue`; `PLAIN`: the port is known to be plain, so it is neither
+    /// traced nor a whole discipline, and its qdisc's static path applies.
+    #[inline(always)]
+    fn enqueue_in<const PLAIN: bool>(&mut self, port: u32, id: u32, from: u32) {
         let now = self.q.now;
         self.catch_up(port, now, Some((id, from)));
         let p = &mut self.net.ports[port as usize];
         let pool = p.switch.map(|s| self.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
-        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending && !p.trace {
+        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending && (PLAIN || !p.trace) {
             // An idle, empty port sends the packet at once. The qdisc then
             // skips its FIFO and round-robin list, which would hold the
             // packet for no time (see `Qdisc::pass_through`). A traced port
             // goes the long way, so its trace shows the packet queued.
-            if let Some(r) = p.qdisc.pass_through(now, id, &mut self.arena, pool) {
+            let r = if PLAIN {
+                p.qdisc.pass_through_plain(now, id, &mut self.arena, pool)
+            } else {
+                p.qdisc.pass_through(now, id, &mut self.arena, pool)
+            };
+            if let Some(r) = r {
                 match r {
                     Ok(()) => self.transmit(port, now, id, size as u32),
                     Err(_) => self.refused(port, now, id),
@@ -681,12 +731,17 @@ impl<'a> World<'a> {
                 return;
             }
         }
-        match p.qdisc.enqueue(now, id, &mut self.arena, pool) {
+        let r = if PLAIN {
+            p.qdisc.enqueue_plain(now, id, &mut self.arena, pool)
+        } else {
+            p.qdisc.enqueue(now, id, &mut self.arena, pool)
+        };
+        match r {
             Ok(()) => {
                 if let Some(s) = p.switch {
                     self.net.switches[s as usize].pool_bytes += size;
                 }
-                if p.trace | p.qdisc.is_whole() {
+                if !PLAIN && (p.trace | p.qdisc.is_whole()) {
                     return self.enqueued_slow(port, now, id);
                 }
                 if arm_departure(p, &mut self.q, port, now) {

@@ -83,20 +83,26 @@ impl MqEcn {
         occ.queue as f64 > self.k_i(q)
     }
 
+    #[inline(always)]
     fn sample(&mut self, s: Time) {
         self.t_round = self.beta * self.t_round + (1.0 - self.beta) * s as f64;
     }
 
+    // The round and port events are always inlined into the static
+    // enqueue and dequeue paths, which call them for most packets.
+    #[inline(always)]
     pub fn activated(&mut self, q: usize, now: Time) {
         self.queue[q].1 = self.queue[q].1.max(now);
     }
 
+    #[inline(always)]
     pub fn turn_end(&mut self, q: usize, end: Time) {
         let s = end.saturating_sub(self.queue[q].1);
         self.sample(s);
         self.queue[q].1 = end;
     }
 
+    #[inline(always)]
     pub fn port_busy(&mut self, now: Time) {
         let idle = now.saturating_sub(self.t_idle);
         // Most arrivals at an empty port come within a slot: no division.
@@ -110,6 +116,7 @@ impl MqEcn {
         }
     }
 
+    #[inline(always)]
     pub fn port_idle(&mut self, now: Time) {
         self.t_idle = now;
     }

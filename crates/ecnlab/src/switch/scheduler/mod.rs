@@ -28,7 +28,9 @@ pub enum Scheduler {
 
 impl Scheduler {
     /// Queue `q` went from empty to backlogged.
-    #[inline]
+    // Always inlined, as the two below: left to LLVM, the static
+    // enqueue path called them (+2% instructions on the MQ-ECN point).
+    #[inline(always)]
     pub fn activate<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
         match self {
             Scheduler::Sp(_) => {}
@@ -51,7 +53,7 @@ impl Scheduler {
 
     /// `activate(q)` then a `select` that sends that packet and empties the
     /// port (`sends_first_turn` holds).
-    #[inline]
+    #[inline(always)]
     pub fn serve_first_turn<O: RoundObserver>(&mut self, q: usize, size: u64, now: Time, rate: LineRate, obs: &mut O) {
         match self {
             Scheduler::Sp(_) => {}
