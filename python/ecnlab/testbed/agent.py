@@ -45,6 +45,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any, cast
 
 FLOW_PORT = 5001
@@ -288,17 +289,9 @@ class Agent:
             "timeouts": 0,
             "ecn": False,
         }
-        with self.lock:
-            self.sent[fid] = record
-        self.wait_until(flow["start"])
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
-        record["start"] = self.now()
-        try:
-            sock.settimeout(max(0.1, self.end - time.monotonic()))
-            sock.connect((self.spec["ips"][flow["dst"]], FLOW_PORT))
-            sock.sendall(HEADER.pack(fid, size))
+        sock = self._open(flow, record)
+        with self._sending(f"flow {fid}", sock, record):
+            self._connect(sock, flow, HEADER.pack(fid, size))
             sock.settimeout(0.05)
             payload = memoryview(bytearray(CHUNK))
             left = size if size >= 0 else None
@@ -315,14 +308,6 @@ class Agent:
                 sock.settimeout(max(0.05, self.end - time.monotonic()))
                 if sock.recv(1) == b"!":
                     record["finish"] = self.now()
-        except (TimeoutError, OSError) as exc:
-            # At the end the receiver may close first: not an error.
-            if time.monotonic() < self.end:
-                with self.lock:
-                    self.errors.append(f"flow {fid}: {exc}")
-        finally:
-            self._tcp_info(sock, record)
-            sock.close()
 
     def send_serial(self, chain: list[dict[str, Any]]) -> None:
         """Serial flows: each opens its pause after the one before it has
@@ -343,21 +328,13 @@ class Agent:
         answer each request with a block, after this round's jitter."""
         fid = flow["id"]
         record: dict[str, Any] = {"start": None, "retransmits": 0, "timeouts": 0, "ecn": False}
-        with self.lock:
-            self.sent[fid] = record
-        self.wait_until(flow["start"])
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        block = bytes(flow["block"])
+        sock = self._open(flow, record)
         # A block's last, short segment leaves at once, not after an ACK
         # (Nagle), as in the simulator.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        block = bytes(flow["block"])
-        record["start"] = self.now()
-        try:
-            sock.settimeout(max(0.1, self.end - time.monotonic()))
-            sock.connect((self.spec["ips"][flow["dst"]], FLOW_PORT))
-            sock.sendall(HEADER.pack(fid, INCAST))
+        with self._sending(f"incast flow {fid}", sock, record):
+            self._connect(sock, flow, HEADER.pack(fid, INCAST))
             sock.settimeout(0.2)
             while True:
                 request = self._read_request(sock)
@@ -367,10 +344,36 @@ class Agent:
                 if jitter:
                     pause_until(time.monotonic() + jitter[request - 1])
                 sock.sendall(block)
+
+    def _open(self, flow: dict[str, Any], record: dict[str, Any]) -> socket.socket:
+        """A sender's socket at its flow's start, with the flow's DSCP and
+        the agents' send buffer; `record` is registered under the flow's id
+        and stamped with the start."""
+        with self.lock:
+            self.sent[flow["id"]] = record
+        self.wait_until(flow["start"])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, flow["service"] << 2)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        record["start"] = self.now()
+        return sock
+
+    def _connect(self, sock: socket.socket, flow: dict[str, Any], header: bytes) -> None:
+        sock.settimeout(max(0.1, self.end - time.monotonic()))
+        sock.connect((self.spec["ips"][flow["dst"]], FLOW_PORT))
+        sock.sendall(header)
+
+    @contextlib.contextmanager
+    def _sending(self, what: str, sock: socket.socket, record: dict[str, Any]) -> Iterator[None]:
+        """A sender's body: a socket error before the run's end is recorded
+        (at the end the receiver may close first: not an error); the
+        kernel's counters go to `record` and the socket is closed."""
+        try:
+            yield
         except (TimeoutError, OSError) as exc:
             if time.monotonic() < self.end:
                 with self.lock:
-                    self.errors.append(f"incast flow {fid}: {exc}")
+                    self.errors.append(f"{what}: {exc}")
         finally:
             self._tcp_info(sock, record)
             sock.close()
