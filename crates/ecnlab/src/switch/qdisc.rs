@@ -316,8 +316,10 @@ impl Qdisc {
             self.cold.drops[q].overflow += 1;
             return Err(DropReason::Overflow);
         }
-        // A plain port's marker judges here, or is `None` (no mark).
-        if PLAIN || self.hook_in {
+        // A port without a marker (a host NIC's) skips the test, so that the
+        // marker's jump table serves switch ports only: shared, it cost 6 M
+        // more mispredicted jumps on the 2,000-flow MQ-ECN point (cachegrind).
+        if self.hook_in {
             let occ = Occupancy {
                 queue: self.queues[q].fifo.bytes + size as u64,
                 port: self.bytes + size as u64,
