@@ -332,8 +332,18 @@ impl TcpSender {
             TxState::Established if self.una < self.max_sent && self.pf.on => self.pfabric_timeout(now),
             TxState::Established if self.una < self.max_sent => {
                 self.timeouts += 1;
-                let flight_segs = self.flight() as f64 / self.mss as f64;
-                self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
+                // ssthresh answers a loss once (RFC 5681 §3.1): an RTO
+                // during fast recovery, or one repeated before snd_una
+                // passes the last RTO's recovery point, keeps the ssthresh
+                // already set (Linux tcp_enter_loss does the same). Taking
+                // FlightSize/2 there would count the SACKed data above an
+                // old hole, often hundreds of segments, and send the
+                // go-back-N retransmission into a slow start that overruns
+                // the buffer it was lost in.
+                if !self.in_recovery && self.una >= self.recover {
+                    let flight_segs = self.flight() as f64 / self.mss as f64;
+                    self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
+                }
                 self.w.cwnd = 1.0;
                 self.in_recovery = false;
                 self.dupacks = 0;
@@ -537,6 +547,47 @@ mod tests {
             assert_eq!(acks, 7, "{cc}");
             assert!((s.w.cwnd - 8.0).abs() < 1e-9, "{cc}: cwnd {}", s.w.cwnd);
         }
+    }
+
+    /// RFC 5681 §3.1: an RTO sets ssthresh to FlightSize/2 once per loss.
+    /// A timeout during fast recovery keeps the ssthresh recovery set, and
+    /// so does a second timeout before snd_una reaches the first one's
+    /// recovery point, however much SACKed data lies above the hole.
+    #[test]
+    fn timeout_sets_ssthresh_once_per_loss() {
+        let seg = |i: u64| (i * MSS, (i + 1) * MSS);
+        // A fresh RTO with 20 segments out: ssthresh 20/2 = 10.
+        let mut s = established("reno");
+        send_all(&mut s, 0);
+        s.on_timeout(1_000_000);
+        assert_eq!(s.w.ssthresh, 10.0);
+        // The go-back-N resend of segment 0 is acknowledged, then the next
+        // RTO comes before snd_una reaches the old snd_max: ssthresh stays
+        // 10 (FlightSize/2 would now be 19/2).
+        let g = send_all(&mut s, 1_000_000);
+        assert_eq!(g.len(), 1);
+        s.on_ack(1_100_000, MSS, (0, 0), false, 1_000_000);
+        s.on_timeout(3_000_000);
+        assert_eq!(s.w.ssthresh, 10.0);
+
+        // Fast recovery entered with 20 out (ssthresh 10), then 200 more
+        // segments sent and SACKed above the hole while its retransmission
+        // is lost: the RTO keeps 10, where FlightSize/2 would be 110.
+        let mut s = established("reno");
+        send_all(&mut s, 0);
+        for i in 1..4 {
+            s.on_ack(100, 0, seg(i), false, 0);
+        }
+        assert!(s.in_recovery);
+        assert_eq!(s.w.ssthresh, 10.0);
+        s.limit = 220 * MSS;
+        for i in 4..220 {
+            s.on_ack(200, 0, seg(i), false, 0);
+            send_all(&mut s, 200);
+        }
+        assert_eq!(s.max_sent, 220 * MSS);
+        s.on_timeout(1_000_000);
+        assert_eq!((s.w.ssthresh, s.w.cwnd), (10.0, 1.0));
     }
 
     /// Duplicate ACKs caused by go-back-N after an RTO must not start fast
