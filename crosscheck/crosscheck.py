@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -201,6 +202,7 @@ def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
     run_dir.mkdir(parents=True)
     for tcl in scripts.glob("*.tcl"):
         shutil.copy(tcl, run_dir)
+    add_drop_monitors(run_dir / "spine_empirical_diffserv.tcl")
     # The order of spine_empirical_diffserv.tcl's 24 arguments; values of
     # the authors' run_simulation_diffserv.py except flows, load, scheme
     # (spelled as that script spells them).
@@ -220,13 +222,70 @@ def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
             # <packets> <fct s> <timeouts> <src> <dst> <service>; sizes are
             # whole 1460-byte segments.
             rows.append([int(float(f[0])) * 1460, float(f[1]), int(f[2])])
+    log_text = (run_dir / "log.txt").read_text(errors="replace")
+    found = re.finditer(r"^DROPS (\S+) (\d+)$", log_text, re.M)
+    drops_at = {m[1].replace("_", " "): int(m[2]) for m in found}
     return {
         "flows": rows,
         "wall_s": wall,
         "maxrss_mb": rss,
-        "drops": None,
+        "drops": sum(drops_at.values()) if drops_at else None,
+        "drops_at": drops_at or None,
         "cmd": " ".join(cmd[3:]),
     }
+
+
+# Where a packet was dropped: the four kinds of port of the leaf-spine.
+PLACES = ["nic", "leaf up", "spine down", "leaf down"]
+
+# Queue monitors on every link of the authors' script, summed by place and
+# printed when it finishes. Counting does not change what ns-2 does (the
+# monitored per-queue K point at load 0.6 wrote the same flow.tr).
+NS2_DROP_MONITORS = """
+set drop_mons {}
+for {set i 0} {$i < $S} {incr i} {
+  set j [expr $i / $topology_spt]
+  lappend drop_mons [list nic [$ns monitor-queue $s($i) $n($j) ""]]
+  lappend drop_mons [list {leaf down} [$ns monitor-queue $n($j) $s($i) ""]]
+}
+for {set i 0} {$i < $topology_tors} {incr i} {
+  for {set j 0} {$j < $topology_spines} {incr j} {
+    lappend drop_mons [list {leaf up} [$ns monitor-queue $n($i) $a($j) ""]]
+    lappend drop_mons [list {spine down} [$ns monitor-queue $a($j) $n($i) ""]]
+  }
+}
+rename finish finish_unmonitored
+proc finish {} {
+  global drop_mons
+  foreach m $drop_mons {
+    set k [lindex $m 0]
+    if {![info exists tot($k)]} { set tot($k) 0 }
+    set tot($k) [expr $tot($k) + [[lindex $m 1] set pdrops_]]
+  }
+  foreach k [array names tot] { puts "DROPS [string map {{ } _} $k] $tot($k)" }
+  finish_unmonitored
+}
+"""
+
+
+def add_drop_monitors(script: Path) -> None:
+    """Count drops per place in a copy of the authors' script."""
+    text = script.read_text()
+    anchor = 'puts "Initial agent creation done"'
+    if anchor not in text:
+        sys.exit(f"crosscheck: {script} lacks the line {anchor!r}; is it the authors' script?")
+    script.write_text(text.replace(anchor, NS2_DROP_MONITORS + anchor, 1))
+
+
+def drop_place(node: str, peer: str) -> str:
+    """The PLACES entry of an ecnlab port named node:peer."""
+    kind = lambda name: name.rstrip("0123456789")  # noqa: E731
+    return {
+        ("host", "leaf"): "nic",
+        ("leaf", "spine"): "leaf up",
+        ("spine", "leaf"): "spine down",
+        ("leaf", "host"): "leaf down",
+    }[(kind(node), kind(peer))]
 
 
 def ecnlab_point(scheme: str, load: float, flows: int, seed: int, variant: str) -> dict:
@@ -256,11 +315,19 @@ def child(cfg_json: str, out: str) -> None:
         if k == "sized" and f == f  # finished (NaN is not equal to itself)
     ]
     s = r.summary
+    p = r.tables["ports"].to_pydict()
+    drops_at = dict.fromkeys(PLACES, 0)
+    for node, peer, q, a, b in zip(
+        p["node"], p["peer"], p["queue"], p["dropped_overflow"], p["dropped_aqm"], strict=True
+    ):
+        if q == -1:
+            drops_at[drop_place(node, peer)] += a + b
     Path(out).write_text(
         json.dumps(
             {
                 "flows": rows,
                 "drops": s["packets_dropped"],
+                "drops_at": drops_at,
                 "engine_wall_s": s["wall_seconds"],
                 "unfinished": s["flows_unfinished"],
             }
@@ -299,6 +366,7 @@ def stats(point: dict) -> dict:
     medium = [f for b, f, _ in rows if 100_000 < b <= 10_000_000]
     large = [f for b, f, _ in rows if b > 10_000_000]
     ms = lambda x: None if x is None else 1e3 * x  # noqa: E731
+    drops_at = point.get("drops_at") or {}
     return {
         "overall": ms(mean([f for _, f, _ in rows])),
         "small mean": ms(mean(small)),
@@ -307,6 +375,7 @@ def stats(point: dict) -> dict:
         "large": ms(mean(large)),
         "timeouts": sum(t for _, _, t in rows),
         "drops": point.get("drops"),
+        **{f"drops: {k}": drops_at.get(k) for k in PLACES},
         "wall s": point["wall_s"],
         "memory MB": point["maxrss_mb"],
         "flows": len(rows),
@@ -339,12 +408,19 @@ METRICS = [
     "wall s",
     "memory MB",
 ]
+# Drops by place get a table each, not a column of the every-metric tables.
+DROP_METRICS = [f"drops: {k}" for k in PLACES]
+
+
+def unit(metric: str) -> str:
+    """The heading's unit: none for counts, wall time and memory."""
+    return "" if metric.startswith(("timeouts", "drops", "wall s", "memory MB")) else " (ms)"
 
 
 def fmt(x: float | None, metric: str) -> str:
     if x is None:
         return "n/a"
-    if metric in ("timeouts", "drops"):
+    if metric.startswith(("timeouts", "drops")):
         return f"{x:.0f}" if x == int(x) else f"{x:.1f}"
     if metric in ("wall s", "memory MB"):
         return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
@@ -355,7 +431,6 @@ def side_by_side(
     load: float, schemes: list[str], seeds: list[int], variants: list[str], have
 ) -> list[str]:
     """Markdown: one load, every metric in a column; ns-2 then each variant."""
-    unit = lambda m: "" if m in ("timeouts", "drops", "wall s", "memory MB") else " (ms)"  # noqa: E731
     out = [f"### Load {load}: every metric", ""]
     out.append("| scheme | run | " + " | ".join(m + unit(m) for m in METRICS) + " |")
     out.append("|---|---|" + "---|" * len(METRICS))
@@ -395,12 +470,8 @@ def tables(
     ]
     for load in dict.fromkeys(load for load, _ in points):
         out += side_by_side(load, list(dict.fromkeys(s for _, s in points)), seeds, variants, have)
-    for metric in METRICS:
-        out += [
-            f"### {metric}"
-            + ("" if metric in ("timeouts", "drops", "wall s", "memory MB") else " (ms)"),
-            "",
-        ]
+    for metric in METRICS + DROP_METRICS:
+        out += [f"### {metric}{unit(metric)}", ""]
         out.append("| load | scheme | ns-2 | " + " | ".join(f"ecnlab {v}" for v in variants) + " |")
         out.append("|---|---|---|" + "---|" * len(variants))
         for load, scheme in points:
