@@ -70,6 +70,14 @@ pub struct FlowLog {
     pub drops: u32,
 }
 
+impl Flow {
+    /// Its incast group, if any (`incast` is a u32 to keep `Flow` small).
+    #[inline]
+    fn incast_group(&self) -> Option<u32> {
+        (self.incast != NO_GROUP).then_some(self.incast)
+    }
+}
+
 impl FlowLog {
     fn new(start: Time, stop: Option<Time>) -> FlowLog {
         FlowLog { start, stop, opened: None, reordered: 0, drops: 0 }
@@ -996,8 +1004,7 @@ impl<'a> World<'a> {
                     return;
                 }
                 f.tx.on_synack(now, p.ts);
-                if f.incast != NO_GROUP {
-                    let g = f.incast;
+                if let Some(g) = f.incast_group() {
                     let inc = &mut self.incasts[g as usize];
                     inc.established += 1;
                     if inc.established == inc.flows.len() as u32 {
@@ -1086,8 +1093,7 @@ impl<'a> World<'a> {
                 self.unfinished -= 1;
             }
         }
-        if f.incast != NO_GROUP {
-            let g = f.incast;
+        if let Some(g) = f.incast_group() {
             let inc = &mut self.incasts[g as usize];
             if before < inc.target && got >= inc.target {
                 inc.done += 1;
@@ -1405,8 +1411,7 @@ impl<'a> World<'a> {
 
     /// A spread round's request reaches the sender of flow `fid`.
     fn incast_request(&mut self, fid: u32) {
-        let g = self.flows[fid as usize].incast;
-        debug_assert_ne!(g, NO_GROUP, "an incast flow");
+        let g = self.flows[fid as usize].incast_group().expect("an incast flow");
         self.flows[fid as usize].tx.limit = self.incasts[g as usize].target;
         self.try_send(fid);
     }
