@@ -12,7 +12,7 @@ use crate::host::paced::Paced;
 use crate::host::persistent::{Assigned, PairConnections};
 use crate::host::stage::Stages;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
-use crate::host::tcp_tx::TcpSender;
+use crate::host::tcp_tx::{TcpParams, TcpSender};
 use crate::output::{Output, Sink};
 use crate::packet::{Arena, Ecn, Kind, Packet};
 use crate::pcap::Capture;
@@ -42,8 +42,11 @@ pub struct Flow {
     /// stage classes the small class's queue for its id.
     ctrl_service: u8,
     pub kind: FlowKind,
-    pub size: Option<u64>,
-    pub finish: Option<Time>,
+    /// Its bytes, or UNSIZED (a u64 sentinel, not an Option, to keep
+    /// `Flow` small: see `FlowLog`); read through `size()`.
+    size: u64,
+    /// When it finished, or UNFINISHED; read through `finish()`.
+    finish: Time,
     pub tx: TcpSender,
     pub rx: TcpReceiver,
     rto_event: Time,
@@ -61,7 +64,9 @@ pub struct Flow {
 
 /// What a flow's packets seldom touch, kept apart so that `Flow`, read for
 /// every packet, stays small: padding `Flow` by 56 bytes (448 to 504) cost
-/// the MQ-ECN benchmark 2.2% of its wall time.
+/// the MQ-ECN benchmark 2.2% of its wall time. For the same reason the
+/// transport's constants live once per run (`TcpParams`) and `Flow` holds
+/// its size and finish time as integers with sentinels: 384 bytes.
 pub struct FlowLog {
     pub start: Time,
     pub stop: Option<Time>,
@@ -70,11 +75,28 @@ pub struct FlowLog {
     pub drops: u32,
 }
 
+// Six cache lines; a test of the engine's speed more than of correctness
+// (see `FlowLog`), so a change that grows it should be measured.
+const _: () = assert!(std::mem::size_of::<Flow>() == 384);
+
 impl Flow {
     /// Its incast group, if any (`incast` is a u32 to keep `Flow` small).
     #[inline]
     fn incast_group(&self) -> Option<u32> {
         (self.incast != NO_GROUP).then_some(self.incast)
+    }
+
+    /// Its size in bytes; None for a long-lived flow.
+    #[inline]
+    pub fn size(&self) -> Option<u64> {
+        (self.size != UNSIZED).then_some(self.size)
+    }
+
+    /// When its last byte arrived (or, with `run.fct_end = "sender"`, was
+    /// acknowledged); None while it runs.
+    #[inline]
+    pub fn finish(&self) -> Option<Time> {
+        (self.finish != UNFINISHED).then_some(self.finish)
     }
 }
 
@@ -110,6 +132,10 @@ const NO_PORT: u32 = u32::MAX;
 const NO_FLOW: u32 = u32::MAX;
 /// A flow in no incast group.
 const NO_GROUP: u32 = u32::MAX;
+/// The size of a long-lived flow.
+const UNSIZED: u64 = u64::MAX;
+/// The finish time of a flow still running.
+const UNFINISHED: Time = Time::MAX;
 /// The start of a flow that waits for another to finish.
 const NOT_YET: Time = Time::MAX;
 
@@ -208,17 +234,18 @@ impl<'a> World<'a> {
         }
         let t = &cfg.transport;
         let echo = crate::host::cc::Cc::new(t).echo_mode();
+        let params = TcpParams::new(t);
         let mut flows = Vec::new();
         let mut logs = Vec::new();
-        let new_flow = |src: u32, dst: u32, service: u32, kind, size| Flow {
+        let new_flow = |src: u32, dst: u32, service: u32, kind, size: Option<u64>| Flow {
             src,
             dst,
             service: service as u8,
             ctrl_service: service as u8,
             kind,
-            size,
-            finish: None,
-            tx: TcpSender::new(t),
+            size: size.unwrap_or(UNSIZED),
+            finish: UNFINISHED,
+            tx: TcpSender::with_params(t, &params),
             rx: if t.delayed_ack_bytes {
                 TcpReceiver::new(echo, t.delayed_ack).counting_bytes(t.mss)
             } else {
@@ -1087,11 +1114,9 @@ impl<'a> World<'a> {
         let now = self.q.now;
         let f = &mut self.flows[fid as usize];
         let got = f.rx.rcv_nxt;
-        if let (Some(size), None, false) = (f.size, f.finish, self.fct_at_sender) {
-            if got >= size {
-                f.finish = Some(now);
-                self.unfinished -= 1;
-            }
+        if f.size != UNSIZED && f.finish == UNFINISHED && !self.fct_at_sender && got >= f.size {
+            f.finish = now;
+            self.unfinished -= 1;
         }
         if let Some(g) = f.incast_group() {
             let inc = &mut self.incasts[g as usize];
@@ -1105,7 +1130,7 @@ impl<'a> World<'a> {
                         self.start_round(g);
                     } else {
                         for &fl in &inc.flows {
-                            self.flows[fl as usize].finish = Some(now);
+                            self.flows[fl as usize].finish = now;
                         }
                     }
                 }
@@ -1127,7 +1152,7 @@ impl<'a> World<'a> {
     /// A serial flow whose data is all acknowledged opens the next one.
     fn serial_done(&mut self, fid: u32) {
         let f = &self.flows[fid as usize];
-        if f.size.is_none() || !f.tx.drained() {
+        if f.size == UNSIZED || !f.tx.drained() {
             return;
         }
         let Some((next, entry)) = self.serial_next.get_mut(fid as usize).map(|n| std::mem::replace(n, (NO_FLOW, 0)))
@@ -1157,7 +1182,7 @@ impl<'a> World<'a> {
         let f = &mut self.flows[fid as usize];
         f.tx.limit = match f.kind {
             FlowKind::Long => u64::MAX,
-            FlowKind::Sized => f.size.expect("sized"),
+            FlowKind::Sized => f.size,
             FlowKind::Incast => 0,
         };
         self.logs[fid as usize].opened = Some(now);
@@ -1204,12 +1229,11 @@ impl<'a> World<'a> {
     fn all_acked(&mut self, fid: u32) {
         let now = self.q.now;
         let f = &mut self.flows[fid as usize];
-        let Some(size) = f.size else { return };
-        if f.kind != FlowKind::Sized || f.tx.una < size {
+        if f.size == UNSIZED || f.kind != FlowKind::Sized || f.tx.una < f.size {
             return;
         }
-        if self.fct_at_sender && f.finish.is_none() {
-            f.finish = Some(now);
+        if self.fct_at_sender && f.finish == UNFINISHED {
+            f.finish = now;
             self.unfinished -= 1;
         }
         if let Some(c) = &mut self.conns {
@@ -1232,7 +1256,7 @@ impl<'a> World<'a> {
             return;
         }
         let f = &mut self.flows[fid as usize];
-        let total = f.size.unwrap_or(u64::MAX);
+        let total = f.size;
         f.tx.limit = p.write(f.tx.limit, total);
         if f.tx.limit < total {
             self.q.at(now + p.every, Event::AppWrite { flow: fid });
@@ -1284,7 +1308,7 @@ impl<'a> World<'a> {
         p.ts = now;
         p.ecn = if seg.retransmit { ect_rtx } else { ect_new };
         if let Some(st) = &self.stages {
-            p.stage = st.tag(seg.seq, f.tx.max_sent, seg.retransmit, f.size);
+            p.stage = st.tag(seg.seq, f.tx.max_sent, seg.retransmit, f.size());
             if !st.ect(p.stage) {
                 p.ecn = Ecn::NotEct;
             }
@@ -1478,7 +1502,7 @@ impl<'a> World<'a> {
         let nan = f64::NAN;
         let mut rows = FlowRows::default();
         for (id, (f, log)) in self.flows.iter().zip(&self.logs).enumerate() {
-            let fct = match (log.opened, f.finish) {
+            let fct = match (log.opened, f.finish()) {
                 (Some(a), Some(b)) => secs(b - a),
                 _ => nan,
             };
@@ -1495,9 +1519,9 @@ impl<'a> World<'a> {
                 f.src,
                 f.dst,
                 f.service as u32,
-                f.size.map(|s| s as i64).unwrap_or(-1),
+                f.size().map(|s| s as i64).unwrap_or(-1),
                 log.opened.map(secs).unwrap_or(nan),
-                f.finish.map(secs).unwrap_or(nan),
+                f.finish().map(secs).unwrap_or(nan),
                 fct,
                 f.rx.rcv_nxt,
                 f.tx.timeouts,
@@ -1591,7 +1615,7 @@ impl<'a> World<'a> {
         m.insert("incast_rounds_completed".into(), json!(rounds));
         m.insert("timeouts".into(), json!(self.flows.iter().map(|f| f.tx.timeouts as u64).sum::<u64>()));
         m.insert("retransmits".into(), json!(self.flows.iter().map(|f| f.tx.retransmits as u64).sum::<u64>()));
-        m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.finish.is_some()).count()));
+        m.insert("flows_completed".into(), json!(self.flows.iter().filter(|f| f.finish().is_some()).count()));
         if let Some(c) = &self.conns {
             // Per-pair connections opened, first ones and extra ones.
             m.insert("connections_opened".into(), json!(c.pool.opened()));

@@ -86,7 +86,7 @@ impl TcpSender {
             self.pf.probe_due = false;
             return Some(Segment { seq: self.una, len: 1, retransmit: true, cwr: false });
         }
-        let mss = self.mss as u64;
+        let mss = self.p.mss as u64;
         // The first byte at or after nxt the receiver does not hold, and
         // where its next SACKed range starts.
         let mut at = self.nxt;

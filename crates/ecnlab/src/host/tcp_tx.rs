@@ -10,6 +10,7 @@ use super::persistent::Carried;
 use super::pfabric::PfabricTx;
 use crate::config::{CcKind, TransportCfg};
 use crate::units::Time;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxState {
@@ -27,6 +28,43 @@ pub struct Segment {
     pub cwr: bool,
 }
 
+/// What every connection of a run shares: the transport's constants, kept
+/// once rather than per flow because the per-flow state is read for every
+/// packet and its size shows in the engine's speed (see `world::FlowLog`).
+#[derive(Debug)]
+pub struct TcpParams {
+    pub(super) mss: u32,
+    init_cwnd: f64,
+    /// Duplicate ACKs that start fast retransmit (3; never for pFabric).
+    dupthresh: u32,
+    /// The flight's ceiling in bytes: the receive window (rx_window full
+    /// segments), or no limit.
+    flight_cap: u64,
+    min_rto: Time,
+    max_rto: Time,
+    /// Clock granularity G (0: none): RTOs are whole ticks of it.
+    tick: Time,
+    slow_start_restart: bool,
+}
+
+impl TcpParams {
+    pub fn new(t: &TransportCfg) -> Arc<TcpParams> {
+        let pfabric = t.cc == CcKind::Pfabric;
+        Arc::new(TcpParams {
+            mss: t.mss,
+            init_cwnd: t.init_cwnd as f64,
+            dupthresh: if pfabric { u32::MAX } else { 3 },
+            flight_cap: t.rx_window.map(|w| w as u64 * t.mss as u64).unwrap_or(u64::MAX),
+            min_rto: t.min_rto.0,
+            // pFabric's RTO is fixed (MinTCP returns minrto_ whatever the
+            // RTT): clamping to [min_rto, min_rto] also stops the backoff.
+            max_rto: if pfabric { t.min_rto.0 } else { t.max_rto.0 },
+            tick: t.clock_granularity.map(|g| g.0).unwrap_or(0),
+            slow_start_restart: t.slow_start_restart,
+        })
+    }
+}
+
 pub struct TcpSender {
     pub state: TxState,
     pub una: u64,
@@ -37,14 +75,9 @@ pub struct TcpSender {
     pub limit: u64,
     pub w: Window,
     pub cc: Cc,
-    pub(super) mss: u32,
-    init_cwnd: f64,
+    /// The run's constants, shared by every connection.
+    pub(super) p: Arc<TcpParams>,
     dupacks: u32,
-    /// Duplicate ACKs that start fast retransmit (3; never for pFabric).
-    dupthresh: u32,
-    /// The flight's ceiling in bytes: the receive window (rx_window full
-    /// segments), or no limit.
-    pub(super) flight_cap: u64,
     pub in_recovery: bool,
     /// Fast recovery ends when snd_una reaches this; after an RTO, no fast
     /// retransmit starts below it either (RFC 6582 §3.2 step 1).
@@ -64,14 +97,9 @@ pub struct TcpSender {
     srtt: f64,
     rttvar: f64,
     pub rto: Time,
-    min_rto: Time,
-    max_rto: Time,
-    /// Clock granularity G (0: none): RTOs are whole ticks of it.
-    tick: Time,
     /// Retransmission timer deadline; 0 = not armed.
     pub rto_deadline: Time,
     last_send: Time,
-    slow_start_restart: bool,
     pub timeouts: u32,
     pub retransmits: u32,
     /// pFabric's sender state; `pf.on` only with cc = "pfabric".
@@ -79,8 +107,13 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// A connection with its own copy of the run's constants (tests; the
+    /// engine shares one, `with_params`).
     pub fn new(t: &TransportCfg) -> Self {
-        let pfabric = t.cc == CcKind::Pfabric;
+        TcpSender::with_params(t, &TcpParams::new(t))
+    }
+
+    pub fn with_params(t: &TransportCfg, p: &Arc<TcpParams>) -> Self {
         TcpSender {
             state: TxState::Closed,
             una: 0,
@@ -89,11 +122,8 @@ impl TcpSender {
             limit: 0,
             w: Window::new(t.init_cwnd as f64, t),
             cc: Cc::new(t),
-            mss: t.mss,
-            init_cwnd: t.init_cwnd as f64,
+            p: Arc::clone(p),
             dupacks: 0,
-            dupthresh: if pfabric { u32::MAX } else { 3 },
-            flight_cap: t.rx_window.map(|w| w as u64 * t.mss as u64).unwrap_or(u64::MAX),
             in_recovery: false,
             recover: 0,
             rtx_first: false,
@@ -105,17 +135,11 @@ impl TcpSender {
             srtt: 0.0,
             rttvar: 0.0,
             rto: t.init_rto(),
-            min_rto: t.min_rto.0,
-            // pFabric's RTO is fixed (MinTCP returns minrto_ whatever the
-            // RTT): clamping to [min_rto, min_rto] also stops the backoff.
-            max_rto: if pfabric { t.min_rto.0 } else { t.max_rto.0 },
-            tick: t.clock_granularity.map(|g| g.0).unwrap_or(0),
             rto_deadline: 0,
             last_send: 0,
-            slow_start_restart: t.slow_start_restart,
             timeouts: 0,
             retransmits: 0,
-            pf: PfabricTx::new(pfabric),
+            pf: PfabricTx::new(t.cc == CcKind::Pfabric),
         }
     }
 
@@ -171,8 +195,8 @@ impl TcpSender {
             self.cc.set_alpha(a);
         }
         self.last_send = c.last_send;
-        if self.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
-            self.w.cwnd = self.init_cwnd.min(self.w.max_cwnd);
+        if self.p.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
+            self.w.cwnd = self.p.init_cwnd.min(self.w.max_cwnd);
         }
     }
 
@@ -186,8 +210,8 @@ impl TcpSender {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
-        let rto = if self.tick == 0 { (self.srtt + 4.0 * self.rttvar) as Time } else { self.rto_in_ticks() };
-        self.rto = rto.clamp(self.min_rto, self.max_rto);
+        let rto = if self.p.tick == 0 { (self.srtt + 4.0 * self.rttvar) as Time } else { self.rto_in_ticks() };
+        self.rto = rto.clamp(self.p.min_rto, self.p.max_rto);
     }
 
     /// RFC 6298 §2.3 with a clock of granularity G: srtt + max(G,
@@ -195,8 +219,8 @@ impl TcpSender {
     #[cold]
     #[inline(never)]
     fn rto_in_ticks(&self) -> Time {
-        let rto = (self.srtt + (4.0 * self.rttvar).max(self.tick as f64)) as Time;
-        rto.div_ceil(self.tick) * self.tick
+        let rto = (self.srtt + (4.0 * self.rttvar).max(self.p.tick as f64)) as Time;
+        rto.div_ceil(self.p.tick) * self.p.tick
     }
 
     pub fn srtt(&self) -> Time {
@@ -251,11 +275,11 @@ impl TcpSender {
         // Was the window in use over the last window of data (Linux
         // tcp_is_cwnd_limited): in slow start half of it suffices, in
         // congestion avoidance all but a segment.
-        let cwnd_bytes = self.w.cwnd * self.mss as f64;
+        let cwnd_bytes = self.w.cwnd * self.p.mss as f64;
         let cwnd_limited = if self.w.cwnd < self.w.ssthresh {
             2.0 * self.max_flight as f64 >= cwnd_bytes
         } else {
-            (self.max_flight + self.mss as u64) as f64 >= cwnd_bytes
+            (self.max_flight + self.p.mss as u64) as f64 >= cwnd_bytes
         };
         if ack > self.usage_end {
             self.usage_end = self.max_sent;
@@ -270,7 +294,7 @@ impl TcpSender {
             self.rtt_sample(now.saturating_sub(ts_echo));
             self.add_sack(sack.0, sack.1);
             self.trim_sacks();
-            let info = AckInfo { acked, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
+            let info = AckInfo { acked, ece, una: self.una, snd_max: self.max_sent, mss: self.p.mss, cwnd_limited };
             if self.in_recovery && self.una >= self.recover {
                 self.in_recovery = false;
                 self.w.cwnd = self.w.ssthresh;
@@ -285,8 +309,8 @@ impl TcpSender {
         } else if ack == self.una && self.flight() > 0 {
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
-            let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.mss, cwnd_limited };
-            if !self.in_recovery && self.dupacks >= self.dupthresh && self.una >= self.recover {
+            let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.p.mss, cwnd_limited };
+            if !self.in_recovery && self.dupacks >= self.p.dupthresh && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
             } else if self.in_recovery {
@@ -299,7 +323,7 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self) {
-        let flight_segs = self.flight() as f64 / self.mss as f64;
+        let flight_segs = self.flight() as f64 / self.p.mss as f64;
         self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
         self.w.cwnd = self.w.ssthresh;
         self.in_recovery = true;
@@ -325,7 +349,7 @@ impl TcpSender {
         match self.state {
             TxState::SynSent => {
                 self.timeouts += 1;
-                self.rto = (self.rto * 2).min(self.max_rto);
+                self.rto = (self.rto * 2).min(self.p.max_rto);
                 self.rto_deadline = now + self.rto;
                 true // resend the SYN
             }
@@ -341,7 +365,7 @@ impl TcpSender {
                 // go-back-N retransmission into a slow start that overruns
                 // the buffer it was lost in.
                 if !self.in_recovery && self.una >= self.recover {
-                    let flight_segs = self.flight() as f64 / self.mss as f64;
+                    let flight_segs = self.flight() as f64 / self.p.mss as f64;
                     self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
                 }
                 self.w.cwnd = 1.0;
@@ -351,7 +375,7 @@ impl TcpSender {
                 self.nxt = self.una;
                 self.recover = self.max_sent;
                 self.after_loss();
-                self.rto = (self.rto * 2).min(self.max_rto);
+                self.rto = (self.rto * 2).min(self.p.max_rto);
                 self.rto_deadline = now + self.rto;
                 false
             }
@@ -367,8 +391,8 @@ impl TcpSender {
         if self.state != TxState::Established {
             return None;
         }
-        let mss = self.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.flight_cap);
+        let mss = self.p.mss as u64;
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap);
         let seg = if self.in_recovery {
             let pipe = self.flight()
                 - self.sacked_bytes().min(self.flight())
@@ -391,8 +415,8 @@ impl TcpSender {
             if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
                 return None;
             }
-            if self.slow_start_restart && self.una == self.max_sent && now.saturating_sub(self.last_send) > self.rto {
-                self.w.cwnd = self.w.cwnd.min(self.init_cwnd);
+            if self.p.slow_start_restart && self.una == self.max_sent && now.saturating_sub(self.last_send) > self.rto {
+                self.w.cwnd = self.w.cwnd.min(self.p.init_cwnd);
             }
             self.new_data()?
         };
@@ -418,8 +442,8 @@ impl TcpSender {
     /// allows, as `next_segment` counts them (another while flight + MSS
     /// fits in cwnd, always one when nothing is in flight).
     pub fn allowance(&self) -> super::lso::Allowance {
-        let mss = self.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.flight_cap).max(mss);
+        let mss = self.p.mss as u64;
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap).max(mss);
         super::lso::Allowance {
             open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
             cwr: self.cc.in_cwr(self.una),
@@ -443,7 +467,7 @@ impl TcpSender {
             return None;
         }
         let next_sacked = self.sacked.iter().find(|r| r.0 > at).map(|r| r.0).unwrap_or(high);
-        let len = (next_sacked - at).min(self.mss as u64) as u32;
+        let len = (next_sacked - at).min(self.p.mss as u64) as u32;
         Some((at, len))
     }
 
@@ -451,7 +475,7 @@ impl TcpSender {
         if self.nxt >= self.limit {
             return None;
         }
-        let len = (self.limit - self.nxt).min(self.mss as u64) as u32;
+        let len = (self.limit - self.nxt).min(self.p.mss as u64) as u32;
         let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false };
         self.nxt += len as u64;
         self.max_sent = self.max_sent.max(self.nxt);
