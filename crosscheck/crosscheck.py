@@ -129,8 +129,11 @@ def variant_options(name: str) -> dict[str, object]:
     return opts
 
 
-def ecnlab_config(scheme: str, load: float, flows: int, seed: int, variant: str) -> dict:
-    """The §5.2 scenario as the authors' script sets it (ns-2 README)."""
+def ecnlab_config(
+    scheme: str, load: float, flows: int, seed: int, variant: str, perturb_ns: int = 0
+) -> dict:
+    """The §5.2 scenario as the authors' script sets it (ns-2 README);
+    perturb_ns lengthens the host links by that many nanoseconds."""
     cfg: dict = {
         "run": {"seed": seed},
         "topology": {
@@ -141,7 +144,7 @@ def ecnlab_config(scheme: str, load: float, flows: int, seed: int, variant: str)
             "link_rate": "10Gbps",
             "uplink_rate": "10Gbps",
             "link_delay": "0.2us",
-            "host_delay": "20us",
+            "host_delay": f"{HOST_DELAY_NS + perturb_ns}ns",
         },
         "switch": {
             # dwrr.cc drops when the port's bytes would pass 200 × 1500 B.
@@ -176,6 +179,14 @@ def ecnlab_config(scheme: str, load: float, flows: int, seed: int, variant: str)
     return cfg
 
 
+# The script's host-link delay (20 us). Both simulators are deterministic on
+# the replayed flows, and a drop-heavy run is chaotic: a nanosecond more on
+# every host link reorders simultaneous events and gives another sample of
+# the same scenario. `--perturb` runs each point so, on both sides, to show
+# how far a deterministic run's numbers are from its neighbours'.
+HOST_DELAY_NS = 20_000
+
+
 # ---------------------------------------------------------------- running
 
 
@@ -188,7 +199,13 @@ def run_measured(cmd: list[str], cwd: Path, stdout) -> tuple[int, float, float]:
     return proc.returncode, time.monotonic() - start, usage.ru_maxrss / 1024.0
 
 
-def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
+def ns2_host_delay(perturb_ns: int) -> str:
+    """The script's host-delay argument (s); unperturbed, as the authors'
+    run_simulation_diffserv.py spells it."""
+    return f"{(HOST_DELAY_NS + perturb_ns) * 1e-9:.9f}" if perturb_ns else "0.000020"
+
+
+def ns2_point(build: Path, scheme: str, load: float, flows: int, perturb_ns: int = 0) -> dict:
     """One run of the authors' script; the flows of its flow.tr."""
     ns = build / "ns-2.35" / "ns"
     scripts = build / "mqecn" / "scripts"
@@ -197,7 +214,7 @@ def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
             f"crosscheck: no ns-2 build at {build} (expected {ns} and {scripts}); "
             "build one with crosscheck/build_ns2.sh"
         )
-    run_dir = build / "runs" / f"{scheme}_load{load}_flows{flows}"
+    run_dir = build / "runs" / f"{scheme}_load{load}_flows{flows}{perturbed(perturb_ns)}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
     for tcl in scripts.glob("*.tcl"):
@@ -206,9 +223,10 @@ def ns2_point(build: Path, scheme: str, load: float, flows: int) -> dict:
     # The order of spine_empirical_diffserv.tcl's 24 arguments; values of
     # the authors' run_simulation_diffserv.py except flows, load, scheme
     # (spelled as that script spells them).
-    args = "8 FLOWS 10 0.0000002 0.000020 200 LOAD 1 1 1 16 DCTCP-Sack 1 true 0.0625 0.005"
+    args = "8 FLOWS 10 0.0000002 HOST 200 LOAD 1 1 1 16 DCTCP-Sack 1 true 0.0625 0.005"
     args += " SCHEME 65.0 DWRR 12 12 12 1 ./flow.tr"
     args = args.replace("FLOWS", str(flows)).replace("LOAD", str(load))
+    args = args.replace("HOST", ns2_host_delay(perturb_ns))
     args = args.replace("SCHEME", str(SCHEMES[scheme])).split()
     cmd = ["nice", "-n", "10", str(ns), "spine_empirical_diffserv.tcl", *args]
     with open(run_dir / "log.txt", "wb") as log:
@@ -288,10 +306,17 @@ def drop_place(node: str, peer: str) -> str:
     }[(kind(node), kind(peer))]
 
 
-def ecnlab_point(scheme: str, load: float, flows: int, seed: int, variant: str) -> dict:
+def perturbed(perturb_ns: int) -> str:
+    """A run's name suffix for a host-delay perturbation (none for 0)."""
+    return f"_hd+{perturb_ns}ns" if perturb_ns else ""
+
+
+def ecnlab_point(
+    scheme: str, load: float, flows: int, seed: int, variant: str, perturb_ns: int = 0
+) -> dict:
     """One ecnlab run, in a child process so its peak memory is its own."""
-    cfg = ecnlab_config(scheme, load, flows, seed, variant)
-    out = CACHE / "tmp.json"
+    cfg = ecnlab_config(scheme, load, flows, seed, variant, perturb_ns)
+    out = CACHE / f"tmp-{os.getpid()}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, str(Path(__file__)), "--child", json.dumps(cfg), str(out)]
     with open(os.devnull, "wb") as devnull:
@@ -374,6 +399,7 @@ def stats(point: dict) -> dict:
         "medium": ms(mean(medium)),
         "large": ms(mean(large)),
         "timeouts": sum(t for _, _, t in rows),
+        "small timeouts": sum(t for b, _, t in rows if b <= 100_000),
         "drops": point.get("drops"),
         **{f"drops: {k}": drops_at.get(k) for k in PLACES},
         "wall s": point["wall_s"],
@@ -404,6 +430,7 @@ METRICS = [
     "medium",
     "large",
     "timeouts",
+    "small timeouts",
     "drops",
     "wall s",
     "memory MB",
@@ -412,19 +439,41 @@ METRICS = [
 DROP_METRICS = [f"drops: {k}" for k in PLACES]
 
 
+def is_count(metric: str) -> bool:
+    """Timeouts and drops, of any kind or place."""
+    return metric.endswith("timeouts") or metric.startswith("drops")
+
+
 def unit(metric: str) -> str:
     """The heading's unit: none for counts, wall time and memory."""
-    return "" if metric.startswith(("timeouts", "drops", "wall s", "memory MB")) else " (ms)"
+    return "" if is_count(metric) or metric in ("wall s", "memory MB") else " (ms)"
 
 
 def fmt(x: float | None, metric: str) -> str:
     if x is None:
         return "n/a"
-    if metric.startswith(("timeouts", "drops")):
+    if is_count(metric):
         return f"{x:.0f}" if x == int(x) else f"{x:.1f}"
     if metric in ("wall s", "memory MB"):
         return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def summarise(vals: list, metric: str, how) -> str:
+    """One cell: how(vals, metric), or n/a where a run lacks the metric."""
+    return "n/a" if any(x is None for x in vals) else how(vals, metric)
+
+
+def mean_ci(vals: list[float], metric: str) -> str:
+    """Mean ± 95% CI over seeds; the value alone for one run."""
+    mu, h = ci(vals)
+    return fmt(mu, metric) + (f" ± {fmt(h, metric)}" if len(vals) > 1 else "")
+
+
+def span(vals: list[float], metric: str) -> str:
+    """min–max (one value where they print alike)."""
+    lo, hi = fmt(min(vals), metric), fmt(max(vals), metric)
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def side_by_side(
@@ -445,24 +494,63 @@ def side_by_side(
             runs = [stats(r) for r in runs if r]
             if not runs:
                 continue
-            cells = []
-            for m in METRICS:
-                vals = [r[m] for r in runs]
-                if any(x is None for x in vals):
-                    cells.append("n/a")
-                    continue
-                mu, h = ci(vals)
-                cells.append(fmt(mu, m) + (f" ± {fmt(h, m)}" if len(vals) > 1 else ""))
+            cells = [summarise([r[m] for r in runs], m, mean_ci) for m in METRICS]
             name = "" if ns else LABELS[scheme]
             count = "one run" if v in SEEDLESS else f"{len(runs)} seeds"
             out.append(f"| {name} | ecnlab `{v}` ({count}) | " + " | ".join(cells) + " |")
     return out + [""]
 
 
+# What the perturbation table shows: the metrics where one run's luck shows.
+SPREAD_METRICS = ["small mean", "small p99", "timeouts", "small timeouts", "drops", "drops: nic"]
+
+
+def spread(
+    points: list[tuple[float, str]],
+    seeds: list[int],
+    variants: list[str],
+    perturbs: list[int],
+    have,
+) -> list[str]:
+    """Markdown: for each deterministic run (ns-2, the seedless variants)
+    with perturbed neighbours, the range of each metric over all of them."""
+    rows = []
+    for load, scheme in points:
+        sims = [(NS2_DIR, None)] + [(v, seeds_of(v, seeds)[0]) for v in variants if v in SEEDLESS]
+        for sim, seed in sims:
+            runs = [have(sim, scheme, load, seed, k) for k in [0, *perturbs]]
+            found = [stats(r) for r in runs if r]
+            if len(found) < 2:
+                continue
+            cells = [summarise([r[m] for r in found], m, span) for m in SPREAD_METRICS]
+            run = "ns-2" if sim == NS2_DIR else f"ecnlab `{sim}`"
+            head = f"| {load} | {LABELS[scheme]} | {run} ({len(found)} runs) | "
+            rows.append(head + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    ks = ", ".join(f"+{k}" for k in perturbs)
+    return [
+        "### Spread of the deterministic runs under host-delay perturbation",
+        "",
+        f"The unperturbed run and the same run with host links {ks} ns longer: min–max.",
+        "",
+        "| load | scheme | run | " + " | ".join(m + unit(m) for m in SPREAD_METRICS) + " |",
+        "|---|---|---|" + "---|" * len(SPREAD_METRICS),
+        *rows,
+        "",
+    ]
+
+
 def tables(
-    points: list[tuple[float, str]], flows: int, seeds: list[int], variants: list[str], have
+    points: list[tuple[float, str]],
+    flows: int,
+    seeds: list[int],
+    variants: list[str],
+    have,
+    perturbs: list[int] | None = None,
 ) -> str:
-    """Markdown: a table per metric; rows = (load, scheme), ns-2 then each variant."""
+    """Markdown: a table per metric; rows = (load, scheme), ns-2 then each
+    variant; then the perturbation spread, where there is one."""
     out = [
         f"Flows per point: {flows}; ecnlab seeds {seeds} (mean ± 95% CI over seeds); "
         "ns-2 one run (deterministic).",
@@ -480,17 +568,16 @@ def tables(
             for v in variants:
                 runs = [have(v, scheme, load, s) for s in seeds_of(v, seeds)]
                 runs = [stats(r)[metric] for r in runs if r]
-                if not runs or any(x is None for x in runs):
-                    cells.append("—" if not runs else "n/a")
+                if not runs:
+                    cells.append("—")
                     continue
-                m, h = ci(runs)
+                partial = len(runs) != len(seeds_of(v, seeds))
                 cells.append(
-                    fmt(m, metric)
-                    + (f" ± {fmt(h, metric)}" if len(runs) > 1 else "")
-                    + ("" if len(runs) == len(seeds_of(v, seeds)) else f" ({len(runs)} seeds)")
+                    summarise(runs, metric, mean_ci) + (f" ({len(runs)} seeds)" if partial else "")
                 )
             out.append(f"| {load} | {LABELS[scheme]} | " + " | ".join(cells) + " |")
         out.append("")
+    out += spread(points, seeds, variants, perturbs or [], have)
     return "\n".join(out)
 
 
@@ -513,6 +600,12 @@ def main() -> None:
     ap.add_argument(
         "--no-ns2", action="store_true", help="ecnlab only (tables show cached ns-2 points)"
     )
+    ap.add_argument(
+        "--perturb",
+        default="",
+        help="host-delay perturbations in ns (e.g. 1,2,3): ns-2 and the seedless ecnlab "
+        "variants run each point again with host links that much longer",
+    )
     ap.add_argument("--table-only", action="store_true", help="run nothing; tables from the cache")
     ap.add_argument("--out", default=str(HERE / "results.md"))
     a = ap.parse_args()
@@ -520,6 +613,15 @@ def main() -> None:
     schemes = a.schemes.split(",")
     seeds = [int(x) for x in a.seeds.split(",")]
     variants = a.variants.split(",")
+    try:
+        perturbs = [int(x) for x in a.perturb.split(",") if x.strip()]
+    except ValueError:
+        perturbs = [0]
+    if any(k <= 0 for k in perturbs):
+        sys.exit(
+            f"crosscheck: --perturb: {a.perturb!r} is not a list of positive whole nanoseconds "
+            "(e.g. 1,2,3)"
+        )
     for v in variants:
         if v not in ALL_VARIANTS:
             sys.exit(
@@ -532,45 +634,43 @@ def main() -> None:
                 f"crosscheck: --schemes: unknown scheme {s!r}; expected one of {', '.join(SCHEMES)}"
             )
 
-    def path(sim: str, scheme: str, load: float, seed: int | None) -> Path:
+    def path(sim: str, scheme: str, load: float, seed: int | None, perturb_ns: int = 0) -> Path:
         tail = f"{scheme}_load{load}_flows{a.flows}" + ("" if seed is None else f"_seed{seed}")
-        return CACHE / sim / f"{tail}.json"
+        return CACHE / sim / f"{tail}{perturbed(perturb_ns)}.json"
 
-    def have(sim: str, scheme: str, load: float, seed: int | None) -> dict | None:
-        p = path(sim, scheme, load, seed)
+    def have(
+        sim: str, scheme: str, load: float, seed: int | None, perturb_ns: int = 0
+    ) -> dict | None:
+        p = path(sim, scheme, load, seed, perturb_ns)
         return json.loads(p.read_text()) if p.exists() else None
 
     points = [(load, s) for load in loads for s in schemes]
     if not a.table_only:
         # ecnlab first (seconds per point), then ns-2 (minutes per point),
         # one process at a time; the tables are rewritten after each point.
+        def done(what: str, k: int, rewrite: bool) -> None:
+            print(what + (f" host delay +{k} ns" if k else "") + ": done", flush=True)
+            if rewrite:
+                Path(a.out).write_text(tables(points, a.flows, seeds, variants, have, perturbs))
+
         for load, scheme in points:
             for v in variants:
-                for seed in seeds_of(v, seeds):
-                    cached(
-                        path(v, scheme, load, seed),
-                        ecnlab_point,
-                        scheme,
-                        load,
-                        a.flows,
-                        seed,
-                        v,
-                    )
-                    print(f"ecnlab {v} {scheme} load {load} seed {seed}: done", flush=True)
-        Path(a.out).write_text(tables(points, a.flows, seeds, variants, have))
+                # Every seed; the seedless variants' one run also perturbed.
+                runs = [(seed, 0) for seed in seeds_of(v, seeds)]
+                if v in SEEDLESS:
+                    runs += [(seeds_of(v, seeds)[0], k) for k in perturbs]
+                for seed, k in runs:
+                    args = (scheme, load, a.flows, seed, v, k)
+                    cached(path(v, scheme, load, seed, k), ecnlab_point, *args)
+                    done(f"ecnlab {v} {scheme} load {load} seed {seed}", k, False)
+        Path(a.out).write_text(tables(points, a.flows, seeds, variants, have, perturbs))
         if not a.no_ns2:
-            for load, scheme in points:
-                cached(
-                    path(NS2_DIR, scheme, load, None),
-                    ns2_point,
-                    a.ns2_build,
-                    scheme,
-                    load,
-                    a.flows,
-                )
-                print(f"ns-2 {scheme} load {load}: done", flush=True)
-                Path(a.out).write_text(tables(points, a.flows, seeds, variants, have))
-    text = tables(points, a.flows, seeds, variants, have)
+            for k in [0, *perturbs]:
+                for load, scheme in points:
+                    args = (a.ns2_build, scheme, load, a.flows, k)
+                    cached(path(NS2_DIR, scheme, load, None, k), ns2_point, *args)
+                    done(f"ns-2 {scheme} load {load}", k, True)
+    text = tables(points, a.flows, seeds, variants, have, perturbs)
     Path(a.out).write_text(text)
     print(text)
 
