@@ -387,7 +387,8 @@ def mean(xs: list[float]) -> float | None:
 def stats(point: dict) -> dict:
     """FCT statistics (ms), timeouts, drops, wall time and memory of one run."""
     rows = point["flows"]
-    small = [f for b, f, _ in rows if b <= 100_000]
+    small_rows = [r for r in rows if r[0] <= 100_000]
+    small = [f for _, f, _ in small_rows]
     medium = [f for b, f, _ in rows if 100_000 < b <= 10_000_000]
     large = [f for b, f, _ in rows if b > 10_000_000]
     ms = lambda x: None if x is None else 1e3 * x  # noqa: E731
@@ -399,7 +400,7 @@ def stats(point: dict) -> dict:
         "medium": ms(mean(medium)),
         "large": ms(mean(large)),
         "timeouts": sum(t for _, _, t in rows),
-        "small timeouts": sum(t for b, _, t in rows if b <= 100_000),
+        "small timeouts": sum(t for _, _, t in small_rows),
         "drops": point.get("drops"),
         **{f"drops: {k}": drops_at.get(k) for k in PLACES},
         "wall s": point["wall_s"],
@@ -581,6 +582,20 @@ def tables(
     return "\n".join(out)
 
 
+def parse_perturb(text: str) -> list[int]:
+    """--perturb's nanoseconds; one clear error for anything else."""
+    try:
+        ks = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        ks = None
+    if ks is None or any(k <= 0 for k in ks):
+        sys.exit(
+            f"crosscheck: --perturb: {text!r} is not a list of positive whole nanoseconds "
+            "(e.g. 1,2,3)"
+        )
+    return ks
+
+
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         return child(sys.argv[2], sys.argv[3])
@@ -613,15 +628,7 @@ def main() -> None:
     schemes = a.schemes.split(",")
     seeds = [int(x) for x in a.seeds.split(",")]
     variants = a.variants.split(",")
-    try:
-        perturbs = [int(x) for x in a.perturb.split(",") if x.strip()]
-    except ValueError:
-        perturbs = [0]
-    if any(k <= 0 for k in perturbs):
-        sys.exit(
-            f"crosscheck: --perturb: {a.perturb!r} is not a list of positive whole nanoseconds "
-            "(e.g. 1,2,3)"
-        )
+    perturbs = parse_perturb(a.perturb)
     for v in variants:
         if v not in ALL_VARIANTS:
             sys.exit(

@@ -107,8 +107,9 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    /// A connection with its own copy of the run's constants (tests; the
-    /// engine shares one, `with_params`).
+    /// A connection with its own copy of the run's constants, for tests;
+    /// the engine shares one (`with_params`).
+    #[cfg(test)]
     pub fn new(t: &TransportCfg) -> Self {
         TcpSender::with_params(t, &TcpParams::new(t))
     }
