@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python switch bench bench-htsim stability crosscheck lint fmt build clean
+.PHONY: all run test test-rust test-python switch bench bench-htsim stability crosscheck lint fmt build clean golden golden-update
 
 all: build
 
@@ -48,6 +48,20 @@ bench:
 	cargo build --release -p ecnlab --bin ecnlab-bench
 	@./target/release/ecnlab-bench --header-only
 	@for f in $(BENCH); do ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
+
+# The golden corpus (tests/golden/): `golden` checks every config's outputs
+# against the recorded fingerprints (`cargo test` does too); `golden-update`
+# collects the corpus anew (bench points, figures' quick points, small
+# configs) and re-records every fingerprint at the current MODEL_VERSION,
+# which a change that moves outputs bumps (crates/ecnlab/src/lib.rs).
+golden:
+	cargo build --release -p ecnlab --bin ecnlab-golden
+	./target/release/ecnlab-golden check
+
+golden-update: build
+	cargo build --release -p ecnlab --bin ecnlab-golden
+	$(PY) tests/golden/collect.py
+	./target/release/ecnlab-golden write
 
 # Memory over a long run (10^8 events, outputs streaming): at 10% and 100%.
 stability: build

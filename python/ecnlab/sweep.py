@@ -273,7 +273,8 @@ def _cases(value: Any, shown: str) -> list[Case]:
 def point_key(resolved_json: str, engine: str) -> str:
     """The store key of a point: SHA-256 of its resolved config (with any
     flow-size CSV named by its contents, so moving or editing the file does
-    what it should) and the engine version."""
+    what it should) and ``engine``, the model version (``model_key``): a
+    refactor that moves no output keeps every stored point."""
     cfg = json.loads(resolved_json)
     files: list[str] = []
     workload = cfg.get("workload") or {}
@@ -350,10 +351,16 @@ def _engine_takes(base: dict[str, Any], key: str, value: Any, engine: Any) -> bo
     return True
 
 
+def model_key(engine: Any) -> str:
+    """What the store keys by besides the config: the engine's model
+    version, which moves only when some run's outputs do."""
+    return f"model {int(engine.model_version())}"
+
+
 def resolve_points(spec: SweepSpec, points: list[Point], engine: Any) -> None:
     """Key every point; a point whose config the engine rejects keeps its
     error (and a key from its unresolved form, so the failure is stored)."""
-    version = str(engine.version())
+    version = model_key(engine)
     for p in points:
         try:
             p.resolved = str(engine.resolve(config_to_json(p.config)))
