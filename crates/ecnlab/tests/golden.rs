@@ -11,6 +11,34 @@ use ecnlab::golden::{compare, fingerprint_all, load_corpus};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Every corpus config is a resolved config made at model version 1; it
+/// must resolve to itself still. The resolved form is what result stores
+/// key points by, so a refactor that changed it would orphan every store.
+#[test]
+fn the_resolved_form_is_stable() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = root.join("tests/golden");
+    let corpus = load_corpus(&dir, &root).expect("the corpus loads");
+    let prefix = format!("{}/", root.to_string_lossy());
+    let mut moved = Vec::new();
+    for (name, cfg) in &corpus {
+        let text = std::fs::read_to_string(dir.join("configs").join(format!("{name}.json"))).expect("config");
+        let stored: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let mut now = cfg.resolved_json();
+        if let Some(list) = now.pointer_mut("/workload/distributions").and_then(|v| v.as_array_mut()) {
+            for d in list.iter_mut() {
+                if let Some(rel) = d.as_str().and_then(|s| s.strip_prefix(&prefix)) {
+                    *d = serde_json::Value::String(rel.to_string());
+                }
+            }
+        }
+        if now != stored {
+            moved.push(name.clone());
+        }
+    }
+    assert!(moved.is_empty(), "{} configs resolve differently now: {:?}", moved.len(), &moved[..moved.len().min(20)]);
+}
+
 #[test]
 fn outputs_match_the_golden_corpus_at_this_model_version() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
