@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python switch bench bench-htsim stability crosscheck lint fmt build clean golden golden-update
+.PHONY: all run test test-rust test-python switch bench bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
 
 all: build
 
@@ -54,6 +54,11 @@ bench:
 # collects the corpus anew (bench points, figures' quick points, small
 # configs) and re-records every fingerprint at the current MODEL_VERSION,
 # which a change that moves outputs bumps (crates/ecnlab/src/lib.rs).
+# The experiment-file reference, generated from the engine's declarations
+# (a test fails when docs/reference.md and the code disagree).
+reference: build
+	$(VENV)/bin/ecnlab keys --markdown > docs/reference.md
+
 golden:
 	cargo build --release -p ecnlab --bin ecnlab-golden
 	./target/release/ecnlab-golden check

@@ -243,6 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_adv.set_defaults(handler=_cmd_advise)
 
+    from .keys import add_command as add_keys
+
+    add_keys(commands)
+
     p_version = commands.add_parser("version", help="print the package and engine versions")
     p_version.set_defaults(handler=_cmd_version)
     return parser

@@ -144,7 +144,7 @@ fn flow_paths(config_json: &str) -> PyResult<Vec<ecnlab::world::FlowPath>> {
 /// or a CSV path. Returns a raw u64 column.
 #[pyfunction]
 fn sample_flow_sizes<'py>(py: Python<'py>, distribution: &str, n: usize, seed: u64) -> PyResult<Bound<'py, PyAny>> {
-    let d = ecnlab::workload::SizeDist::resolve(distribution).map_err(ConfigError::new_err)?;
+    let d = ecnlab::dist::SizeDist::resolve(distribution).map_err(ConfigError::new_err)?;
     let mut rng = ecnlab::rng::Rng::new(seed);
     let sizes: Vec<u64> = (0..n).map(|_| d.sample(&mut rng)).collect();
     column(py, &Column::U64(sizes))
@@ -153,7 +153,7 @@ fn sample_flow_sizes<'py>(py: Python<'py>, distribution: &str, n: usize, seed: u
 /// Mean (bytes) of a distribution as sampled (linear interpolation).
 #[pyfunction]
 fn distribution_mean(distribution: &str) -> PyResult<f64> {
-    ecnlab::workload::SizeDist::resolve(distribution).map(|d| d.mean()).map_err(ConfigError::new_err)
+    ecnlab::dist::SizeDist::resolve(distribution).map(|d| d.mean()).map_err(ConfigError::new_err)
 }
 
 /// Every output table's columns with no rows, by table name (the same raw
@@ -173,6 +173,19 @@ fn version() -> String {
     ecnlab::version()
 }
 
+/// Every key the engine accepts, by section and scheme (`ecnlab keys`), as
+/// JSON.
+#[pyfunction]
+fn keys_catalog() -> String {
+    ecnlab::keys::catalog().to_string()
+}
+
+/// The experiment-file reference in Markdown (`docs/reference.md`).
+#[pyfunction]
+fn reference_markdown() -> String {
+    ecnlab::keys::reference_markdown()
+}
+
 /// What result stores key points by, with the resolved config.
 #[pyfunction]
 fn model_version() -> u32 {
@@ -187,6 +200,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(model_version, m)?)?;
+    m.add_function(wrap_pyfunction!(keys_catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(sample_flow_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(distribution_mean, m)?)?;

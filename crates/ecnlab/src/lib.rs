@@ -8,17 +8,19 @@
 
 pub mod budget;
 pub mod config;
+pub mod dist;
 pub mod ecmp;
 pub mod engine;
 pub mod golden;
 pub mod host;
+pub mod keys;
+pub mod load;
 pub mod ns2_arrivals;
 pub mod output;
 pub mod packet;
 pub mod pcap;
 pub mod prefetch;
-pub mod presets;
-pub mod profiles;
+pub mod registry;
 pub mod report;
 pub mod rng;
 pub mod stats;

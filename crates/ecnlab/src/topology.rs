@@ -5,22 +5,13 @@
 //! host, the set of equal-cost next-hop ports; a seeded hash of the flow
 //! picks one, so a flow keeps its path and never reorders.
 
-use crate::config::{
-    Config, DemeproShare, MarkingKind, MmecnPosition, OneOrList, PmsbShare, QdiscKind, SchedulerKind, SwitchCfg,
-    TopologyKind,
-};
+use crate::config::{Config, PortCfg, TopologyKind};
+use crate::registry::build_qdisc;
 use crate::switch::buffer::Buffer;
-use crate::switch::codel::Codel;
-use crate::switch::fq_codel::FqCodel;
-use crate::switch::marker::{
-    AEcn, Cedm, CodelAqm, DemePro, FairShare, Hooked, Marker, MlEcn, MmEcn, MqEcn, MqEcnGeneric, PerPool, PerPort,
-    PerQueue, Pmsb, Red, Share, Tcn,
-};
-use crate::switch::pfabric::PFabric;
-use crate::switch::scheduler::{wrr, Dwrr, Scheduler, Sp, SpDwrr, Wfq};
-use crate::switch::whole::Whole;
+use crate::switch::marker::Marker;
+use crate::switch::scheduler::{Scheduler, Sp};
 use crate::switch::Qdisc;
-use crate::units::{tx_time, Time};
+use crate::units::Time;
 use std::collections::{HashMap, VecDeque};
 
 /// Aligned to a cache line: a hop reads most of it, and 256 bytes so
@@ -228,9 +219,7 @@ impl Builder {
     fn finish(self, cfg: &Config) -> Network {
         let n = self.names.len();
         let hosts = self.hosts;
-        let host_sw = &cfg.switch;
-        let fabric_sw = cfg.fabric.as_ref().map(|f| cfg.switch.with(f)).unwrap_or_else(|| cfg.switch.clone());
-        let nic_sw = cfg.nic.as_ref().map(|n| cfg.switch.with(n));
+        let env = cfg.port_env();
         let mut nodes: Vec<Node> = self
             .names
             .into_iter()
@@ -250,14 +239,14 @@ impl Builder {
             for (from, to) in [(a, b), (b, a)] {
                 let id = ports.len() as u32;
                 let qdisc = if from < hosts {
-                    match &nic_sw {
-                        Some(s) => switch_qdisc(cfg, s, rate),
+                    match &cfg.nic_port {
+                        Some(p) => build_qdisc(p, env, rate),
                         None => nic_qdisc(rate),
                     }
                 } else if to < hosts {
-                    switch_qdisc(cfg, host_sw, rate)
+                    build_qdisc(&cfg.switch, env, rate)
                 } else {
-                    switch_qdisc(cfg, &fabric_sw, rate)
+                    build_qdisc(&cfg.fabric_port, env, rate)
                 };
                 let switch = if from < hosts { None } else { Some(from - hosts) };
                 let mut qdisc = qdisc;
@@ -345,127 +334,10 @@ impl Builder {
 /// The purpose of the ports' random streams (RED), mixed with the port id.
 const AQM_STREAM: u64 = 0xA0_0000_0000;
 
-/// CoDel's settings from a switch section; a full packet is the MTU.
-fn codel(s: &SwitchCfg, pkt: u64) -> Codel {
-    use crate::config::{CODEL_INTERVAL, CODEL_TARGET};
-    Codel {
-        target: s.codel_target.map_or(CODEL_TARGET, |d| d.0),
-        interval: s.codel_interval.map_or(CODEL_INTERVAL, |d| d.0),
-        mtu: pkt,
-        ecn: s.codel_ecn.unwrap_or(true),
-    }
-}
-
-/// The configured switch queue discipline for a port of `rate_bps`.
-pub fn switch_qdisc(cfg: &Config, s: &SwitchCfg, rate_bps: u64) -> Qdisc {
-    let n = s.queues as usize;
-    let pkt = cfg.transport.packet_bytes();
-    let buffer = Buffer::new(s.buffer.0, pkt);
-    match s.qdisc {
-        QdiscKind::Composed => {}
-        QdiscKind::FqCodel => {
-            use crate::config::{FQ_FLOWS, FQ_LIMIT, FQ_QUANTUM};
-            let fq = FqCodel::new(
-                s.fq_flows.unwrap_or(FQ_FLOWS),
-                s.fq_quantum.map_or(FQ_QUANTUM, |b| b.0) as u32,
-                s.fq_limit.unwrap_or(FQ_LIMIT),
-                buffer,
-                codel(s, pkt),
-            );
-            return Qdisc::whole(Whole::FqCodel(fq), rate_bps);
-        }
-        QdiscKind::Pfabric => return Qdisc::whole(Whole::PFabric(PFabric::new(buffer)), rate_bps),
-    }
-    let quanta = s.quanta();
-    let sched = match s.scheduler {
-        SchedulerKind::Sp => Scheduler::Sp(Sp),
-        SchedulerKind::Wrr => Scheduler::RoundRobin(wrr(quanta.clone())),
-        SchedulerKind::Dwrr => Scheduler::RoundRobin(Dwrr::new(quanta.clone(), true)),
-        SchedulerKind::SpDwrr => {
-            Scheduler::SpDwrr(SpDwrr { sp: s.sp_queues as usize, dwrr: Dwrr::new(quanta.clone(), true) })
-        }
-        SchedulerKind::Wfq => Scheduler::Wfq(Wfq::new(&quanta)),
-    };
-    let k = |t: &OneOrList<crate::config::Amt>| match t {
-        OneOrList::All(a) => a.0.bytes(pkt),
-        OneOrList::List(_) => 0,
-    };
-    let strict = if s.scheduler == SchedulerKind::SpDwrr { s.sp_queues as usize } else { 0 };
-    let idle = s.mqecn_idle.map(|d| d.0).unwrap_or_else(|| tx_time(pkt, rate_bps));
-    let amt = |a: Option<crate::config::Amt>| a.map(|a| a.0.bytes(pkt)).unwrap_or(0);
-    let red = || {
-        let (min, max, pmax) = (amt(s.red_min), amt(s.red_max), s.red_pmax.unwrap_or(1.0));
-        Red::new(min, max, pmax, s.red_wq, s.red_gentle, s.red_spacing, tx_time(pkt, rate_bps), n)
-    };
-    // MQ-ECN's share estimate: the weight sum under WFQ (no rounds to time,
-    // §3.4), the round time otherwise.
-    let generic = s.scheduler == SchedulerKind::Wfq;
-    let marker = match (s.marking, &s.threshold) {
-        (MarkingKind::None, _) => Marker::None,
-        (MarkingKind::Red, _) => Hooked::Red(red()).into(),
-        (MarkingKind::MqEcn, _) if s.red_keys() => {
-            let mq = if generic {
-                Share::Weights(MqEcnGeneric::new(0, &quanta, s.mqecn_beta, idle))
-            } else {
-                Share::Round(MqEcn::new(0, &quanta, rate_bps, strict, s.mqecn_beta, idle))
-            };
-            Hooked::Red(red().with_mq_ecn(mq)).into()
-        }
-        (MarkingKind::Tcn, _) => Hooked::Tcn(Tcn { threshold: s.tcn_threshold.map(|d| d.0).unwrap_or(0) }).into(),
-        (MarkingKind::Codel, _) => Hooked::Codel(CodelAqm::new(codel(s, pkt), n)).into(),
-        (_, None) => Marker::None,
-        (MarkingKind::Cedm, Some(t)) => Hooked::Cedm(Cedm::new(k(t), amt(s.cedm_k2), s.cedm_ws, n)).into(),
-        (MarkingKind::PerQueue, Some(OneOrList::List(l))) => {
-            Marker::PerQueue(PerQueue { k: l.iter().map(|a| a.0.bytes(pkt)).collect() })
-        }
-        (MarkingKind::PerQueue, Some(t)) => Marker::PerQueue(PerQueue::standard(k(t), n)),
-        (MarkingKind::PerQueueMin, Some(t)) => Marker::PerQueue(PerQueue::minimum(k(t), &quanta)),
-        (MarkingKind::PerPort, Some(t)) => Marker::PerPort(PerPort { k: k(t) }),
-        (MarkingKind::PerPool, Some(t)) => Marker::PerPool(PerPool { k: k(t) }),
-        (MarkingKind::MqEcn, Some(t)) if generic => {
-            Marker::MqEcnGeneric(MqEcnGeneric::new(k(t), &quanta, s.mqecn_beta, idle))
-        }
-        (MarkingKind::MqEcn, Some(t)) => Marker::MqEcn(MqEcn::new(k(t), &quanta, rate_bps, strict, s.mqecn_beta, idle)),
-        // Config validation makes "ml-ecn" come with classes.
-        (MarkingKind::MlEcn, Some(t)) => match s.stage_classes(cfg.host.stages.len()) {
-            Some(c) => Hooked::MlEcn(MlEcn::new(k(t), s.mlecn_levels, c, n)).into(),
-            None => Marker::None,
-        },
-        // The comparators' defaults: shared/schemes/comparators.md §1-4.
-        (MarkingKind::MmEcn, Some(t)) => Hooked::MmEcn(MmEcn {
-            k_low: s.mmecn_k_low.map_or(k(t) / 2, |a| a.0.bytes(pkt)),
-            k_high: k(t),
-            pmax: s.mmecn_pmax.unwrap_or(1.0),
-            front: s.mmecn_position != Some(MmecnPosition::Tail),
-        })
-        .into(),
-        (MarkingKind::AEcn, Some(t)) => {
-            let or_pkts = |a: Option<crate::config::Amt>, n: u64| a.map_or(n * pkt, |a| a.0.bytes(pkt));
-            Hooked::AEcn(AEcn::new(
-                k(t),
-                or_pkts(s.aecn_k_min, 2).min(k(t)),
-                or_pkts(s.aecn_up, 1),
-                or_pkts(s.aecn_down, 1),
-                s.aecn_epoch.unwrap_or(AEcn::DEFAULT_EPOCH),
-                n,
-            ))
-            .into()
-        }
-        (MarkingKind::DemePro, Some(t)) => {
-            let share = match s.demepro_share {
-                Some(DemeproShare::Threshold) => FairShare::Threshold,
-                _ => FairShare::Occupancy,
-            };
-            Hooked::DemePro(DemePro::new(k(t), &quanta, share)).into()
-        }
-        (MarkingKind::Pmsb, Some(t)) => {
-            Hooked::Pmsb(Pmsb::new(k(t), &quanta, s.pmsb_share == Some(PmsbShare::Active))).into()
-        }
-    };
-    let mut q = Qdisc::new(n, sched, marker, buffer, rate_bps);
-    q.set_dequeue_marking(s.dequeue_marking);
-    q.drop_not_ect = s.drop_not_ect;
-    q
+/// The discipline a port's config builds, for a port of `rate_bps` (the
+/// testbed's switch builds its ports with it too).
+pub fn switch_qdisc(cfg: &Config, port: &PortCfg, rate_bps: u64) -> Qdisc {
+    build_qdisc(port, cfg.port_env(), rate_bps)
 }
 
 /// A host NIC: one FIFO with room for everything its TCP sends.
@@ -476,6 +348,7 @@ fn nic_qdisc(rate_bps: u64) -> Qdisc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::switch::marker::Hooked;
 
     fn leaf_spine() -> Network {
         let cfg =

@@ -321,7 +321,7 @@ impl<'a> World<'a> {
             flows.iter().any(|f| f.kind == FlowKind::Long) || !cfg.ping.is_empty() || !cfg.incast.is_empty();
         // ML-ECN's classes, resolved here for untagged packets (stage 0:
         // the small class) and in `send_packet` for data.
-        let classes = cfg.switch.stage_classes(cfg.host.stages.len());
+        let classes = crate::switch::classifier::stage_classes(&cfg.switch, cfg.host.stages.len());
         if let Some(c) = &classes {
             for (i, f) in flows.iter_mut().enumerate() {
                 f.ctrl_service = c.queue(0, i as u32) as u8;

@@ -15,6 +15,7 @@ pub mod lso;
 pub mod paced;
 pub mod persistent;
 pub mod pfabric;
+pub mod profile;
 pub mod ranges;
 pub mod stage;
 pub mod tcp_rx;

@@ -23,6 +23,33 @@ use super::cc::MIN_CWND;
 use super::tcp_tx::{Segment, TcpSender};
 use crate::units::Time;
 
+/// FQ-CoDel in the DCN, Table II ("pFabric TCP tuning"), as ecnlab's keys.
+/// The delayed-ACK row is ns-2 FullTcp's `interval_`: FullTcp acknowledges
+/// once a full segment's worth of bytes is unacknowledged (segsperack_ 1,
+/// which the pFabric scripts keep) and otherwise when that timer fires, so
+/// a segment shorter than the MSS waits at most 6 us instead of 100 ms.
+pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
+    about: crate::switch::scheme::About::new(
+        "pfabric",
+        "the pFabric authors' ns-2 TCP settings: 45us RTOs, 1us clock, 6us byte-counted delayed ACK, \
+         IW 12, max cwnd the switch buffer less one packet, basic congestion avoidance",
+        "FQ-CoDel in the DCN, Table II",
+    ),
+    fills: &[
+        ("min_rto", super::cc::Fill::Json("\"45us\"")),
+        ("max_rto", super::cc::Fill::Json("\"2s\"")),
+        ("init_rto", super::cc::Fill::Json("\"45us\"")),
+        ("clock_granularity", super::cc::Fill::Json("\"1us\"")),
+        ("delayed_ack", super::cc::Fill::Json("1")),
+        ("delayed_ack_bytes", super::cc::Fill::Json("true")),
+        ("delayed_ack_timeout", super::cc::Fill::Json("\"6us\"")),
+        ("rx_window", super::cc::Fill::Json("1000000")),
+        ("init_cwnd", super::cc::Fill::Json("12")),
+        ("max_cwnd", super::cc::Fill::QueueMinusOne),
+        ("ca", super::cc::Fill::Json("\"basic\"")),
+    ],
+};
+
 /// Consecutive timeouts that start probe mode (ns-2 scripts: prob_cap_ 5).
 pub const PROBE_AFTER: u32 = 5;
 

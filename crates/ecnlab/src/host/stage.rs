@@ -9,7 +9,7 @@ use crate::config::StageBy;
 
 /// The most thresholds: a stage must fit DSCP's 6 bits, and a port has at
 /// most 64 queues anyway.
-pub const MAX_THRESHOLDS: usize = 62;
+pub use crate::config::host::MAX_STAGE_THRESHOLDS as MAX_THRESHOLDS;
 
 pub struct Stages {
     alpha: Box<[u64]>,

@@ -8,7 +8,7 @@
 use super::cc::{AckInfo, Cc, Window};
 use super::persistent::Carried;
 use super::pfabric::PfabricTx;
-use crate::config::{CcKind, TransportCfg};
+use crate::config::TransportCfg;
 use crate::units::Time;
 use std::sync::Arc;
 
@@ -49,7 +49,7 @@ pub struct TcpParams {
 
 impl TcpParams {
     pub fn new(t: &TransportCfg) -> Arc<TcpParams> {
-        let pfabric = t.cc == CcKind::Pfabric;
+        let pfabric = super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
         Arc::new(TcpParams {
             mss: t.mss,
             init_cwnd: t.init_cwnd as f64,
@@ -140,7 +140,7 @@ impl TcpSender {
             last_send: 0,
             timeouts: 0,
             retransmits: 0,
-            pf: PfabricTx::new(t.cc == CcKind::Pfabric),
+            pf: PfabricTx::new(super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric)),
         }
     }
 

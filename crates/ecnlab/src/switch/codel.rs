@@ -26,7 +26,63 @@
 //!   packet due to be dropped is marked CE and sent instead; in the
 //!   dropping state a mark ends the round of drops (Linux codel_impl.h).
 
+use crate::config::param::section;
+use crate::config::{bad, fmt_dur, ConfigError, Dur};
+use crate::switch::scheme::PortCtx;
 use crate::units::Time;
+
+/// CoDel's defaults (RFC 8289 §4.2-4.3; Linux sch_fq_codel.c).
+pub const CODEL_TARGET: Time = 5_000_000_000;
+pub const CODEL_INTERVAL: Time = 100_000_000_000;
+
+section! {
+    /// CoDel's keys, for marking "codel" and qdisc "fq-codel".
+    pub struct CodelParams {
+        /// Acceptable standing sojourn (the FQ-CoDel DCN paper: 5us).
+        codel_target: Option<Dur> = None, resolved Given, default_doc "5ms", range "positive, below codel_interval",
+            source "RFC 8289 §4.2; FQ-CoDel in the DCN §IV";
+        /// How long the sojourn must stay above target before the first drop (the DCN paper: 100us).
+        codel_interval: Option<Dur> = None, resolved Given, default_doc "100ms", range "positive",
+            source "RFC 8289 §4.3; FQ-CoDel in the DCN §IV";
+        /// Mark ECT packets instead of dropping them (Linux fq_codel's ecn, on by default).
+        codel_ecn: Option<bool> = None, resolved Given, default_doc "true", source "Linux sch_fq_codel.c";
+    }
+}
+
+/// The checks of CoDel's keys where CoDel runs.
+pub fn validate(c: &PortCtx) -> Result<(), ConfigError> {
+    let p = c.read(CodelParams::read)?;
+    let target = p.codel_target.map_or(CODEL_TARGET, |d| d.0);
+    let interval = p.codel_interval.map_or(CODEL_INTERVAL, |d| d.0);
+    if p.codel_target.is_some_and(|d| d.0 == 0) {
+        return Err(bad(&c.key("codel_target"), "0s", "must be positive"));
+    }
+    if p.codel_interval.is_some_and(|d| d.0 == 0) {
+        return Err(bad(&c.key("codel_interval"), "0s", "must be positive"));
+    }
+    if target >= interval {
+        return Err(bad(
+            &c.key("codel_target"),
+            fmt_dur(target),
+            &format!(
+                "must be below codel_interval ({}): CoDel drops only after the sojourn has stayed above target for an interval",
+                fmt_dur(interval)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A port's CoDel settings from its keys; a full packet is the MTU.
+pub fn build(c: &PortCtx) -> Codel {
+    let p = c.params(CodelParams::read);
+    Codel {
+        target: p.codel_target.map_or(CODEL_TARGET, |d| d.0),
+        interval: p.codel_interval.map_or(CODEL_INTERVAL, |d| d.0),
+        mtu: c.pkt,
+        ecn: p.codel_ecn.unwrap_or(true),
+    }
+}
 
 /// A port's CoDel settings, shared by its queues.
 #[derive(Clone, Copy, Debug)]

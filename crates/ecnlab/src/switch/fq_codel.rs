@@ -34,11 +34,76 @@
 use std::collections::VecDeque;
 
 use super::buffer::Buffer;
-use super::codel::{Codel, CodelState, Judged};
-use super::whole::Tally;
+use super::codel::{self, Codel, CodelParams, CodelState, Judged};
+use super::qdisc::DropReason;
+use super::scheme::{About, QdiscDecl};
+use super::whole::{Tally, WholeDiscipline};
+use super::{Qdisc, Whole};
+use crate::config::param::section;
+use crate::config::{bad, Bytes};
 use crate::packet::{Arena, Ecn, Packet};
 use crate::rng::hash64;
 use crate::units::Time;
+
+/// Linux's and RFC 8290's defaults.
+pub const FQ_FLOWS: u32 = 1024;
+pub const FQ_QUANTUM: u64 = 1514;
+pub const FQ_LIMIT: u64 = 10_240;
+
+section! {
+    /// FQ-CoDel's keys (and CoDel's, `codel_*`).
+    pub struct FqParams {
+        /// Hash buckets.
+        fq_flows: Option<u32> = None, resolved Given, default_doc "1024", range "1 to 65536",
+            source "RFC 8290 §5.2.1; Linux sch_fq_codel.c";
+        /// DRR quantum in bytes on the wire.
+        fq_quantum: Option<Bytes> = None, resolved Given, default_doc "1514B (one Ethernet MTU)", range "positive",
+            source "RFC 8290 §5.2.2";
+        /// Limit in packets.
+        fq_limit: Option<u64> = None, resolved Given, default_doc "10240", range "1 or more",
+            source "Linux sch_fq_codel.c";
+    }
+}
+
+pub const DECL: QdiscDecl = QdiscDecl {
+    about: About {
+        params: &[FqParams::PARAMS, CodelParams::PARAMS],
+        ..About::new(
+            "fq-codel",
+            "flows hashed into buckets served by deficit round robin, new flows first, each with CoDel; \
+             `buffer` is Linux's memory_limit",
+            "RFC 8290; Linux sch_fq_codel.c; Gong, Roberts, Rossi, FQ-CoDel in the DCN",
+        )
+    },
+    composed: false,
+    needs_priority: false,
+    validate: |c| {
+        let p = c.read(FqParams::read)?;
+        if let Some(n) = p.fq_flows {
+            if !(1..=65_536).contains(&n) {
+                return Err(bad(&c.key("fq_flows"), n, "must be 1 to 65536 hash buckets (Linux's default and the paper's: 1024)"));
+            }
+        }
+        if p.fq_quantum.is_some_and(|b| b.0 == 0) {
+            return Err(bad(&c.key("fq_quantum"), "0B", "must be positive (default 1514B, one Ethernet MTU)"));
+        }
+        if p.fq_limit == Some(0) {
+            return Err(bad(&c.key("fq_limit"), 0, "must be at least 1 packet (default 10240)"));
+        }
+        codel::validate(c)
+    },
+    build: |c| {
+        let p = c.params(FqParams::read);
+        let fq = FqCodel::new(
+            p.fq_flows.unwrap_or(FQ_FLOWS),
+            p.fq_quantum.map_or(FQ_QUANTUM, |b| b.0) as u32,
+            p.fq_limit.unwrap_or(FQ_LIMIT),
+            Buffer::new(c.port.buffer.0, c.pkt),
+            codel::build(c),
+        );
+        Qdisc::whole(Whole::FqCodel(fq), c.rate_bps)
+    },
+};
 
 /// Linux's drop_batch_size.
 const DROP_BATCH: usize = 64;
@@ -244,6 +309,24 @@ impl FqCodel {
     /// Packets queued in each bucket (tests).
     pub fn bucket_packets(&self, b: usize) -> usize {
         self.buckets[b].q.len()
+    }
+}
+
+impl WholeDiscipline for FqCodel {
+    #[inline]
+    fn enqueue(&mut self, now: Time, id: u32, p: &Packet, drops: &mut Vec<u32>, tally: &mut Tally) -> Result<(), DropReason> {
+        FqCodel::enqueue(self, now, id, p, drops, tally);
+        Ok(())
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Time, arena: &mut Arena, drops: &mut Vec<u32>, tally: &mut Tally) -> Option<(u32, u32)> {
+        FqCodel::dequeue(self, now, arena, drops, tally)
+    }
+    fn occupancy(&self) -> (u64, u64) {
+        (self.bytes, self.packets)
+    }
+    fn seed(&mut self, seed: u64) {
+        FqCodel::seed(self, seed)
     }
 }
 

@@ -2,23 +2,30 @@
 //! a classifier (service class → queue, or ML-ECN's stage classes in
 //! `classifier`), a scheduler (which queue sends
 //! next), a marker (ECN/AQM hooks at enqueue and dequeue) and a buffer
-//! (admission). New schemes are one file in `scheduler/` or `marker/`.
-//! Designs that are whole disciplines of their own (FQ-CoDel, pFabric) sit
-//! beside it in `whole`, behind the same `Qdisc` interface.
+//! (admission). Designs that are whole disciplines of their own (FQ-CoDel,
+//! pFabric) sit beside it, behind the same `Qdisc` interface. Each scheme
+//! declares itself (`scheme.rs`) and joins its kind's list with one line:
+//! `marker::MARKINGS` (marker/mod.rs), `scheduler::SCHEDULERS` and
+//! `QDISCS` (below).
 
 pub mod buffer;
 pub mod classifier;
 pub mod codel;
 pub mod fifo;
-pub mod fq_codel;
 pub mod marker;
-pub mod pfabric;
 pub mod qdisc;
 pub mod queue;
 pub mod scheduler;
+pub mod scheme;
 pub mod whole;
 
 pub use qdisc::{Qdisc, QueueCounters};
+
+// The registry of whole disciplines: one line per discipline.
+whole::whole_disciplines! {
+    FqCodel(fq_codel::FqCodel),
+    PFabric(pfabric::PFabric),
+}
 
 use crate::units::Time;
 

@@ -24,8 +24,24 @@
 
 use super::buffer::Buffer;
 use super::qdisc::DropReason;
-use super::whole::Tally;
-use crate::packet::Packet;
+use super::scheme::{no_checks, About, QdiscDecl};
+use super::whole::{Tally, WholeDiscipline};
+use super::{Qdisc, Whole};
+use crate::packet::{Arena, Packet};
+use crate::units::Time;
+
+pub const DECL: QdiscDecl = QdiscDecl {
+    about: About::new(
+        "pfabric",
+        "one small buffer sent in order of the flows' remaining bytes, dropping the least urgent on overflow \
+         (needs transport.cc = \"pfabric\", which stamps the priorities)",
+        "Alizadeh et al., pFabric (SIGCOMM 2013) §4.1; shared/schemes/pfabric.md",
+    ),
+    composed: false,
+    needs_priority: true,
+    validate: no_checks,
+    build: |c| Qdisc::whole(Whole::PFabric(PFabric::new(Buffer::new(c.port.buffer.0, c.pkt))), c.rate_bps),
+};
 
 #[derive(Clone, Copy)]
 struct Held {
@@ -97,6 +113,20 @@ impl PFabric {
         self.bytes -= h.size as u64;
         self.packets -= 1;
         Some((h.id, h.size))
+    }
+}
+
+impl WholeDiscipline for PFabric {
+    #[inline]
+    fn enqueue(&mut self, _now: Time, id: u32, p: &Packet, drops: &mut Vec<u32>, tally: &mut Tally) -> Result<(), DropReason> {
+        PFabric::enqueue(self, id, p, drops, tally)
+    }
+    #[inline]
+    fn dequeue(&mut self, _now: Time, _arena: &mut Arena, _drops: &mut Vec<u32>, _tally: &mut Tally) -> Option<(u32, u32)> {
+        PFabric::dequeue(self)
+    }
+    fn occupancy(&self) -> (u64, u64) {
+        (self.bytes, self.packets)
     }
 }
 

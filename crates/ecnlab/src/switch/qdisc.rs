@@ -16,10 +16,57 @@ use super::buffer::Buffer;
 use super::marker::{Events, Marker, Occupancy, Seen, Sides, Verdict};
 use super::queue::Queue;
 use super::scheduler::{Scheduler, Sp};
-use super::whole::{Tally, Whole};
+use super::scheme::{About, QdiscDecl};
+use super::whole::Tally;
+use super::Whole;
+use crate::config::bad;
 use crate::packet::{Arena, Ecn};
 use crate::rng::Rng;
 use crate::units::{LineRate, Time};
+
+/// The composed discipline: `queues` queues, a scheduler, a marking scheme
+/// and a buffer shared by the queues.
+pub const COMPOSED: QdiscDecl = QdiscDecl {
+    about: About::new(
+        "composed",
+        "queues chosen by service (or ML-ECN's stage classes), a scheduler, a marking scheme and a buffer \
+         the queues share first-come-first-serve",
+        "",
+    ),
+    composed: true,
+    needs_priority: false,
+    validate: |c| {
+        c.port.validate_composed(c.sec)?;
+        if c.port.dequeue_marking {
+            if std::ptr::eq(c.marking, &super::marker::NONE) {
+                return Err(bad(
+                    &c.key("dequeue_marking"),
+                    true,
+                    &format!("needs a marking scheme ({}.marking is \"none\")", c.sec),
+                ));
+            }
+            if let Some(sides) = c.marking.own_sides {
+                return Err(bad(
+                    &c.key("dequeue_marking"),
+                    true,
+                    &format!(
+                        "\"{}\" decides on its own sides ({sides}); leave dequeue_marking off",
+                        c.marking.about.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    },
+    build: |c| {
+        let buffer = Buffer::new(c.port.buffer.0, c.pkt);
+        let mut q =
+            Qdisc::new(c.port.queues as usize, (c.scheduler.build)(c), (c.marking.build)(c), buffer, c.rate_bps);
+        q.set_dequeue_marking(c.port.dequeue_marking);
+        q.drop_not_ect = c.port.drop_not_ect;
+        q
+    },
+};
 
 /// What a queue did, for reports.
 #[derive(Clone, Copy, Debug, Default)]
@@ -1096,7 +1143,7 @@ mod tests {
         use crate::switch::codel::Codel;
         use crate::switch::fq_codel::FqCodel;
         use crate::switch::pfabric::PFabric;
-        use crate::switch::whole::Whole;
+        use crate::switch::Whole;
         let codel = Codel { target: 5_000_000, interval: 100_000_000, mtu: 1500, ecn: true };
         for pick in 0..2 {
             let w = if pick == 0 {

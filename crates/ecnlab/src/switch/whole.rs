@@ -2,18 +2,13 @@
 //! scheduling, AQM and buffer, which the composed qdisc's four parts do not
 //! fit (DESIGN.md: "implement the same discipline interface directly").
 //! A port's `Qdisc` holds one, behind its cold pointer, and hands it every
-//! enqueue and dequeue after one branch (see `Qdisc::enqueue`).
+//! enqueue and dequeue after one branch (see `Qdisc::enqueue`). `Whole` is
+//! one enum over them, generated from the list in `switch/mod.rs`
+//! (`whole_disciplines!`): static dispatch.
 
-use super::fq_codel::FqCodel;
-use super::pfabric::PFabric;
 use super::qdisc::DropReason;
 use crate::packet::{Arena, Packet};
 use crate::units::Time;
-
-pub enum Whole {
-    FqCodel(FqCodel),
-    PFabric(PFabric),
-}
 
 /// What a whole discipline counts beyond packets sent.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,53 +22,77 @@ pub struct Tally {
     pub aqm: u64,
 }
 
-impl Whole {
+/// A queue discipline that is a whole design of its own.
+pub trait WholeDiscipline {
     /// Offer packet `id` (`p`) at `now`; queued packets it pushes out go to
     /// `drops`. Err: the arrival is refused.
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Time,
         id: u32,
         p: &Packet,
         drops: &mut Vec<u32>,
         tally: &mut Tally,
-    ) -> Result<(), DropReason> {
-        match self {
-            Whole::FqCodel(f) => {
-                f.enqueue(now, id, p, drops, tally);
-                Ok(())
-            }
-            Whole::PFabric(f) => f.enqueue(id, p, drops, tally),
-        }
-    }
+    ) -> Result<(), DropReason>;
 
     /// The next packet to send, with its size on the wire; packets dropped
     /// on the way go to `drops`.
-    pub fn dequeue(
-        &mut self,
-        now: Time,
-        arena: &mut Arena,
-        drops: &mut Vec<u32>,
-        tally: &mut Tally,
-    ) -> Option<(u32, u32)> {
-        match self {
-            Whole::FqCodel(f) => f.dequeue(now, arena, drops, tally),
-            Whole::PFabric(f) => f.dequeue(),
-        }
-    }
+    fn dequeue(&mut self, now: Time, arena: &mut Arena, drops: &mut Vec<u32>, tally: &mut Tally) -> Option<(u32, u32)>;
 
     /// (bytes, packets) queued.
-    pub fn occupancy(&self) -> (u64, u64) {
-        match self {
-            Whole::FqCodel(f) => (f.bytes, f.packets),
-            Whole::PFabric(f) => (f.bytes, f.packets),
-        }
-    }
+    fn occupancy(&self) -> (u64, u64);
 
     /// The port's own random draw, for disciplines that hash flows.
-    pub fn seed(&mut self, seed: u64) {
-        if let Whole::FqCodel(f) = self {
-            f.seed(seed)
-        }
-    }
+    fn seed(&mut self, _seed: u64) {}
 }
+
+/// Declares the whole disciplines: `Variant(module::Type)` per line loads
+/// the discipline's file, adds the variant to `Whole` with its dispatch,
+/// and puts `module::DECL` on the list of disciplines after the composed
+/// one.
+macro_rules! whole_disciplines {
+    ($($variant:ident($module:ident :: $ty:ident)),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every discipline, the composed one first: the registry's list.
+        pub const QDISCS: &[&scheme::QdiscDecl] = &[&qdisc::COMPOSED, $(&$module::DECL),*];
+
+        pub enum Whole {
+            $($variant($module::$ty)),*
+        }
+
+        impl Whole {
+            #[inline]
+            pub fn enqueue(
+                &mut self,
+                now: crate::units::Time,
+                id: u32,
+                p: &crate::packet::Packet,
+                drops: &mut Vec<u32>,
+                tally: &mut whole::Tally,
+            ) -> Result<(), qdisc::DropReason> {
+                match self { $(Whole::$variant(w) => whole::WholeDiscipline::enqueue(w, now, id, p, drops, tally)),* }
+            }
+
+            #[inline]
+            pub fn dequeue(
+                &mut self,
+                now: crate::units::Time,
+                arena: &mut crate::packet::Arena,
+                drops: &mut Vec<u32>,
+                tally: &mut whole::Tally,
+            ) -> Option<(u32, u32)> {
+                match self { $(Whole::$variant(w) => whole::WholeDiscipline::dequeue(w, now, arena, drops, tally)),* }
+            }
+
+            pub fn occupancy(&self) -> (u64, u64) {
+                match self { $(Whole::$variant(w) => whole::WholeDiscipline::occupancy(w)),* }
+            }
+
+            pub fn seed(&mut self, seed: u64) {
+                match self { $(Whole::$variant(w) => whole::WholeDiscipline::seed(w, seed)),* }
+            }
+        }
+    };
+}
+pub(crate) use whole_disciplines;

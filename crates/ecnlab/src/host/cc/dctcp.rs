@@ -3,7 +3,50 @@
 //! per window of data: α ← (1 − g)·α + g·F. On ECE it cuts
 //! cwnd ← cwnd·(1 − α/2), at most once per window, and sets CWR.
 
-use super::{AckInfo, OncePerWindow, Window, MIN_CWND};
+use super::{AckInfo, CcDecl, CongestionControl, EchoMode, OncePerWindow, Window, MIN_CWND};
+use crate::config::bad;
+use crate::config::param::{section, Table};
+
+section! {
+    /// DCTCP's keys in `[transport]`.
+    pub struct DctcpParams {
+        /// The EWMA gain g of α (the DCTCP paper: 1/16).
+        dctcp_g: f64 = 1.0 / 16.0, range "(0, 1]", source "Alizadeh et al., DCTCP (SIGCOMM 2010) §3.1",
+            lenient true;
+        /// α before the first window (Linux starts at 1).
+        dctcp_alpha_init: f64 = 1.0, range "[0, 1]", source "Linux tcp_dctcp.c (dctcp_alpha_on_init)", lenient true;
+    }
+}
+
+impl DctcpParams {
+    pub fn of(t: &crate::config::TransportCfg) -> Result<DctcpParams, crate::config::ConfigError> {
+        DctcpParams::read(&Table::new("transport", t.extra.clone()), true)
+    }
+}
+
+pub const DECL: CcDecl = CcDecl {
+    about: crate::switch::scheme::About {
+        params: &[DctcpParams::PARAMS],
+        ..crate::switch::scheme::About::new("dctcp", "DCTCP: cuts cwnd by α/2 on ECE, α the EWMA of the fraction of marked bytes per window", "Alizadeh et al., Data Center TCP (SIGCOMM 2010)")
+    },
+    defaults: &[],
+    echo: EchoMode::Exact,
+    pfabric: false,
+    validate: |t| {
+        let p = DctcpParams::of(t)?;
+        if !(p.dctcp_g > 0.0 && p.dctcp_g <= 1.0) {
+            return Err(bad("transport.dctcp_g", p.dctcp_g, "must lie in (0, 1]"));
+        }
+        if !(0.0..=1.0).contains(&p.dctcp_alpha_init) {
+            return Err(bad("transport.dctcp_alpha_init", p.dctcp_alpha_init, "must lie in [0, 1]"));
+        }
+        Ok(())
+    },
+    build: |t| {
+        let p = DctcpParams::of(t).expect("checked");
+        super::Cc::Dctcp(Dctcp::new(p.dctcp_g, p.dctcp_alpha_init))
+    },
+};
 
 pub struct Dctcp {
     pub alpha: f64,
@@ -47,6 +90,29 @@ impl Dctcp {
             w.cwnd = (w.cwnd * (1.0 - alpha / 2.0)).max(MIN_CWND);
             w.ssthresh = w.cwnd;
         })
+    }
+}
+
+impl CongestionControl for Dctcp {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+        Dctcp::on_ack(self, w, a)
+    }
+    #[inline]
+    fn observe(&mut self, a: AckInfo) {
+        Dctcp::observe(self, a)
+    }
+    fn in_cwr(&self, una: u64) -> bool {
+        self.window.draining(una)
+    }
+    fn on_loss(&mut self, snd_max: u64) {
+        self.window.loss(snd_max)
+    }
+    fn alpha(&self) -> Option<f64> {
+        Some(self.alpha)
+    }
+    fn set_alpha(&mut self, alpha: f64) {
+        self.alpha = alpha;
     }
 }
 

@@ -5,13 +5,29 @@
 //! neither byte counting nor RFC 7661). Capped at max_cwnd like every
 //! cc. The loss side (timeouts only, probe mode) is in `host/pfabric.rs`.
 
-use super::{AckInfo, Window};
+use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Fill, Window};
+
+/// pFabric's transport starts at line rate with a BDP window of 12
+/// packets and a fixed 45 us RTO, about three fabric RTTs (pFabric §4.2;
+/// the YAPS and ns-2 configurations in `schemes/pfabric.md`).
+pub const DECL: CcDecl = CcDecl {
+    about: crate::switch::scheme::About {
+        params: &[],
+        ..crate::switch::scheme::About::new("pfabric", "pFabric's minimal rate control: no ECN, a BDP initial window, a small fixed RTO, timeouts only; \
+          stamps each packet with its flow's remaining bytes", "Alizadeh et al., pFabric (SIGCOMM 2013) §4.2; ns-2 MinTCP")
+    },
+    defaults: &[("init_cwnd", Fill::Json("12")), ("min_rto", Fill::Json("\"45us\"")), ("init_rto", Fill::Json("\"45us\""))],
+    echo: EchoMode::None,
+    pfabric: true,
+    validate: |_| Ok(()),
+    build: |_| super::Cc::MinTcp(MinTcp),
+};
 
 pub struct MinTcp;
 
-impl MinTcp {
+impl CongestionControl for MinTcp {
     #[inline]
-    pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+    fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
         if a.acked > 0 {
             w.open(1.0);
         }

@@ -1,19 +1,137 @@
 //! Congestion control, one file per algorithm. Each one sees every ACK that
 //! advances or duplicates snd_una and may grow or cut the window; loss
 //! recovery itself (fast retransmit, RTO) is common TCP in `tcp_tx.rs`.
-//! A new algorithm is one file here plus one variant of `Cc` and `CcKind`.
+//! Each declares itself (`CcDecl`: name, doc, paper, keys, defaults, how
+//! it is built) and joins `Cc` and the registry's list with one line in
+//! `congestion_controls!` below.
 
-mod dctcp;
-mod ecn_star;
-mod min_tcp;
-mod reno;
+use crate::config::{CaKind, ConfigError, TransportCfg};
+use crate::switch::scheme::About;
 
-pub use dctcp::Dctcp;
-pub use ecn_star::EcnStar;
-pub use min_tcp::MinTcp;
-pub use reno::Reno;
+/// A value a congestion control or a profile fills in for a key the
+/// experiment leaves out.
+#[derive(Clone, Copy, Debug)]
+pub enum Fill {
+    /// A value, as JSON text ("12", "\"45us\"", "true").
+    Json(&'static str),
+    /// The switch buffer in full packets, less one, at least 1 (FQ-CoDel
+    /// in the DCN Table II's max cwnd, "queue − 1").
+    QueueMinusOne,
+}
 
-use crate::config::{CaKind, CcKind, TransportCfg};
+/// What a congestion control declares of itself.
+pub struct CcDecl {
+    /// Its name (what `transport.cc` gives), doc, paper and own keys in
+    /// `[transport]`.
+    pub about: About,
+    /// `[transport]` keys it fills when the experiment and its profile
+    /// leave them out.
+    pub defaults: &'static [(&'static str, Fill)],
+    /// What the receiver echoes of CE marks (and whether data is ECT).
+    pub echo: EchoMode,
+    /// pFabric's transport (`host/pfabric.rs`): recovery by timeouts only
+    /// with a fixed RTO, probe mode, and each data packet stamped with its
+    /// flow's remaining bytes, the priority pFabric's port schedules by.
+    pub pfabric: bool,
+    /// Checks of its keys.
+    pub validate: fn(&TransportCfg) -> Result<(), ConfigError>,
+    pub build: fn(&TransportCfg) -> Cc,
+}
+
+/// The algorithm's side of every ACK. Only `on_ack` is required.
+pub trait CongestionControl {
+    /// Called on every ACK outside loss recovery. Returns true when the
+    /// window was cut for ECN, so the next data packet carries CWR.
+    fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool;
+
+    /// Called during loss recovery, where the window is frozen (DCTCP keeps
+    /// counting marked bytes for α).
+    #[inline]
+    fn observe(&mut self, _a: AckInfo) {}
+
+    /// In the CWR state: after an ECN cut, until its window is acknowledged.
+    fn in_cwr(&self, _una: u64) -> bool {
+        false
+    }
+
+    /// A loss response (fast retransmit or RTO) has just cut the window:
+    /// no ECN cut until the data now outstanding is acknowledged.
+    fn on_loss(&mut self, _snd_max: u64) {}
+
+    /// DCTCP's α, for a persistent connection to carry to its next flow.
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
+
+    fn set_alpha(&mut self, _alpha: f64) {}
+}
+
+/// Declares the congestion controls: `Variant(module::Type)` per line loads
+/// the algorithm's file, adds the variant to `Cc` with its dispatch, and
+/// puts `module::DECL` on the registry's list `CCS`.
+macro_rules! congestion_controls {
+    ($($variant:ident($module:ident :: $ty:ident)),* $(,)?) => {
+        $(mod $module; pub use $module::$ty;)*
+
+        /// Every congestion control: the registry's list.
+        pub const CCS: &[&CcDecl] = &[$(&$module::DECL),*];
+
+        pub enum Cc {
+            $($variant($ty)),*
+        }
+
+        impl Cc {
+            /// The configured algorithm (`transport.cc`, checked).
+            pub fn new(t: &TransportCfg) -> Cc {
+                (decl(t.cc.as_str()).expect("a checked config names a known cc").build)(t)
+            }
+
+            pub fn echo_mode(&self) -> EchoMode {
+                match self { $(Cc::$variant(_) => $module::DECL.echo),* }
+            }
+
+            #[inline]
+            pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+                match self { $(Cc::$variant(c) => CongestionControl::on_ack(c, w, a)),* }
+            }
+
+            #[inline]
+            pub fn observe(&mut self, a: AckInfo) {
+                match self { $(Cc::$variant(c) => CongestionControl::observe(c, a)),* }
+            }
+
+            pub fn in_cwr(&self, una: u64) -> bool {
+                match self { $(Cc::$variant(c) => CongestionControl::in_cwr(c, una)),* }
+            }
+
+            pub fn on_loss(&mut self, snd_max: u64) {
+                match self { $(Cc::$variant(c) => CongestionControl::on_loss(c, snd_max)),* }
+            }
+
+            pub fn alpha(&self) -> Option<f64> {
+                match self { $(Cc::$variant(c) => CongestionControl::alpha(c)),* }
+            }
+
+            /// A persistent connection's α, carried to its next flow.
+            pub fn set_alpha(&mut self, alpha: f64) {
+                match self { $(Cc::$variant(c) => CongestionControl::set_alpha(c, alpha)),* }
+            }
+        }
+    };
+}
+
+// The registry of congestion controls: one line per algorithm.
+congestion_controls! {
+    Reno(reno::Reno),
+    EcnStar(ecn_star::EcnStar),
+    Dctcp(dctcp::Dctcp),
+    MinTcp(min_tcp::MinTcp),
+}
+
+/// The congestion control named `name`.
+pub fn decl(name: &str) -> Option<&'static CcDecl> {
+    CCS.iter().copied().find(|d| d.about.name == name)
+}
 
 /// The window state congestion control acts on, in segments.
 #[derive(Clone, Copy, Debug)]
@@ -148,86 +266,6 @@ pub struct AckInfo {
     pub mss: u32,
     /// The window, not the application or the NIC, limited sending.
     pub cwnd_limited: bool,
-}
-
-pub enum Cc {
-    Reno(Reno),
-    EcnStar(EcnStar),
-    Dctcp(Dctcp),
-    MinTcp(MinTcp),
-}
-
-impl Cc {
-    pub fn new(t: &TransportCfg) -> Cc {
-        match t.cc {
-            CcKind::Reno => Cc::Reno(Reno),
-            CcKind::EcnStar => Cc::EcnStar(EcnStar::default()),
-            CcKind::Dctcp => Cc::Dctcp(Dctcp::new(t.dctcp_g, t.dctcp_alpha_init)),
-            CcKind::Pfabric => Cc::MinTcp(MinTcp),
-        }
-    }
-
-    pub fn echo_mode(&self) -> EchoMode {
-        match self {
-            Cc::Reno(_) | Cc::MinTcp(_) => EchoMode::None,
-            Cc::EcnStar(_) => EchoMode::Latched,
-            Cc::Dctcp(_) => EchoMode::Exact,
-        }
-    }
-
-    /// Called on every ACK outside loss recovery. Returns true when the
-    /// window was cut for ECN, so the next data packet carries CWR.
-    #[inline]
-    pub fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
-        match self {
-            Cc::Reno(c) => c.on_ack(w, a),
-            Cc::EcnStar(c) => c.on_ack(w, a),
-            Cc::Dctcp(c) => c.on_ack(w, a),
-            Cc::MinTcp(c) => c.on_ack(w, a),
-        }
-    }
-
-    /// Called during loss recovery, where the window is frozen; lets DCTCP
-    /// keep counting marked bytes for α.
-    #[inline]
-    pub fn observe(&mut self, a: AckInfo) {
-        if let Cc::Dctcp(c) = self {
-            c.observe(a)
-        }
-    }
-
-    /// A loss response (fast retransmit or RTO) has just cut the window:
-    /// no ECN cut until the data now outstanding is acknowledged.
-    /// In the CWR state: after an ECN cut, until its window is acknowledged.
-    pub fn in_cwr(&self, una: u64) -> bool {
-        match self {
-            Cc::Reno(_) | Cc::MinTcp(_) => false,
-            Cc::EcnStar(c) => c.window.draining(una),
-            Cc::Dctcp(c) => c.window.draining(una),
-        }
-    }
-
-    pub fn on_loss(&mut self, snd_max: u64) {
-        match self {
-            Cc::Reno(_) | Cc::MinTcp(_) => {}
-            Cc::EcnStar(c) => c.window.loss(snd_max),
-            Cc::Dctcp(c) => c.window.loss(snd_max),
-        }
-    }
-
-    pub fn alpha(&self) -> Option<f64> {
-        match self {
-            Cc::Dctcp(c) => Some(c.alpha),
-            _ => None,
-        }
-    }
-
-    /// A persistent connection's α, carried to its next flow.
-    pub fn set_alpha(&mut self, alpha: f64) {
-        if let Cc::Dctcp(c) = self {
-            c.alpha = alpha;
-        }
-    }
 }
 
 #[cfg(test)]

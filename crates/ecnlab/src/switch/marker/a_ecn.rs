@@ -19,7 +19,80 @@
 //! K_q starts at K_max = the standard K, N = 64, Δ_up = Δ_down = one
 //! packet, K_min = two packets.
 
-use super::{mark_if, Seen, Verdict};
+use super::{mark_if, HookedMarker, Seen, Sides, Verdict};
+use crate::config::param::section;
+use crate::config::{bad, Amt};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::switch::scheme::{About, MarkingDecl, Threshold};
+
+section! {
+    /// A-ECN's keys (K_max is the port's threshold).
+    pub struct AEcnParams {
+        /// Enqueued packets per epoch (an update of K_q).
+        aecn_epoch: Option<u32> = None, default_doc "64", range "1 or more", source "shared/schemes/comparators.md §3";
+        /// K_q's step up after an underflow.
+        aecn_up: Option<Amt> = None, default_doc "\"1pkt\"", range "positive", source "shared/schemes/comparators.md §3";
+        /// K_q's step down after a standing queue.
+        aecn_down: Option<Amt> = None, default_doc "\"1pkt\"", range "positive", source "shared/schemes/comparators.md §3";
+        /// K_q's floor.
+        aecn_k_min: Option<Amt> = None, default_doc "\"2pkt\"", range "positive, at most threshold",
+            source "shared/schemes/comparators.md §3";
+    }
+}
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[AEcnParams::PARAMS],
+        ..About::new(
+            "a-ecn",
+            "A-ECN-like (a reconstruction): a per-queue K adapted every aecn_epoch enqueues between \
+             aecn_k_min and threshold",
+            "ML-ECN §VI; shared/schemes/comparators.md §3",
+        )
+    },
+    threshold: Threshold::One,
+    own_sides: Some("judges at enqueue"),
+    validate: |c| {
+        let p = c.read(AEcnParams::read)?;
+        let k = c.k();
+        if p.aecn_epoch == Some(0) {
+            return Err(bad(&c.key("aecn_epoch"), 0, "must be at least 1 enqueued packet (default 64)"));
+        }
+        for (key, a) in [("aecn_up", p.aecn_up), ("aecn_down", p.aecn_down)] {
+            if let Some(a) = a {
+                if a.0.bytes(c.pkt) == 0 {
+                    return Err(bad(&c.key(key), a.0, "must be positive (default \"1pkt\")"));
+                }
+            }
+        }
+        if let Some(lo) = p.aecn_k_min {
+            let b = lo.0.bytes(c.pkt);
+            if b == 0 || b > k {
+                return Err(bad(
+                    &c.key("aecn_k_min"),
+                    lo.0,
+                    &format!("must be positive and at most threshold ({k}B), the threshold's ceiling"),
+                ));
+            }
+        }
+        Ok(())
+    },
+    build: |c| {
+        let p = c.params(AEcnParams::read);
+        let (k, pkt) = (c.k(), c.pkt);
+        let or_pkts = |a: Option<Amt>, n: u64| a.map_or(n * pkt, |a| a.0.bytes(pkt));
+        AEcn::new(
+            k,
+            or_pkts(p.aecn_k_min, 2).min(k),
+            or_pkts(p.aecn_up, 1),
+            or_pkts(p.aecn_down, 1),
+            p.aecn_epoch.unwrap_or(AEcn::DEFAULT_EPOCH),
+            c.port.queues as usize,
+        )
+        .into()
+    },
+};
 
 pub struct AEcn {
     /// K_q's bounds, bytes; K_q starts at k_max.
@@ -72,6 +145,19 @@ impl AEcn {
             e.least_found = u64::MAX;
         }
         verdict
+    }
+}
+
+impl HookedMarker for AEcn {
+    fn sides(&self) -> Sides {
+        Sides::Enqueue
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
+        AEcn::at_enqueue(self, s)
+    }
+    fn threshold(&self, q: usize) -> Option<u64> {
+        Some(AEcn::threshold(self, q))
     }
 }
 

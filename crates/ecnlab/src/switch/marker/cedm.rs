@@ -22,8 +22,57 @@
 //! dequeue hook does not look into the packet: the queue's slope is the same
 //! signal whichever packets sample it.
 
-use super::{Seen, Verdict};
+use super::{HookedMarker, Seen, Sides, Verdict};
+use crate::config::param::section;
+use crate::config::{bad, missing, Amt};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::switch::scheme::{About, MarkingDecl, Threshold};
 use crate::units::Time;
+
+section! {
+    /// CEDM's keys (K1 is the port's threshold).
+    pub struct CedmParams {
+        /// CEDM's upper threshold K2 (at least threshold = K1); the paper's guideline for two
+        /// senders with LSO is K2 = 5/4·K1 + C·d/4.
+        cedm_k2: Option<Amt> = None, range "threshold (K1) or more", source "CEDM §IV-C";
+        /// The slope EWMA's weight w_s.
+        cedm_ws: f64 = 0.129, range "(0, 1]", source "CEDM §IV-C", lenient true;
+    }
+}
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[CedmParams::PARAMS],
+        unused_without_value: true,
+        ..About::new(
+            "cedm",
+            "marks at enqueue over K2, or over K1 while the queue's average slope is not falling; \
+             takes its marks back at dequeue below K1 (or below K2 on a falling slope)",
+            "Shan & Ren, Improving ECN marking scheme with micro-burst traffic in data center networks, §IV-C",
+        )
+    },
+    threshold: Threshold::One,
+    own_sides: Some("marks at enqueue, takes marks back at dequeue"),
+    validate: |c| {
+        let p = c.read(CedmParams::read)?;
+        if !(p.cedm_ws > 0.0 && p.cedm_ws <= 1.0) {
+            return Err(bad(&c.key("cedm_ws"), p.cedm_ws, "must be in (0, 1] (CEDM §IV-C uses 0.129)"));
+        }
+        let Some(k2) = p.cedm_k2 else {
+            return Err(missing(&c.key("cedm_k2"), "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\""));
+        };
+        if k2.0.bytes(c.pkt) < c.k() {
+            return Err(bad(&c.key("cedm_k2"), k2.0, &format!("must be at least threshold (K1 = {})", c.k())));
+        }
+        Ok(())
+    },
+    build: |c| {
+        let p = c.params(CedmParams::read);
+        let k2 = p.cedm_k2.map_or(0, |a| a.0.bytes(c.pkt));
+        Cedm::new(c.k(), k2, p.cedm_ws, c.port.queues as usize).into()
+    },
+};
 
 pub struct Cedm {
     /// K1, bytes.
@@ -74,6 +123,26 @@ impl Cedm {
         } else {
             Verdict::Pass
         }
+    }
+}
+
+impl HookedMarker for Cedm {
+    fn sides(&self) -> Sides {
+        Sides::Both
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
+        Cedm::at_enqueue(self, s)
+    }
+    #[inline]
+    fn at_dequeue(&mut self, s: &Seen, _ect: bool, _rng: &mut Rng) -> Verdict {
+        Cedm::at_dequeue(self, s)
+    }
+    fn threshold(&self, _q: usize) -> Option<u64> {
+        Some(self.k1)
+    }
+    fn unmarks(&self) -> bool {
+        true
     }
 }
 

@@ -6,8 +6,25 @@
 //! next packet at once (its dequeue loop), which is the RFC's drop loop
 //! spread over the queue's packets as the scheduler picks them.
 
-use super::{Seen, Verdict};
-use crate::switch::codel::{Codel, CodelState, Judged};
+use super::{HookedMarker, Seen, Sides, Verdict};
+use crate::rng::Rng;
+use crate::switch::codel::{self, Codel, CodelParams, CodelState, Judged};
+use crate::switch::scheme::{About, MarkingDecl, Threshold};
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[CodelParams::PARAMS],
+        ..About::new(
+            "codel",
+            "CoDel on each queue's sojourn time: marks (or drops) once it stays above target for an interval",
+            "RFC 8289",
+        )
+    },
+    threshold: Threshold::Unused(" (codel takes codel_target and codel_interval)"),
+    own_sides: Some("judges at dequeue"),
+    validate: codel::validate,
+    build: |c| CodelAqm::new(codel::build(c), c.port.queues as usize).into(),
+};
 
 pub struct CodelAqm {
     pub params: Codel,
@@ -34,5 +51,18 @@ impl CodelAqm {
     /// Queue `q`'s state (tests).
     pub fn state(&self, q: usize) -> &CodelState {
         &self.queues[q]
+    }
+}
+
+impl HookedMarker for CodelAqm {
+    fn sides(&self) -> Sides {
+        Sides::Dequeue
+    }
+    #[inline]
+    fn at_dequeue(&mut self, s: &Seen, ect: bool, _rng: &mut Rng) -> Verdict {
+        CodelAqm::at_dequeue(self, s, ect)
+    }
+    fn needs_sojourn(&self) -> bool {
+        true
     }
 }

@@ -25,7 +25,47 @@
 //! through its dequeue hook. The "Pro" part of DemePro (proactive congestion
 //! control in the TCC paper) is not modelled: its content is unknown to us.
 
-use super::{Seen, Verdict};
+use super::{HookedMarker, Seen, Sides, Verdict};
+use crate::config::param::section;
+use crate::config::values::by_name;
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+
+by_name! {
+    /// What DemePro's fair share of a queue is a share of (`demepro_share`).
+    pub enum DemeproShare { Occupancy => "occupancy", Threshold => "threshold" }
+}
+
+section! {
+    /// DemePro's key (K is the port's threshold).
+    pub struct DemeProParams {
+        /// A queue's fair share: of the port's occupancy or of K.
+        demepro_share: Option<DemeproShare> = None, default_doc "\"occupancy\"",
+            source "shared/schemes/comparators.md §1";
+    }
+}
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[DemeProParams::PARAMS],
+        ..About::new(
+            "deme-pro",
+            "the port's total over K marks the head of the queue furthest above its fair share",
+            "Gao, Lee, Li, IEEE TCC 2017; ML-ECN §VI; shared/schemes/comparators.md §1",
+        )
+    },
+    threshold: Threshold::One,
+    own_sides: Some("decides at enqueue, marks a queue head as it leaves"),
+    validate: no_checks,
+    build: |c| {
+        let share = match c.params(DemeProParams::read).demepro_share {
+            Some(DemeproShare::Threshold) => FairShare::Threshold,
+            _ => FairShare::Occupancy,
+        };
+        DemePro::new(c.k(), &c.port.quanta(), share).into()
+    },
+};
 
 /// What a queue's fair share is a share of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +146,23 @@ impl DemePro {
         } else {
             Verdict::Pass
         }
+    }
+}
+
+impl HookedMarker for DemePro {
+    fn sides(&self) -> Sides {
+        Sides::Both
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
+        DemePro::at_enqueue(self, s)
+    }
+    #[inline]
+    fn at_dequeue(&mut self, s: &Seen, _ect: bool, _rng: &mut Rng) -> Verdict {
+        DemePro::at_dequeue(self, s)
+    }
+    fn threshold(&self, _q: usize) -> Option<u64> {
+        Some(self.k)
     }
 }
 

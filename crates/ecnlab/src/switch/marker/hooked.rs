@@ -1,130 +1,161 @@
-//! The markers with state or hooks of their own: CEDM, RED (and MQ-ECN's
-//! probabilistic variant), TCN, CoDel, ML-ECN and its comparators. Each
-//! judges through `at_enqueue`/`at_dequeue` with the whole `Seen` (sojourn,
-//! backlogged queues, the packet, a random stream), where the static
-//! schemes of `Marker` need only occupancies and a threshold.
+//! The markers with state or hooks of their own (CEDM, RED, TCN, CoDel,
+//! ML-ECN and its comparators, PIE, ...). Each judges through
+//! `at_enqueue`/`at_dequeue` with the whole `Seen` (sojourn, backlogged
+//! queues, the packet, a random stream), where the static schemes of
+//! `Marker` need only occupancies and a threshold.
 //!
 //! They sit behind one pointer (`Marker::Hooked`) and are called only from
 //! out-of-line code, so that the static schemes' per-packet path, which
 //! every MQ-ECN run takes, matches over a handful of variants and carries
-//! none of this code.
+//! none of this code. `Hooked` is one enum over them all, generated from
+//! the list in `marker/mod.rs` (`hooked_markers!`): static dispatch, each
+//! arm the scheme's own (inlinable) method.
 
-use super::{AEcn, Cedm, CodelAqm, DemePro, MlEcn, MmEcn, Pmsb, Red, Seen, Sides, Tcn, Verdict};
-use crate::packet::{Ecn, Packet};
+use super::{Seen, Sides, Verdict};
+use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::RoundObserver;
 use crate::units::Time;
 
-pub enum Hooked {
-    Cedm(Cedm),
-    Red(Red),
-    Tcn(Tcn),
-    MlEcn(MlEcn),
-    MmEcn(MmEcn),
-    AEcn(AEcn),
-    DemePro(DemePro),
-    Pmsb(Pmsb),
-    /// CoDel (RFC 8289), one state per queue.
-    Codel(CodelAqm),
-}
-
-impl Hooked {
-    pub fn sides(&self) -> Sides {
-        match self {
-            Hooked::Cedm(_) | Hooked::DemePro(_) => Sides::Both,
-            Hooked::Red(_) | Hooked::AEcn(_) | Hooked::Pmsb(_) | Hooked::MlEcn(_) => Sides::Enqueue,
-            Hooked::Tcn(_) | Hooked::Codel(_) => Sides::Dequeue,
-            Hooked::MmEcn(m) if m.front => Sides::Dequeue,
-            Hooked::MmEcn(_) => Sides::Enqueue,
-        }
-    }
+/// A marking scheme with hooks of its own. Only `sides` is required; the
+/// rest default to doing nothing.
+pub trait HookedMarker {
+    /// Which hooks it uses, whatever `dequeue_marking` says.
+    fn sides(&self) -> Sides;
 
     /// Decide for packet `pkt`, about to be queued.
     #[inline]
-    pub fn at_enqueue(&mut self, s: &Seen, pkt: &Packet, rng: &mut Rng) -> Verdict {
-        match self {
-            Hooked::Cedm(m) => m.at_enqueue(s),
-            Hooked::Red(m) => m.at_enqueue(s, pkt.ecn != Ecn::NotEct, rng),
-            Hooked::MlEcn(m) => m.at_enqueue(s, pkt, rng),
-            Hooked::MmEcn(m) => m.judge(s.occ.queue, rng),
-            Hooked::AEcn(m) => m.at_enqueue(s),
-            Hooked::DemePro(m) => m.at_enqueue(s),
-            Hooked::Pmsb(m) => m.at_enqueue(s),
-            Hooked::Tcn(_) | Hooked::Codel(_) => Verdict::Pass,
-        }
+    fn at_enqueue(&mut self, _s: &Seen, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
+        Verdict::Pass
     }
 
     /// Decide for a packet about to leave (occupancy counts it); `ect`: it
-    /// may be marked (CoDel drops what it cannot mark).
+    /// may be marked (an AQM drops what it cannot mark).
     #[inline]
-    pub fn at_dequeue(&mut self, s: &Seen, ect: bool, rng: &mut Rng) -> Verdict {
-        match self {
-            Hooked::Cedm(m) => m.at_dequeue(s),
-            Hooked::Tcn(m) => m.at_dequeue(s),
-            Hooked::MmEcn(m) => m.judge(s.occ.queue, rng),
-            Hooked::DemePro(m) => m.at_dequeue(s),
-            Hooked::Codel(m) => m.at_dequeue(s, ect),
-            Hooked::Red(_) | Hooked::MlEcn(_) | Hooked::AEcn(_) | Hooked::Pmsb(_) => Verdict::Pass,
-        }
+    fn at_dequeue(&mut self, _s: &Seen, _ect: bool, _rng: &mut Rng) -> Verdict {
+        Verdict::Pass
     }
 
-    // The port and round events below concern RED alone (its idle decay,
-    // and MQ-ECN's share estimate in the probabilistic variant); only the
-    // hooked ports' paths call them (see `Events`).
-
+    /// Queue `q` has just been emptied (its last packet taken at `now`).
     #[inline]
-    pub fn queue_emptied(&mut self, q: usize, now: Time) {
-        if let Hooked::Red(m) = self {
-            m.queue_emptied(q, now)
-        }
-    }
+    fn queue_emptied(&mut self, _q: usize, _now: Time) {}
 
+    /// A packet arrives at an empty port.
     #[inline]
-    pub fn port_busy(&mut self, now: Time) {
-        if let Hooked::Red(m) = self {
-            m.port_busy(now)
-        }
-    }
+    fn port_busy(&mut self, _now: Time) {}
 
+    /// The port's last packet has been taken for transmission.
     #[inline]
-    pub fn port_idle(&mut self, now: Time) {
-        if let Hooked::Red(m) = self {
-            m.port_idle(now)
-        }
-    }
+    fn port_idle(&mut self, _now: Time) {}
+
+    /// The scheduler's events (see `RoundObserver`).
+    #[inline]
+    fn activated(&mut self, _q: usize, _now: Time) {}
+    #[inline]
+    fn turn_end(&mut self, _q: usize, _end: Time) {}
+    #[inline]
+    fn served(&mut self, _q: usize, _now: Time, _emptied: bool) {}
 
     /// The current threshold of queue `q` in bytes (for sampling and tests).
-    pub fn threshold(&self, q: usize) -> Option<u64> {
-        match self {
-            Hooked::Cedm(m) => Some(m.k1),
-            Hooked::Red(m) => Some(m.min_threshold(q)),
-            Hooked::Tcn(_) | Hooked::Codel(_) => None,
-            Hooked::MlEcn(m) => Some(m.k),
-            Hooked::MmEcn(m) => Some(m.k_low),
-            Hooked::AEcn(m) => Some(m.threshold(q)),
-            Hooked::DemePro(m) => Some(m.k),
-            Hooked::Pmsb(m) => Some(m.blind_threshold(q)),
-        }
+    fn threshold(&self, _q: usize) -> Option<u64> {
+        None
+    }
+
+    /// It may take back a mark it set at enqueue (CEDM), so the qdisc
+    /// remembers which marks are this queue's.
+    fn unmarks(&self) -> bool {
+        false
+    }
+
+    /// It wants each packet's sojourn time at dequeue.
+    fn needs_sojourn(&self) -> bool {
+        false
     }
 }
 
-impl RoundObserver for Hooked {
-    #[inline]
-    fn activated(&mut self, q: usize, now: Time) {
-        if let Hooked::Red(m) = self {
-            m.activated(q, now)
+/// Declares the hooked markers: `Variant(module::Type)` per line loads the
+/// scheme's file (`module.rs`), adds the variant to `Hooked` with its
+/// dispatch, and puts `module::DECL` on the list of marking schemes after
+/// `$plain` (the static-threshold ones, whose variants are `Marker`'s own).
+macro_rules! hooked_markers {
+    (
+        plain: [$($plain:path),* $(,)?],
+        hooked: [$($(#[$meta:meta])* $variant:ident($module:ident :: $ty:ident)),* $(,)?] $(,)?
+    ) => {
+        $(mod $module; pub use $module::$ty;)*
+
+        /// Every marking scheme, static ones first: the registry's list.
+        pub const MARKINGS: &[&crate::switch::scheme::MarkingDecl] = &[$(&$plain,)* $(&$module::DECL),*];
+
+        pub enum Hooked {
+            $($(#[$meta])* $variant($ty)),*
         }
-    }
-    #[inline]
-    fn turn_end(&mut self, q: usize, end: Time) {
-        if let Hooked::Red(m) = self {
-            m.turn_end(q, end)
+
+        $(impl From<$ty> for Hooked {
+            fn from(m: $ty) -> Hooked {
+                Hooked::$variant(m)
+            }
+        })*
+
+        $(impl From<$ty> for Marker {
+            fn from(m: $ty) -> Marker {
+                Marker::Hooked(Box::new(Hooked::$variant(m)))
+            }
+        })*
+
+        impl Hooked {
+            /// The scheme itself, to reach what is not on the per-packet path.
+            pub fn scheme(&self) -> &dyn HookedMarker {
+                match self { $(Hooked::$variant(m) => m),* }
+            }
+
+            pub fn sides(&self) -> Sides {
+                self.scheme().sides()
+            }
+
+            #[inline]
+            pub fn at_enqueue(&mut self, s: &Seen, pkt: &crate::packet::Packet, rng: &mut crate::rng::Rng) -> Verdict {
+                match self { $(Hooked::$variant(m) => HookedMarker::at_enqueue(m, s, pkt, rng)),* }
+            }
+
+            #[inline]
+            pub fn at_dequeue(&mut self, s: &Seen, ect: bool, rng: &mut crate::rng::Rng) -> Verdict {
+                match self { $(Hooked::$variant(m) => HookedMarker::at_dequeue(m, s, ect, rng)),* }
+            }
+
+            #[inline]
+            pub fn queue_emptied(&mut self, q: usize, now: crate::units::Time) {
+                match self { $(Hooked::$variant(m) => HookedMarker::queue_emptied(m, q, now)),* }
+            }
+
+            #[inline]
+            pub fn port_busy(&mut self, now: crate::units::Time) {
+                match self { $(Hooked::$variant(m) => HookedMarker::port_busy(m, now)),* }
+            }
+
+            #[inline]
+            pub fn port_idle(&mut self, now: crate::units::Time) {
+                match self { $(Hooked::$variant(m) => HookedMarker::port_idle(m, now)),* }
+            }
+
+            pub fn threshold(&self, q: usize) -> Option<u64> {
+                self.scheme().threshold(q)
+            }
         }
-    }
-    #[inline]
-    fn served(&mut self, q: usize, now: Time, emptied: bool) {
-        if let Hooked::Red(m) = self {
-            m.served(q, now, emptied)
+
+        impl crate::switch::RoundObserver for Hooked {
+            #[inline]
+            fn activated(&mut self, q: usize, now: crate::units::Time) {
+                match self { $(Hooked::$variant(m) => HookedMarker::activated(m, q, now)),* }
+            }
+            #[inline]
+            fn turn_end(&mut self, q: usize, end: crate::units::Time) {
+                match self { $(Hooked::$variant(m) => HookedMarker::turn_end(m, q, end)),* }
+            }
+            #[inline]
+            fn served(&mut self, q: usize, now: crate::units::Time, emptied: bool) {
+                match self { $(Hooked::$variant(m) => HookedMarker::served(m, q, now, emptied)),* }
+            }
         }
-    }
+    };
 }
+pub(crate) use hooked_markers;

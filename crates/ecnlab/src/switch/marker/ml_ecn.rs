@@ -22,10 +22,53 @@
 //!
 //! q counts the arriving packet, as every marker here does.
 
-use super::{Seen, Verdict};
+use super::{HookedMarker, Seen, Sides, Verdict};
+use crate::config::bad;
+use crate::config::param::section;
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::classifier::{FlowClass, StageClasses};
+use crate::switch::classifier::{self, FlowClass, StageClasses};
+use crate::switch::scheme::{About, MarkingDecl, Threshold};
+
+section! {
+    /// ML-ECN's marking keys (its classes are the classifier's: `small_queues`, ...).
+    pub struct MlEcnParams {
+        /// The number of threshold levels L.
+        mlecn_levels: u32 = 4, range "1 or more", source "ML-ECN §IV", per_port false;
+    }
+}
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[MlEcnParams::PARAMS],
+        unused: Some(|_| "is ML-ECN's; set marking = \"ml-ecn\" to use it".into()),
+        ..About::new(
+            "ml-ecn",
+            "per-class marking: small-class queues against K, medium and large ones by levels of K with \
+             probabilities by the packet's class (needs the classes small_queues, ... and host.stages)",
+            "Alanazi & Hamdaoui, ML-ECN, §III-B-2-b, Alg. 2",
+        )
+    },
+    threshold: Threshold::One,
+    own_sides: Some("judges at enqueue"),
+    validate: |c| {
+        if !classifier::by_stage(c.port) {
+            return Err(crate::config::ConfigError(format!(
+                "{}.marking = \"ml-ecn\": needs the queue classes {0}.small_queues, medium_queues and large_queues (and host.stages)",
+                c.sec
+            )));
+        }
+        if c.read(MlEcnParams::read)?.mlecn_levels == 0 {
+            return Err(bad(&c.key("mlecn_levels"), 0, "must be at least 1 (ML-ECN §IV: 4)"));
+        }
+        Ok(())
+    },
+    build: |c| {
+        let levels = c.params(MlEcnParams::read).mlecn_levels;
+        let classes = classifier::stage_classes(c.port, c.stages).expect("checked: ml-ecn has classes");
+        MlEcn::new(c.k(), levels, classes, c.port.queues as usize).into()
+    },
+};
 
 pub struct MlEcn {
     pub k: u64,
@@ -82,6 +125,19 @@ impl MlEcn {
         let n = self.numerator(class, self.classes.class(pkt.stage), self.level(q));
         let p = n as f64 / self.levels as f64;
         super::mark_if(n >= self.levels || (n > 0 && rng.uniform() < p))
+    }
+}
+
+impl HookedMarker for MlEcn {
+    fn sides(&self) -> Sides {
+        Sides::Enqueue
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, pkt: &Packet, rng: &mut Rng) -> Verdict {
+        MlEcn::at_enqueue(self, s, pkt, rng)
+    }
+    fn threshold(&self, _q: usize) -> Option<u64> {
+        Some(self.k)
     }
 }
 

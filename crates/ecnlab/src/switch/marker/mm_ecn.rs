@@ -16,8 +16,69 @@
 //! marking with K_high (at dequeue when front). Defaults (ours):
 //! K_high = the standard K, K_low = K/2, P_max = 1.
 
-use super::Verdict;
+use super::{HookedMarker, Seen, Sides, Verdict};
+use crate::config::param::section;
+use crate::config::values::by_name;
+use crate::config::{bad, Amt};
+use crate::packet::Packet;
 use crate::rng::Rng;
+use crate::switch::scheme::{About, MarkingDecl, Threshold};
+
+by_name! {
+    /// Where MM-ECN judges: the departing packet (front) or the arriving one.
+    pub enum MmecnPosition { Front => "front", Tail => "tail" }
+}
+
+section! {
+    /// MM-ECN's keys (K_high is the port's threshold).
+    pub struct MmEcnParams {
+        /// Where its random band starts.
+        mmecn_k_low: Option<Amt> = None, default_doc "threshold / 2", range "at most threshold",
+            source "shared/schemes/comparators.md §4";
+        /// Its marking probability at threshold.
+        mmecn_pmax: Option<f64> = None, default_doc "1", range "(0, 1]", source "shared/schemes/comparators.md §4";
+        /// "front" (judge the departing packet, at dequeue) or "tail" (the arriving one).
+        mmecn_position: Option<MmecnPosition> = None, default_doc "\"front\"", source "ML-ECN §VI";
+    }
+}
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[MmEcnParams::PARAMS],
+        ..About::new(
+            "mm-ecn",
+            "MM-ECN-like (a reconstruction): marks above K, at random between mmecn_k_low and K, judging \
+             the departing packet (or the arriving one)",
+            "ML-ECN §VI; shared/schemes/comparators.md §4",
+        )
+    },
+    threshold: Threshold::One,
+    own_sides: Some("mmecn_position picks front, at dequeue, or tail, at enqueue"),
+    validate: |c| {
+        let p = c.read(MmEcnParams::read)?;
+        if let Some(lo) = p.mmecn_k_low {
+            if lo.0.bytes(c.pkt) > c.k() {
+                return Err(bad(&c.key("mmecn_k_low"), lo.0, &format!("must not exceed threshold (K_high = {}B)", c.k())));
+            }
+        }
+        if let Some(x) = p.mmecn_pmax {
+            if !(x > 0.0 && x <= 1.0) {
+                return Err(bad(&c.key("mmecn_pmax"), x, "must be in (0, 1]"));
+            }
+        }
+        Ok(())
+    },
+    build: |c| {
+        let p = c.params(MmEcnParams::read);
+        MmEcn {
+            k_low: p.mmecn_k_low.map_or(c.k() / 2, |a| a.0.bytes(c.pkt)),
+            k_high: c.k(),
+            pmax: p.mmecn_pmax.unwrap_or(1.0),
+            front: p.mmecn_position != Some(MmecnPosition::Tail),
+        }
+        .into()
+    },
+};
 
 pub struct MmEcn {
     /// Where the random band starts, bytes.
@@ -58,6 +119,27 @@ impl MmEcn {
         } else {
             Verdict::Pass
         }
+    }
+}
+
+impl HookedMarker for MmEcn {
+    fn sides(&self) -> Sides {
+        if self.front {
+            Sides::Dequeue
+        } else {
+            Sides::Enqueue
+        }
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, _pkt: &Packet, rng: &mut Rng) -> Verdict {
+        self.judge(s.occ.queue, rng)
+    }
+    #[inline]
+    fn at_dequeue(&mut self, s: &Seen, _ect: bool, rng: &mut Rng) -> Verdict {
+        self.judge(s.occ.queue, rng)
+    }
+    fn threshold(&self, _q: usize) -> Option<u64> {
+        Some(self.k_low)
     }
 }
 

@@ -17,37 +17,52 @@
 //! with its tail position), A-ECN and PMSB at enqueue, DemePro at both (it
 //! decides at enqueue and marks a queue head, which leaves at dequeue).
 
-mod a_ecn;
-mod cedm;
-mod codel;
-mod deme_pro;
 mod hooked;
-mod ml_ecn;
-mod mm_ecn;
-mod mq_ecn;
 mod mq_ecn_generic;
 mod per_pool;
 mod per_port;
 mod per_queue;
-mod pmsb;
-mod red;
-mod tcn;
 
-pub use a_ecn::AEcn;
-pub use cedm::Cedm;
-pub use codel::CodelAqm;
-pub use deme_pro::{DemePro, FairShare};
-pub use hooked::Hooked;
-pub use ml_ecn::MlEcn;
-pub use mm_ecn::MmEcn;
-pub use mq_ecn::MqEcn;
+pub use hooked::HookedMarker;
 pub use mq_ecn_generic::MqEcnGeneric;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
 pub use per_queue::PerQueue;
-pub use pmsb::Pmsb;
-pub use red::{Red, Share};
-pub use tcn::Tcn;
+
+// The registry of marking schemes: one line per scheme. The static ones
+// (judged from occupancies and thresholds on the plain path) are variants
+// of `Marker` itself; the hooked ones load their file and join `Hooked`.
+hooked::hooked_markers! {
+    plain: [NONE, per_queue::DECL, per_queue::MIN_DECL, per_port::DECL, per_pool::DECL, mq_ecn::DECL],
+    hooked: [
+        Cedm(cedm::Cedm),
+        Red(red::Red),
+        Tcn(tcn::Tcn),
+        MmEcn(mm_ecn::MmEcn),
+        AEcn(a_ecn::AEcn),
+        DemePro(deme_pro::DemePro),
+        Pmsb(pmsb::Pmsb),
+        MlEcn(ml_ecn::MlEcn),
+        /// CoDel (RFC 8289), one state per queue.
+        Codel(codel::CodelAqm),
+    ],
+}
+
+mod mq_ecn;
+pub use deme_pro::FairShare;
+pub use mq_ecn::MqEcn;
+pub use red::Share;
+
+use crate::switch::scheme::{About, MarkingDecl, Threshold};
+
+/// No marking: queues only drop when the buffer is full.
+pub const NONE: MarkingDecl = MarkingDecl {
+    about: About::new("none", "no ECN marking; packets are dropped only when the buffer is full", ""),
+    threshold: Threshold::Ignored,
+    own_sides: None,
+    validate: crate::switch::scheme::no_checks,
+    build: |_| Marker::None,
+};
 
 use super::RoundObserver;
 use crate::units::Time;
@@ -168,12 +183,12 @@ impl Marker {
     /// The marker may take back a mark it set at enqueue (CEDM), so the
     /// qdisc remembers which marks are this queue's.
     pub fn unmarks(&self) -> bool {
-        matches!(self.hooked(), Some(Hooked::Cedm(_)))
+        self.hooked().is_some_and(|h| h.scheme().unmarks())
     }
 
     /// The marker wants each packet's sojourn time at dequeue.
     pub fn needs_sojourn(&self) -> bool {
-        matches!(self.hooked(), Some(Hooked::Tcn(_) | Hooked::Codel(_)))
+        self.hooked().is_some_and(|h| h.scheme().needs_sojourn())
     }
 
     /// The current threshold of queue `q` in bytes (for sampling and tests).

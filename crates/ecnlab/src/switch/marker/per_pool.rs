@@ -1,7 +1,8 @@
 //! Per-pool marking: the occupancy of the switch-wide shared buffer pool
 //! (all ports of the switch) against one K (MQ-ECN §2.1).
 
-use super::Occupancy;
+use super::{Marker, Occupancy};
+use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
 
 pub struct PerPool {
     pub k: u64,
@@ -13,3 +14,11 @@ impl PerPool {
         occ.pool > self.k
     }
 }
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About::new("per-pool", "the switch's shared buffer pool (all its ports) against one K", "MQ-ECN §2.1"),
+    threshold: Threshold::One,
+    own_sides: None,
+    validate: no_checks,
+    build: |c| Marker::PerPool(PerPool { k: c.k() }),
+};

@@ -2,7 +2,8 @@
 //! (MQ-ECN §2.1). Breaks weighted fair sharing: every queue is marked when
 //! the port is full, however little of it is that queue's (MQ-ECN Fig. 3).
 
-use super::Occupancy;
+use super::{Marker, Occupancy};
+use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
 
 pub struct PerPort {
     pub k: u64,
@@ -14,3 +15,11 @@ impl PerPort {
         occ.port > self.k
     }
 }
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About::new("per-port", "the port's total occupancy against one K, for every queue", "MQ-ECN §2.1"),
+    threshold: Threshold::One,
+    own_sides: None,
+    validate: no_checks,
+    build: |c| Marker::PerPort(PerPort { k: c.k() }),
+};

@@ -2,7 +2,9 @@
 //! Built with the standard K for every queue, with K·w_i/Σw (the minimum
 //! threshold, MQ-ECN Eq. 2), or with an explicit list.
 
-use super::Occupancy;
+use super::{Marker, Occupancy};
+use crate::config::OneOrList;
+use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
 
 pub struct PerQueue {
     /// Threshold of each queue, in bytes.
@@ -25,3 +27,32 @@ impl PerQueue {
         occ.queue > self.k[q]
     }
 }
+
+/// Per-queue marking with the standard K, or one K per queue.
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About::new(
+        "per-queue",
+        "each queue against its own threshold: the standard K for all, or one per queue (a list)",
+        "MQ-ECN §2.1",
+    ),
+    threshold: Threshold::PerQueue,
+    own_sides: None,
+    validate: no_checks,
+    build: |c| match &c.port.threshold {
+        Some(OneOrList::List(l)) => Marker::PerQueue(PerQueue { k: l.iter().map(|a| a.0.bytes(c.pkt)).collect() }),
+        _ => Marker::PerQueue(PerQueue::standard(c.k(), c.port.queues as usize)),
+    },
+};
+
+/// Per-queue marking with the minimum thresholds K·w_i/Σw.
+pub const MIN_DECL: MarkingDecl = MarkingDecl {
+    about: About::new(
+        "per-queue-min",
+        "each queue against K·w_i/Σw, its weight's share of the standard K (the thresholds add up to K)",
+        "MQ-ECN §2.2, Eq. 2",
+    ),
+    threshold: Threshold::One,
+    own_sides: None,
+    validate: no_checks,
+    build: |c| Marker::PerQueue(PerQueue::minimum(c.k(), &c.port.quanta())),
+};

@@ -15,7 +15,43 @@
 //! ignores marks tagged "victim") is not modelled: it needs a header bit and
 //! a DCTCP change, and ML-ECN describes the switch-side one.
 
-use super::{mark_if, Seen, Verdict};
+use super::{mark_if, HookedMarker, Seen, Sides, Verdict};
+use crate::config::param::section;
+use crate::config::values::by_name;
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+
+by_name! {
+    /// Which queues split PMSB's threshold into blindness thresholds (`pmsb_share`).
+    pub enum PmsbShare { All => "all", Active => "active" }
+}
+
+section! {
+    /// PMSB's key (K is the port's threshold).
+    pub struct PmsbParams {
+        /// Split K into blindness thresholds among all queues or the backlogged ones.
+        pmsb_share: Option<PmsbShare> = None, default_doc "\"all\"", source "shared/schemes/comparators.md §2";
+    }
+}
+
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[PmsbParams::PARAMS],
+        ..About::new(
+            "pmsb",
+            "per-port K, blind for a queue below its share of K (its blindness threshold)",
+            "Pan et al., ICDCS 2018; ML-ECN §VI; shared/schemes/comparators.md §2",
+        )
+    },
+    threshold: Threshold::One,
+    own_sides: Some("judges at enqueue"),
+    validate: no_checks,
+    build: |c| {
+        let active = c.params(PmsbParams::read).pmsb_share == Some(PmsbShare::Active);
+        Pmsb::new(c.k(), &c.port.quanta(), active).into()
+    },
+};
 
 pub struct Pmsb {
     /// The per-port threshold K, bytes.
@@ -50,6 +86,19 @@ impl Pmsb {
     #[inline]
     pub fn at_enqueue(&self, s: &Seen) -> Verdict {
         mark_if(s.occ.port > self.k && self.over_blindness(s))
+    }
+}
+
+impl HookedMarker for Pmsb {
+    fn sides(&self) -> Sides {
+        Sides::Enqueue
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, _pkt: &Packet, _rng: &mut Rng) -> Verdict {
+        Pmsb::at_enqueue(self, s)
+    }
+    fn threshold(&self, q: usize) -> Option<u64> {
+        Some(self.blind_threshold(q))
     }
 }
 

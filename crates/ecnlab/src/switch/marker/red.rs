@@ -21,9 +21,87 @@
 //! K_i,max = K_max·f_i, f_i = min(quantum_i/(C·T_round), 1), P_i,max = P_max.
 //! Over WFQ, f_i = min(w_i/W_est, 1) from MQ-ECN's generic variant.
 
-use super::{MqEcn, MqEcnGeneric, Seen, Verdict};
+use super::{HookedMarker, MqEcn, MqEcnGeneric, Seen, Sides, Verdict};
+use crate::config::param::section;
+use crate::config::{bad, missing, Amt, ConfigError};
+use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
-use crate::units::Time;
+use crate::switch::scheme::{About, MarkingDecl, PortCtx, Threshold};
+use crate::units::{tx_time, Time};
+
+section! {
+    /// RED's keys (marking "red", and MQ-ECN's probabilistic variant).
+    pub struct RedParams {
+        /// Minimum threshold on the average queue.
+        red_min: Option<Amt> = None, source "Floyd & Jacobson 1993";
+        /// Maximum threshold on the average queue (at least red_min).
+        red_max: Option<Amt> = None, source "Floyd & Jacobson 1993";
+        /// Marking probability at red_max.
+        red_pmax: Option<f64> = None, range "(0, 1]", source "Floyd & Jacobson 1993";
+        /// Averaging weight w_q (1 follows the instantaneous queue).
+        red_wq: f64 = 0.002, range "(0, 1]", source "Floyd & Jacobson 1993 §11", lenient true;
+        /// Probability rising from red_pmax to 1 between red_max and 2·red_max.
+        red_gentle: bool = false, source "Floyd 2000 (gentle RED)", lenient true;
+        /// Space marks by the count since the last one.
+        red_spacing: bool = true, source "Floyd & Jacobson 1993 §7", lenient true;
+    }
+}
+
+impl RedParams {
+    /// Any of the three keys that make RED is given (with marking "mq-ecn":
+    /// its probabilistic variant).
+    pub fn given(&self) -> bool {
+        self.red_min.is_some() || self.red_max.is_some() || self.red_pmax.is_some()
+    }
+
+    /// The checks of RED's keys where RED runs; `what` names the scheme
+    /// for a missing key.
+    pub fn check(&self, c: &PortCtx, what: &str) -> Result<(), ConfigError> {
+        if !(self.red_wq > 0.0 && self.red_wq <= 1.0) {
+            return Err(bad(&c.key("red_wq"), self.red_wq, "must be in (0, 1]"));
+        }
+        if let Some(p) = self.red_pmax {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(bad(&c.key("red_pmax"), p, "must be in (0, 1]"));
+            }
+        }
+        let (Some(min), Some(max)) = (self.red_min, self.red_max) else {
+            return Err(missing(&c.key(if self.red_min.is_none() { "red_min" } else { "red_max" }), what));
+        };
+        if self.red_pmax.is_none() {
+            return Err(missing(&c.key("red_pmax"), what));
+        }
+        if min.0.bytes(c.pkt) > max.0.bytes(c.pkt) {
+            return Err(bad(&c.key("red_min"), min.0, &format!("must not exceed red_max ({})", max.0)));
+        }
+        Ok(())
+    }
+
+    /// RED for a port, as these keys set it.
+    pub fn build(&self, c: &PortCtx) -> Red {
+        let amt = |a: Option<Amt>| a.map(|a| a.0.bytes(c.pkt)).unwrap_or(0);
+        let slot = tx_time(c.pkt, c.rate_bps);
+        let (min, max, pmax) = (amt(self.red_min), amt(self.red_max), self.red_pmax.unwrap_or(1.0));
+        Red::new(min, max, pmax, self.red_wq, self.red_gentle, self.red_spacing, slot, c.port.queues as usize)
+    }
+}
+
+/// RED, marking ECT packets and dropping Not-ECT ones.
+pub const DECL: MarkingDecl = MarkingDecl {
+    about: About {
+        params: &[RedParams::PARAMS],
+        unused_without_value: true,
+        ..About::new(
+            "red",
+            "RED on each queue's average: marks with a probability rising from red_min to red_max",
+            "Floyd & Jacobson, Random Early Detection Gateways (1993); RFC 3168 §5",
+        )
+    },
+    threshold: Threshold::Unused(" (red takes red_min and red_max)"),
+    own_sides: Some("judges at enqueue"),
+    validate: |c| c.read(RedParams::read)?.check(c, "marking \"red\" needs red_min, red_max and red_pmax"),
+    build: |c| c.params(RedParams::read).build(c).into(),
+};
 
 /// The share estimate that scales RED's thresholds: MQ-ECN's round time
 /// (round-robin schedulers) or its weight sum (WFQ).
@@ -194,6 +272,43 @@ impl Red {
             Some(Share::Weights(m)) => m.port_idle(now),
             None => {}
         }
+    }
+}
+
+impl HookedMarker for Red {
+    fn sides(&self) -> Sides {
+        Sides::Enqueue
+    }
+    #[inline]
+    fn at_enqueue(&mut self, s: &Seen, pkt: &Packet, rng: &mut Rng) -> Verdict {
+        Red::at_enqueue(self, s, pkt.ecn != Ecn::NotEct, rng)
+    }
+    #[inline]
+    fn queue_emptied(&mut self, q: usize, now: Time) {
+        Red::queue_emptied(self, q, now)
+    }
+    #[inline]
+    fn port_busy(&mut self, now: Time) {
+        Red::port_busy(self, now)
+    }
+    #[inline]
+    fn port_idle(&mut self, now: Time) {
+        Red::port_idle(self, now)
+    }
+    #[inline]
+    fn activated(&mut self, q: usize, now: Time) {
+        Red::activated(self, q, now)
+    }
+    #[inline]
+    fn turn_end(&mut self, q: usize, end: Time) {
+        Red::turn_end(self, q, end)
+    }
+    #[inline]
+    fn served(&mut self, q: usize, now: Time, emptied: bool) {
+        Red::served(self, q, now, emptied)
+    }
+    fn threshold(&self, q: usize) -> Option<u64> {
+        Some(self.min_threshold(q))
     }
 }
 

@@ -137,3 +137,15 @@ impl Dwrr {
         }
     }
 }
+
+pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+    about: crate::switch::scheme::About::new(
+        "dwrr",
+        "deficit weighted round robin: each backlogged queue in turn sends its quantum plus what it left over",
+        "Shreedhar & Varghese, SIGCOMM 1995; MQ-ECN §2.1",
+    ),
+    estimate: crate::switch::scheme::Estimate::Rounds,
+    strict: |_| 0,
+    validate: crate::switch::scheme::no_checks,
+    build: |c| super::Scheduler::RoundRobin(Dwrr::new(c.port.quanta(), true)),
+};

@@ -14,6 +14,12 @@ pub use sp_dwrr::SpDwrr;
 pub use wfq::Wfq;
 pub use wrr::wrr;
 
+/// Every scheduler: the registry's list, one line each. (A scheduler with
+/// a runtime type of its own also joins `Scheduler`, the per-packet
+/// match: each one's `select` is specialised for its shape.)
+pub const SCHEDULERS: &[&crate::switch::scheme::SchedulerDecl] =
+    &[&sp::DECL, &wrr::DECL, &dwrr::DECL, &sp_dwrr::DECL, &wfq::DECL];
+
 use super::queue::Queue;
 use super::RoundObserver;
 use crate::units::{LineRate, Time};

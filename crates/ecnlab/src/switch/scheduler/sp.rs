@@ -10,3 +10,15 @@ impl Sp {
         nonempty.trailing_zeros() as usize
     }
 }
+
+pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+    about: crate::switch::scheme::About::new(
+        "sp",
+        "strict priority: the lowest-numbered backlogged queue always sends",
+        "",
+    ),
+    estimate: crate::switch::scheme::Estimate::None,
+    strict: |_| 0,
+    validate: crate::switch::scheme::no_checks,
+    build: |_| super::Scheduler::Sp(Sp),
+};

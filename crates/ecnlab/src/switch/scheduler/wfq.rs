@@ -99,6 +99,18 @@ impl Wfq {
     }
 }
 
+pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+    about: crate::switch::scheme::About::new(
+        "wfq",
+        "weighted fair queueing (self-clocked), weights from quantum",
+        "Golestani, SCFQ (INFOCOM 1994); MQ-ECN §3.4",
+    ),
+    estimate: crate::switch::scheme::Estimate::Weights,
+    strict: |_| 0,
+    validate: crate::switch::scheme::no_checks,
+    build: |c| super::Scheduler::Wfq(Wfq::new(&c.port.quanta())),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

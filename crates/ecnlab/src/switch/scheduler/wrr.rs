@@ -7,3 +7,15 @@ use super::Dwrr;
 pub fn wrr(quantum: Vec<u64>) -> Dwrr {
     Dwrr::new(quantum, false)
 }
+
+pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+    about: crate::switch::scheme::About::new(
+        "wrr",
+        "weighted round robin: each backlogged queue in turn sends while its quantum lasts, leftovers lost",
+        "MQ-ECN §2.1",
+    ),
+    estimate: crate::switch::scheme::Estimate::Rounds,
+    strict: |_| 0,
+    validate: crate::switch::scheme::no_checks,
+    build: |c| super::Scheduler::RoundRobin(wrr(c.port.quanta())),
+};

@@ -1,8 +1,40 @@
-//! Topology presets from the papers, and the topology section's checks.
-//! A preset fills every key the experiment leaves out, so any of them can
+//! `[topology]`: the network's shape, rates and delays; the presets from
+//! the papers fill every key an experiment leaves out, so any of them can
 //! be overridden one by one.
 
-use crate::config::{ConfigError, Dur, EcmpMode, OneOrList, Preset, Rate, TopologyCfg, TopologyKind};
+use super::error::ConfigError;
+use super::param::section;
+use super::values::{Dur, EcmpMode, OneOrList, Preset, Rate, TopologyKind};
+
+section! {
+    /// `[topology]`.
+    pub struct TopologyCfg {
+        /// "star", "leaf-spine" or "fat-tree" (a preset implies leaf-spine).
+        kind: Option<TopologyKind> = None;
+        /// A topology from the papers: fills every key not given here (leaf-spine).
+        preset: Option<Preset> = None;
+        /// Star: number of hosts.
+        hosts: Option<u32> = None, range "2 to 65536";
+        /// Host link rate: one for all, or one per host (star).
+        link_rate: Option<OneOrList<Rate>> = None;
+        /// Switch-to-switch link rate (default: link_rate).
+        uplink_rate: Option<Rate> = None, default_doc "link_rate";
+        /// Propagation delay of every link.
+        link_delay: Option<Dur> = None;
+        /// Extra one-way delay on every host link (the MQ-ECN scripts' host delay).
+        host_delay: Option<Dur> = None, default_doc "0s";
+        /// Leaf-spine: leaves.
+        leaves: Option<u32> = None, range "1 to 4096";
+        /// Leaf-spine: spines.
+        spines: Option<u32> = None, range "1 to 4096";
+        /// Leaf-spine: hosts under each leaf.
+        hosts_per_leaf: Option<u32> = None, range "1 to 4096";
+        /// Fat-tree arity: k pods, k³/4 hosts.
+        k: Option<u32> = None, range "even, 2 to 64";
+        /// Equal-cost multipath: "per-flow" (default), "per-packet" or "ns2".
+        ecmp: EcmpMode = EcmpMode::PerFlow;
+    }
+}
 
 const G: u64 = 1_000_000_000;
 const US: u64 = 1_000_000;
@@ -86,7 +118,7 @@ impl TopologyCfg {
             if k != TopologyKind::LeafSpine {
                 return Err(ConfigError(format!(
                     "topology.preset = \"{}\": a leaf-spine preset; topology.kind must be \"leaf-spine\" or left out",
-                    preset_name(p)
+                    p.name()
                 )));
             }
         }
@@ -215,14 +247,5 @@ impl TopologyCfg {
 
     pub fn fabric_rate(&self) -> u64 {
         self.uplink_rate.map(|r| r.0).unwrap_or_else(|| self.host_rate(0))
-    }
-}
-
-pub fn preset_name(p: Preset) -> &'static str {
-    match p {
-        Preset::Mqecn => "mqecn",
-        Preset::Cedm => "cedm",
-        Preset::Pfabric => "pfabric",
-        Preset::Fqcodel => "fqcodel",
     }
 }

@@ -1,0 +1,118 @@
+"""``ecnlab keys [NAME]``: every key ecnlab accepts, as the engine declares
+it (type, default, what is allowed, what it is, its paper and section), by
+section and by scheme, as ns-3's ``--PrintAttributes`` does. NAME is a
+section (``switch``), a kind of scheme (``marking``, ``scheduler``,
+``qdisc``, ``cc``, ``profile``), a scheme (``mq-ecn``) or a key
+(``mqecn_beta``). ``--markdown`` prints the experiment-file reference
+(docs/reference.md) instead."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["add_command", "catalog", "render", "select"]
+
+KINDS = ("qdisc", "scheduler", "marking", "cc", "profile")
+
+
+def catalog() -> list[dict[str, Any]]:
+    """The engine's catalog: sections, then schemes by kind."""
+    from .runner import load_engine
+
+    groups: list[dict[str, Any]] = json.loads(load_engine().keys_catalog())
+    return groups
+
+
+def _distance(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a):
+        diag, row[0] = row[0], i + 1
+        for j, cb in enumerate(b):
+            diag, row[j + 1] = row[j + 1], min(diag + (ca != cb), row[j] + 1, row[j + 1] + 1)
+    return row[len(b)]
+
+
+def select(groups: list[dict[str, Any]], name: str | None) -> list[dict[str, Any]]:
+    """The groups NAME asks for; every group without one. Raises
+    :class:`ConfigError` naming the nearest names for one that matches
+    nothing."""
+    if not name:
+        return groups
+    bare = name.strip("[]")
+    found = [g for g in groups if g["name"] == bare or g["kind"] == bare]
+    if not found:
+        found = [
+            {**g, "params": [p for p in g["params"] if p["key"] == bare]}
+            for g in groups
+            if any(p["key"] == bare for p in g["params"])
+        ]
+    if found:
+        return found
+    names = sorted({g["name"] for g in groups} | set(KINDS) | {p["key"] for g in groups for p in g["params"]})
+    near = sorted(names, key=lambda n: (_distance(bare, n), n))[:3]
+    raise ConfigError(
+        f"{name!r}: no section, scheme or key of that name; did you mean "
+        + ", ".join(f"{n!r}" for n in near)
+        + "? (`ecnlab keys` lists them all)"
+    )
+
+
+def _title(g: dict[str, Any]) -> str:
+    if g["kind"] == "section":
+        return f"[[{g['name']}]]" if g["name"] in ("flows", "ping", "incast") else f"[{g['name']}]"
+    return f'{g["section"]}.{g["kind"]} = "{g["name"]}"'
+
+
+def render(groups: list[dict[str, Any]], width: int = 100) -> str:
+    """The groups as text: a head line per group, then each key with its
+    type, default and range on one line and its doc indented below."""
+    out: list[str] = []
+    for g in groups:
+        out.append(_title(g))
+        wrap = textwrap.TextWrapper(width=width, initial_indent="  ", subsequent_indent="  ")
+        out.extend(wrap.wrap(g["doc"] + "."))
+        if g["source"]:
+            out.extend(wrap.wrap(f"source: {g['source']}"))
+        if g.get("fills"):
+            fills = ", ".join(f"{k} = {v}" for k, v in g["fills"])
+            out.extend(wrap.wrap(f"fills in, where left out: {fills}"))
+        if not g["params"] and not g.get("fills"):
+            out.append("  (no keys of its own)")
+        for p in g["params"]:
+            facts = [p["type"], f"default {p['default']}"]
+            if p["range"]:
+                facts.append(f"allowed {p['range']}")
+            if g["name"] == "switch" and not p["per_port"]:
+                facts.append("[switch] only")
+            out.append(f"  {p['key']}: " + "; ".join(facts))
+            doc = p["doc"] + (f" [{p['source']}]" if p["source"] else "")
+            out.extend(textwrap.wrap(doc, width=width, initial_indent="      ", subsequent_indent="      "))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _cmd_keys(args: argparse.Namespace) -> int:
+    if args.markdown:
+        from .runner import load_engine
+
+        print(load_engine().reference_markdown(), end="")
+        return 0
+    print(render(select(catalog(), args.name)), end="")
+    return 0
+
+
+def add_command(commands: Any) -> None:
+    """Register ``ecnlab keys`` with the CLI's subcommands."""
+    p = commands.add_parser(
+        "keys",
+        help="every section's and scheme's keys: type, default, range, doc, source",
+        description=__doc__.split("\n\n")[0].replace("\n", " ") if __doc__ else None,
+    )
+    p.add_argument("name", nargs="?", help="a section, a kind of scheme, a scheme or a key")
+    p.add_argument("--markdown", action="store_true", help="print docs/reference.md instead")
+    p.set_defaults(handler=_cmd_keys)
