@@ -53,7 +53,9 @@ def select(groups: list[dict[str, Any]], name: str | None) -> list[dict[str, Any
         ]
     if found:
         return found
-    names = sorted({g["name"] for g in groups} | set(KINDS) | {p["key"] for g in groups for p in g["params"]})
+    names = sorted(
+        {g["name"] for g in groups} | set(KINDS) | {p["key"] for g in groups for p in g["params"]}
+    )
     near = sorted(names, key=lambda n: (_distance(bare, n), n))[:3]
     raise ConfigError(
         f"{name!r}: no section, scheme or key of that name; did you mean "
@@ -91,7 +93,9 @@ def render(groups: list[dict[str, Any]], width: int = 100) -> str:
                 facts.append("[switch] only")
             out.append(f"  {p['key']}: " + "; ".join(facts))
             doc = p["doc"] + (f" [{p['source']}]" if p["source"] else "")
-            out.extend(textwrap.wrap(doc, width=width, initial_indent="      ", subsequent_indent="      "))
+            out.extend(
+                textwrap.wrap(doc, width=width, initial_indent="      ", subsequent_indent="      ")
+            )
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import ecnlab
+from ecnlab.keys import catalog
 from ecnlab.runner import resolve, table_schemas
 from ecnlab.testbed.keys import HONOURED, IRRELEVANT, REFUSED, check_keys, engine_defaults
 from ecnlab.testbed.outputs import engine_table
@@ -244,26 +245,25 @@ def test_ml_ecn_and_ping_sizes_beyond_the_mtu_are_refused() -> None:
 
 
 def test_every_engine_key_is_classified_once() -> None:
-    # Every key the engine resolves (and those it leaves out at their
-    # defaults) is honoured, irrelevant or refused-unless-default; a key
-    # the engine gains later shows up here until it is classified.
+    # Every key the engine declares (each section's and each scheme's, as
+    # `ecnlab keys` lists them) is honoured, irrelevant or refused-unless-
+    # default; a key the engine gains later shows up here until it is
+    # classified (a port scheme's keys are honoured by construction).
     honoured, irrelevant, refused = set(HONOURED), set(IRRELEVANT), set(REFUSED)
     assert not (honoured & irrelevant or honoured & refused or irrelevant & refused)
-    base = engine_defaults()
-    seen = {name for name in ("workload", "fabric", "nic")}
-    for section in ("run", "topology", "switch", "transport", "host"):
-        seen |= {f"{section}.{k}" for k in base[section]}
-    for section in ("flows", "ping", "incast"):
-        seen |= {f"{section}.{k}" for k in base[section][0]}
-    # Left out of the resolved form at their defaults (config.rs).
-    hidden = {"run.pcap", "run.trace_ports", "run.trace_from", "run.trace_to"}
-    hidden |= {"run.max_output", "run.fct_end", "switch.qdisc"}
-    hidden |= {f"switch.{k}" for k in ("fq_flows", "fq_quantum", "fq_limit")}
-    hidden |= {f"switch.{k}" for k in ("codel_target", "codel_interval", "codel_ecn")}
-    assert seen | hidden == honoured | irrelevant | refused, (
-        sorted(seen | hidden - (honoured | irrelevant | refused)),
-        sorted((honoured | irrelevant | refused) - (seen | hidden)),
+    declared = {"workload", "fabric", "nic"}
+    for g in catalog():
+        if g["section"] in ("workload",):
+            continue
+        declared |= {f"{g['section']}.{p['key']}" for p in g["params"]}
+    assert declared == honoured | irrelevant | refused, (
+        sorted(declared - (honoured | irrelevant | refused)),
+        sorted((honoured | irrelevant | refused) - declared),
     )
+    # The resolved form shows no key the declarations lack.
+    base = engine_defaults()
+    for section in ("run", "topology", "switch", "transport", "host"):
+        assert {f"{section}.{k}" for k in base[section]} <= declared, section
 
 
 def test_a_key_the_testbed_does_not_know_is_refused_unless_at_its_default() -> None:

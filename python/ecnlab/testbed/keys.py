@@ -6,9 +6,13 @@ the engine's default — the testbed's kernel TCP or switch does not do what
 it asks, and silently running something else would pass for a result.
 
 Values are compared in the engine's resolved form, so a key filled in by a
-profile counts as set, and a default spelt out in the file does not. A key
-not listed here (one added to the engine later) is refused whenever it is
-not at its default, until someone decides what the testbed does with it.
+profile counts as set, and a default spelt out in the file does not. Every
+key of a port scheme (a marking scheme's, a scheduler's, a discipline's) is
+honoured unless listed otherwise below: the switch builds each port with
+the engine's own queue discipline, so a scheme added to the engine's
+registry runs here too. Any other key not listed here (one added to the
+engine later) is refused whenever it is not at its default, until someone
+decides what the testbed does with it.
 """
 
 from __future__ import annotations
@@ -49,15 +53,6 @@ HONOURED: dict[str, str] = {
     "(RFC 3168), its dctcp ECT; a value other than the kernel's is refused where the switch "
     "drops Not-ECT packets (drop_not_ect, red, codel)",
 }
-# Every [switch] key of the composed discipline: the switch process builds
-# each port's queue discipline with the engine's own topology::switch_qdisc.
-for _key in (
-    "qdisc buffer queues scheduler quantum sp_queues marking threshold dequeue_marking "
-    "drop_not_ect mqecn_beta mqecn_idle cedm_k2 cedm_ws red_min red_max red_pmax red_wq "
-    "red_gentle red_spacing tcn_threshold mmecn_k_low mmecn_pmax mmecn_position aecn_epoch "
-    "aecn_up aecn_down aecn_k_min demepro_share pmsb_share codel_target codel_interval codel_ecn"
-).split():
-    HONOURED[f"switch.{_key}"] = "the engine's own queue discipline on every switch port"
 for _key in "src dst service count size start stop serial serial_gap serial_gap_kind".split():
     HONOURED[f"flows.{_key}"] = "the sending host's agent"
 for _key in "src dst service interval start size".split():
@@ -134,6 +129,27 @@ for _key in (
     "interrupt_frames gro gro_max stages stage_by ect_stages"
 ).split():
     REFUSED[f"host.{_key}"] = _HOSTS
+
+_SWITCH = "the engine's own queue discipline on every switch port"
+
+
+def _port_keys() -> list[str]:
+    """Every key of [switch] and of every port scheme, from the engine's
+    declarations (`ecnlab keys switch`)."""
+    from ..keys import catalog
+
+    return [
+        f"switch.{p['key']}" for g in catalog() if g["section"] == "switch" for p in g["params"]
+    ]
+
+
+# Every [switch] key the engine declares (its own and its schemes'): the
+# switch process builds each port's queue discipline with the engine's own
+# registry (`topology::switch_qdisc`), so each is honoured unless a table
+# above says otherwise.
+for _key in _port_keys():
+    if _key not in IRRELEVANT and _key not in REFUSED:
+        HONOURED.setdefault(_key, _SWITCH)
 
 _SECTIONS = ("run", "topology", "switch", "transport", "host")
 _ENTRIES = ("flows", "ping", "incast")
