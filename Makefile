@@ -43,7 +43,8 @@ switch:
 	cargo build --release -p ecnlab --bin ecnlab-switch
 
 # Engine speed on the reference scenarios (not a test: prints numbers).
-BENCH ?= bench/two_flows_10g.toml bench/incast_1g.toml bench/mqecn_leafspine.toml bench/cedm_leafspine.toml bench/mlecn_leafspine.toml bench/fqcodel_leafspine.toml
+# Every bench/*.toml: a scheme's bench point joins by its file alone.
+BENCH ?= $(sort $(wildcard bench/*.toml))
 bench:
 	cargo build --release -p ecnlab --bin ecnlab-bench
 	@./target/release/ecnlab-bench --header-only
