@@ -45,6 +45,7 @@ hooked::hooked_markers! {
         MlEcn(ml_ecn::MlEcn),
         /// CoDel (RFC 8289), one state per queue.
         Codel(codel::CodelAqm),
+        Pie(pie::Pie),
     ],
 }
 
