@@ -17,7 +17,11 @@ pub enum Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ecn {
     NotEct,
+    /// ECT(0), what classic ECN senders (RFC 3168) and DCTCP set.
     Ect,
+    /// ECT(1), the L4S identifier (RFC 9331): a scalable sender's packets,
+    /// which a DualQ AQM (RFC 9332) queues apart and marks early.
+    Ect1,
     Ce,
 }
 
@@ -39,8 +43,9 @@ pub struct Packet {
     /// Service class: which switch queue the packet uses.
     pub service: u8,
     /// CE was set by the queue the packet waits in now, which may take it
-    /// back as the packet leaves (CEDM); cleared when it leaves.
-    pub marked_here: bool,
+    /// back as the packet leaves (CEDM): the codepoint CE replaced; cleared
+    /// when it leaves.
+    pub marked_here: Option<Ecn>,
     /// The flow's bytes-sent stage (ML-ECN §III-B-1; 1, 2, ... with
     /// `host.stages`), carried in DSCP; 0 when hosts do not tag.
     pub stage: u8,
@@ -78,7 +83,7 @@ impl Packet {
             cwr: false,
             rtx: false,
             service,
-            marked_here: false,
+            marked_here: None,
             stage: 0,
             src,
             dst,

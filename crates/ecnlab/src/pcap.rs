@@ -121,6 +121,7 @@ fn frame(b: &mut [u8], p: &Packet, src_mac: u32, dst_mac: u32) -> usize {
     ip[0] = 0x45;
     let ecn = match p.ecn {
         Ecn::NotEct => 0,
+        Ecn::Ect1 => 1,
         Ecn::Ect => 2,
         Ecn::Ce => 3,
     };

@@ -204,9 +204,20 @@ impl Qdisc {
         self.cold.whole.as_ref()
     }
 
-    /// Bytes and packets in queue `q` now (for samples and traces).
+    /// The queues a sample shows: the composed queues, or the queues a
+    /// whole discipline keeps apart (DualPI2's L and Classic).
+    pub fn sampled_queues(&self) -> usize {
+        self.cold.whole.as_ref().map_or(self.queues.len(), |w| w.queues())
+    }
+
+    /// Bytes and packets in queue `q` now (for samples and traces; a whole
+    /// discipline's queue `q` of `sampled_queues`, or all of it for its
+    /// one counted queue).
     pub fn queue_occupancy(&self, q: usize) -> (u64, u64) {
-        if self.is_whole {
+        if let Some(w) = &self.cold.whole {
+            if w.queues() > 1 {
+                return w.queue_occupancy(q);
+            }
             (self.bytes, self.packets)
         } else {
             let f = &self.queues[q].fifo;
@@ -550,9 +561,9 @@ impl Qdisc {
         if self.unmarks {
             // The mark, if any, is this queue's until the packet leaves.
             let p = arena.get_mut(id);
-            let mine = std::mem::take(&mut p.marked_here);
-            if verdict == Verdict::Unmark && mine {
-                p.ecn = Ecn::Ect;
+            let mine = p.marked_here.take();
+            if let (Verdict::Unmark, Some(was)) = (verdict, mine) {
+                p.ecn = was;
                 self.queues[q].marked -= 1;
                 self.cold.drops[q].unmarked += 1;
             }
@@ -589,7 +600,7 @@ impl Qdisc {
     /// from the others. Push-outs count as overflow drops, CoDel's as AQM.
     pub fn counters(&self, q: usize) -> QueueCounters {
         let (queue, drops, t) = (&self.queues[q], self.cold.drops[q], self.cold.tally);
-        let queued = self.queue_occupancy(q).1;
+        let queued = if self.is_whole { self.packets } else { self.queue_occupancy(q).1 };
         QueueCounters {
             enqueued: queue.sent_packets + queued + drops.aqm_out + t.aqm + t.evicted,
             marked: queue.marked,
@@ -626,9 +637,9 @@ impl Qdisc {
     fn mark(&mut self, q: usize, id: u32, arena: &mut Arena, remember: bool) -> bool {
         let p = arena.get_mut(id);
         match p.ecn {
-            Ecn::Ect => {
+            was @ (Ecn::Ect | Ecn::Ect1) => {
                 p.ecn = Ecn::Ce;
-                p.marked_here = remember;
+                p.marked_here = remember.then_some(was);
                 self.queues[q].marked += 1;
                 true
             }
@@ -1087,7 +1098,7 @@ mod tests {
         assert_eq!(ce(&arena), [false, true, false, false, false]);
         let c = qd.counters(0);
         assert_eq!((c.marked, c.unmarked), (0, 2));
-        assert!(ids.iter().all(|&i| !arena.get(i).marked_here));
+        assert!(ids.iter().all(|&i| arena.get(i).marked_here.is_none()));
     }
 
     /// ML-ECN's classes share the link by weight: stages 1, 2, 3 go to the

@@ -42,6 +42,17 @@ pub trait WholeDiscipline {
     /// (bytes, packets) queued.
     fn occupancy(&self) -> (u64, u64);
 
+    /// Queues it keeps that a queue sample should show apart (the port's
+    /// counters stay one row, queue 0).
+    fn queues(&self) -> usize {
+        1
+    }
+
+    /// (bytes, packets) in its queue `q` (< `queues()`).
+    fn queue_occupancy(&self, _q: usize) -> (u64, u64) {
+        self.occupancy()
+    }
+
     /// The port's own random draw, for disciplines that hash flows.
     fn seed(&mut self, _seed: u64) {}
 }
@@ -87,6 +98,14 @@ macro_rules! whole_disciplines {
 
             pub fn occupancy(&self) -> (u64, u64) {
                 match self { $(Whole::$variant(w) => whole::WholeDiscipline::occupancy(w)),* }
+            }
+
+            pub fn queues(&self) -> usize {
+                match self { $(Whole::$variant(w) => whole::WholeDiscipline::queues(w)),* }
+            }
+
+            pub fn queue_occupancy(&self, q: usize) -> (u64, u64) {
+                match self { $(Whole::$variant(w) => whole::WholeDiscipline::queue_occupancy(w, q)),* }
             }
 
             pub fn seed(&mut self, seed: u64) {
