@@ -1,9 +1,9 @@
 //! Hosts: TCP endpoints with pluggable congestion control, and the
 //! applications that drive them (long-lived and sized flows, incast rounds,
-//! ping probes) — most apps live in `world.rs`, where they meet the network;
-//! incast keeps its round state in `incast`, rate-limited applications
-//! their write pace in `paced`, persistent connections per host pair
-//! their pool in `persistent`. The stack's batching (CEDM
+//! ping probes) — most apps live in `world/apps.rs`, where they meet the
+//! network; incast keeps its round state in `incast`, rate-limited
+//! applications their write pace in `paced`, persistent connections per
+//! host pair their pool in `persistent`. The stack's batching (CEDM
 //! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
 //! coalescing (`coalesce`) and receive offload (`gro`) at receivers.
 

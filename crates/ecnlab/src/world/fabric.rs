@@ -1,0 +1,487 @@
+//! The fabric: switch ports, the links between them and routing. A packet
+//! offered to a port is queued or sent at once, leaves at its
+//! serialization time and lands after the link's delay; a lazy switch port
+//! runs its departures only when something looks (`catch_up`). The methods
+//! here are the per-packet path, so their inlining is deliberate: each
+//! attribute's comment gives the measurement behind it.
+
+use super::World;
+use crate::config::{Config, EcmpMode};
+use crate::ecmp::{self, Ecmp};
+use crate::engine::EventQueue;
+use crate::packet::{Arena, Kind, Packet};
+use crate::rng::hash64;
+use crate::switch::marker::Marker;
+use crate::switch::Qdisc;
+use crate::topology::{Network, NodeKind};
+use crate::units::{secs, Time};
+
+/// Switch names a flow's data cross, then its ACKs' (see `World::flow_paths`).
+pub type FlowPath = (Vec<String>, Vec<String>);
+
+/// `from` of a packet a host hands to its own NIC.
+const NO_PORT: u32 = u32::MAX;
+
+pub struct Fabric {
+    pub net: Network,
+    /// Seeds the per-flow hash each packet carries.
+    pub(super) ecmp_seed: u64,
+    pub(super) ecmp: Ecmp,
+    /// Packets on the wire (sent by a port, not yet landed).
+    pub(super) in_transit: u64,
+}
+
+impl Fabric {
+    /// The network of `cfg`, its switch ports lazy where that is exact.
+    pub(super) fn network(cfg: &Config) -> Network {
+        let mut net = Network::build(cfg);
+        // A switch port's departures only change its own queue and the
+        // packets it sends, so they can wait until something looks: its next
+        // arrival, or the landing of the packet on its wire (which is never
+        // earlier than the departure). Not so for host NICs, whose
+        // departures wake the sender, nor with per-pool marking, where a
+        // departure changes what every port of the switch sees.
+        let pool_marking = net.ports.iter().any(|p| matches!(p.qdisc.marker, Marker::PerPool(_)));
+        for p in net.ports.iter_mut() {
+            p.lazy = cfg.run.lazy_departures && p.switch.is_some() && !pool_marking;
+        }
+        net
+    }
+
+    /// The fabric of `net` (built by `network`, then marked by the recorder
+    /// for captures and traces), with its ECMP state.
+    pub(super) fn new(cfg: &Config, net: Network) -> Fabric {
+        Fabric {
+            ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
+            ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
+            net,
+            in_transit: 0,
+        }
+    }
+}
+
+// ---------------- network ----------------
+
+impl World<'_> {
+    /// The port is free: put its next packet on the wire. A TxDone event
+    /// is scheduled only when more packets wait, so an idle path costs one
+    /// event per hop.
+    #[inline]
+    pub(super) fn start_tx(&mut self, port: u32) {
+        self.start_tx_at(port, self.q.now)
+    }
+
+    /// Run a lazy port's departures due by `now`, each at its own time
+    /// (`busy_until`), so its state is as if TxDone events had run.
+    ///
+    /// `offered` is the packet about to be offered to the port, with the
+    /// port whose link it came over (NO_PORT: from its host). A departure
+    /// due at this very instant then goes first only if its TxDone would
+    /// have been scheduled before the packet's arrival event: simultaneous
+    /// events run in the order they were scheduled, lazy or not. (With
+    /// equal packet times, the usual tie, a data packet's arrival was
+    /// scheduled a link delay before the TxDone and goes first, as in ns-2.)
+    #[inline]
+    pub(super) fn catch_up(&mut self, port: u32, now: Time, offered: Option<(u32, u32)>) {
+        loop {
+            let p = &self.fabric.net.ports[port as usize];
+            if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
+                return;
+            }
+            if let (true, Some((id, from))) = (p.busy_until == now, offered) {
+                // The arrival event was scheduled when the packet began to
+                // leave `from`.
+                let sched = match self.fabric.net.ports.get(from as usize) {
+                    Some(up) => now - up.delay - up.tx_time(self.arena.get(id).size as u64),
+                    None => now,
+                };
+                if p.txdone_sched >= sched {
+                    return; // Runs after this arrival, at the next catch-up.
+                }
+            }
+            self.start_tx_at(port, p.busy_until);
+        }
+    }
+
+    /// Bring every lazy port up to `now` (before reading their state).
+    pub(super) fn catch_up_all(&mut self, now: Time) {
+        for port in 0..self.fabric.net.ports.len() as u32 {
+            self.catch_up(port, now, None);
+        }
+    }
+
+    #[inline]
+    fn start_tx_at(&mut self, port: u32, now: Time) {
+        if !self.fabric.net.ports[port as usize].qdisc.is_plain() {
+            return self.start_tx_hooked(port, now);
+        }
+        let next = self.dequeue_at(port, now, Qdisc::dequeue_plain);
+        if let Some((id, size)) = next {
+            self.transmit(port, now, id, size);
+        }
+    }
+
+    /// Take `port`'s next packet at `now` with `dequeue`, keeping its
+    /// switch's pool count.
+    #[inline(always)]
+    fn dequeue_at(
+        &mut self,
+        port: u32,
+        now: Time,
+        dequeue: impl FnOnce(&mut Qdisc, Time, &mut Arena, u64) -> Option<(u32, u32)>,
+    ) -> Option<(u32, u32)> {
+        let p = &mut self.fabric.net.ports[port as usize];
+        let before = p.qdisc.bytes;
+        let pool = p.switch.map(|s| self.fabric.net.switches[s as usize].pool_bytes).unwrap_or(0);
+        let next = dequeue(&mut p.qdisc, now, &mut self.arena, pool);
+        if let Some(sw) = p.switch {
+            self.fabric.net.switches[sw as usize].pool_bytes -= before - p.qdisc.bytes;
+        }
+        next
+    }
+
+    /// `start_tx_at` for a port off the static path (`Qdisc::is_plain`).
+    #[inline(never)]
+    fn start_tx_hooked(&mut self, port: u32, now: Time) {
+        if self.fabric.net.ports[port as usize].qdisc.drops_at_dequeue() {
+            return self.start_tx_dropping(port, now);
+        }
+        let next = self.dequeue_at(port, now, Qdisc::dequeue_composed);
+        if let Some((id, size)) = next {
+            self.transmit(port, now, id, size);
+        }
+    }
+
+    /// `start_tx_at` for a port whose qdisc may drop packets on the way
+    /// out (a dequeue hook, a whole discipline): free and count them, send
+    /// the next packet, then wake the senders a NIC's drops made room for
+    /// (only once that packet is on the wire, as theirs may come to this
+    /// very port).
+    fn start_tx_dropping(&mut self, port: u32, now: Time) {
+        let next = self.dequeue_at(port, now, Qdisc::dequeue);
+        while let Some(id) = self.fabric.net.ports[port as usize].qdisc.take_dequeue_drop() {
+            if self.fabric.net.ports[port as usize].trace {
+                self.watch(port, now, id, -1);
+            }
+            self.drop_at(port, id);
+        }
+        if let Some((id, size)) = next {
+            self.transmit(port, now, id, size);
+        }
+        self.wake_senders();
+    }
+
+    /// Put packet `id` (`size` bytes on the wire), just taken from `port`,
+    /// on the port's link at `now`.
+    #[inline]
+    fn transmit(&mut self, port: u32, now: Time, id: u32, size: u32) {
+        let p = &mut self.fabric.net.ports[port as usize];
+        let ser = p.tx_time(size as u64);
+        p.busy_until = now + ser;
+        self.q.arrive(port, now + ser + p.delay, id);
+        if p.qdisc.packets > 0 {
+            if p.lazy {
+                p.txdone_sched = now;
+            } else {
+                p.txdone_pending = true;
+                self.q.tx_done(port, now + ser);
+            }
+        }
+        self.fabric.in_transit += 1;
+        let nic = p.switch.is_none();
+        if p.capture | p.trace {
+            self.watch(port, now, id, -1);
+        }
+        // Only a host NIC looks into the packet here: a switch port has
+        // the size from its queue, and the slot may be cold by now.
+        let pkt = self.arena.get(id);
+        if nic && pkt.kind == Kind::Data {
+            // The NIC took a data packet: a paused sender may go on.
+            let (fid, size) = (pkt.flow, size as u64);
+            let f = &mut self.apps.flows[fid as usize];
+            f.nic_bytes -= size;
+            if f.nic_blocked && f.nic_bytes < self.hosts.host_queue_limit {
+                f.nic_blocked = false;
+                self.try_send(fid);
+            }
+        }
+    }
+
+    /// Packet `id` entered (`event` 1) or left (-1) watched `port` at
+    /// `now`: a departure goes to the port's capture, and both to the trace.
+    #[cold]
+    #[inline(never)]
+    fn watch(&mut self, port: u32, now: Time, id: u32, event: i64) {
+        let p = &self.fabric.net.ports[port as usize];
+        if p.trace && (self.rec.trace_window.0..self.rec.trace_window.1).contains(&now) {
+            let q = p.qdisc.classify(self.arena.get(id).service);
+            let (bytes, packets) = p.qdisc.queue_occupancy(q);
+            self.rec.stats.trace.push(secs(now), port, q as u32, event, bytes, packets as u32);
+            self.rec.stats.trace.flush_full(&mut self.rec.out);
+        }
+        if p.capture && event < 0 {
+            let c = self.rec.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
+            c.record(now, self.arena.get(id), &mut self.rec.out);
+        }
+    }
+
+    /// Offer packet `id`, which came over the link of port `from` (or
+    /// NO_PORT), to `port`. The port's path is chosen here, in the caller,
+    /// so that either costs one call (the test inside one shared function
+    /// cost each hooked hop a second call: 2% of the ML-ECN point's
+    /// instructions).
+    #[inline(always)]
+    pub(super) fn enqueue(&mut self, port: u32, id: u32, from: u32) {
+        if self.fabric.net.ports[port as usize].plain {
+            self.enqueue_plain(port, id, from)
+        } else {
+            self.enqueue_hooked(port, id, from)
+        }
+    }
+
+    /// `enqueue` at a port on the static path (`Port::plain`).
+    #[inline(never)]
+    fn enqueue_plain(&mut self, port: u32, id: u32, from: u32) {
+        self.enqueue_in::<true>(port, id, from)
+    }
+
+    /// `enqueue` at a port off the static path.
+    #[inline(never)]
+    fn enqueue_hooked(&mut self, port: u32, id: u32, from: u32) {
+        self.enqueue_in::<false>(port, id, from)
+    }
+
+    /// `enqueue`; `PLAIN`: the port is known to be plain, so it is neither
+    /// traced nor a whole discipline, and its qdisc's static path applies.
+    #[inline(always)]
+    fn enqueue_in<const PLAIN: bool>(&mut self, port: u32, id: u32, from: u32) {
+        let now = self.q.now;
+        self.catch_up(port, now, Some((id, from)));
+        let p = &mut self.fabric.net.ports[port as usize];
+        let pool = p.switch.map(|s| self.fabric.net.switches[s as usize].pool_bytes).unwrap_or(0);
+        let size = self.arena.get(id).size as u64;
+        if p.qdisc.packets == 0 && now >= p.busy_until && !p.txdone_pending && (PLAIN || !p.trace) {
+            // An idle, empty port sends the packet at once. The qdisc then
+            // skips its FIFO and round-robin list, which would hold the
+            // packet for no time (see `Qdisc::pass_through`). A traced port
+            // goes the long way, so its trace shows the packet queued.
+            let r = if PLAIN {
+                p.qdisc.pass_through_plain(now, id, &mut self.arena, pool)
+            } else {
+                p.qdisc.pass_through(now, id, &mut self.arena, pool)
+            };
+            if let Some(r) = r {
+                match r {
+                    Ok(()) => self.transmit(port, now, id, size as u32),
+                    Err(_) => self.refused(port, now, id),
+                }
+                return;
+            }
+        }
+        let r = if PLAIN {
+            p.qdisc.enqueue_plain(now, id, &mut self.arena, pool)
+        } else {
+            p.qdisc.enqueue(now, id, &mut self.arena, pool)
+        };
+        match r {
+            Ok(()) => {
+                if let Some(s) = p.switch {
+                    self.fabric.net.switches[s as usize].pool_bytes += size;
+                }
+                if !PLAIN && (p.trace | p.qdisc.is_whole()) {
+                    return self.enqueued_slow(port, now, id);
+                }
+                if arm_departure(p, &mut self.q, port, now) {
+                    self.start_tx(port);
+                }
+            }
+            Err(_) => self.refused(port, now, id),
+        }
+    }
+
+    /// `enqueue`'s end for a traced port or a whole discipline: the
+    /// packets the discipline pushed out to make room, the arrival's trace
+    /// row, then the departure bookkeeping (off the common path, where the
+    /// port is borrowed once).
+    #[cold]
+    #[inline(never)]
+    fn enqueued_slow(&mut self, port: u32, now: Time, id: u32) {
+        let gone = self.take_pushed_out(port, now, id);
+        if self.fabric.net.ports[port as usize].trace && !gone {
+            self.watch(port, now, id, 1);
+        }
+        if arm_departure(&mut self.fabric.net.ports[port as usize], &mut self.q, port, now) {
+            self.start_tx(port);
+        }
+        self.wake_senders();
+    }
+
+    /// Packet `id`, offered to `port`, was refused; a whole discipline
+    /// may have pushed out others first.
+    #[cold]
+    #[inline(never)]
+    fn refused(&mut self, port: u32, now: Time, id: u32) {
+        self.take_pushed_out(port, now, id);
+        self.drop_at(port, id);
+        self.wake_senders();
+    }
+
+    /// Free and count the packets a whole discipline at `port` pushed out
+    /// as it took one in, and take their bytes out of the switch's pool
+    /// (where the qdisc's own count no longer holds them). True when the
+    /// arrival `arrival` was among them.
+    fn take_pushed_out(&mut self, port: u32, now: Time, arrival: u32) -> bool {
+        let mut gone = false;
+        while let Some(id) = self.fabric.net.ports[port as usize].qdisc.take_dequeue_drop() {
+            let p = &self.fabric.net.ports[port as usize];
+            if let Some(s) = p.switch {
+                self.fabric.net.switches[s as usize].pool_bytes -= self.arena.get(id).size as u64;
+            }
+            if p.trace {
+                self.watch(port, now, id, -1);
+            }
+            self.drop_at(port, id);
+            gone |= id == arrival;
+        }
+        gone
+    }
+
+    /// Packet `id` was dropped at `port`. A host NIC's drop of a data
+    /// packet returns its bytes to the sender's NIC allowance (TCP small
+    /// queues, `host_queue_limit`), as its departure would have; a sender
+    /// it unblocks is woken by `wake_senders`, once the port is settled.
+    #[inline]
+    fn drop_at(&mut self, port: u32, id: u32) {
+        if self.fabric.net.ports[port as usize].switch.is_none() {
+            self.nic_dropped(id);
+        }
+        self.drop_packet(id);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn nic_dropped(&mut self, id: u32) {
+        let p = self.arena.get(id);
+        if p.kind != Kind::Data {
+            return;
+        }
+        let (fid, size) = (p.flow, p.size as u64);
+        let f = &mut self.apps.flows[fid as usize];
+        f.nic_bytes -= size;
+        if f.nic_blocked && f.nic_bytes < self.hosts.host_queue_limit {
+            f.nic_blocked = false;
+            self.hosts.woken.push(fid);
+        }
+    }
+
+    /// Let senders unblocked by NIC drops send again.
+    fn wake_senders(&mut self) {
+        while let Some(fid) = self.hosts.woken.pop() {
+            self.try_send(fid);
+        }
+    }
+
+    fn drop_packet(&mut self, id: u32) {
+        let p = self.arena.get(id);
+        if !matches!(p.kind, Kind::PingReq | Kind::PingRep) {
+            self.apps.logs[p.flow as usize].drops += 1;
+        }
+        self.rec.dropped += 1;
+        self.arena.free(id);
+    }
+
+    /// The port of switch `sw` that packet `id` leaves by.
+    #[inline]
+    pub(super) fn route(&mut self, sw: u32, id: u32) -> u32 {
+        let h = self.arena.get(id);
+        let routes = self.fabric.net.routes(sw, h.dst);
+        if routes.len() == 1 {
+            routes[0]
+        } else {
+            routes[self.fabric.ecmp.pick(sw, h.ecmp, routes.len())]
+        }
+    }
+
+    pub(super) fn host_send(&mut self, p: Packet) {
+        let nic = match self.fabric.net.nodes[p.src as usize].kind {
+            NodeKind::Host { nic } => nic,
+            NodeKind::Switch { .. } => unreachable!("only hosts send"),
+        };
+        let hash = if self.fabric.ecmp.mode() == EcmpMode::Ns2 {
+            self.ns2_hash(&p)
+        } else {
+            let key = match &self.apps.conns {
+                Some(c) if !matches!(p.kind, Kind::PingReq | Kind::PingRep) => c.path_key(p.flow),
+                _ => p.flow,
+            };
+            self.flow_hash(key, p.src, p.dst)
+        };
+        let id = self.arena.alloc(p, hash);
+        self.rec.sent += 1;
+        self.enqueue(nic, id, NO_PORT);
+    }
+
+    /// Per-flow ECMP: every packet of a flow (or of its connection, `key`)
+    /// in one direction carries the same hash, which each switch salts with
+    /// its own (see `ecmp.rs`).
+    #[inline]
+    fn flow_hash(&self, key: u32, src: u32, dst: u32) -> u32 {
+        let key = ((key as u64) << 32) | ((src as u64) << 16) ^ dst as u64;
+        (hash64(self.fabric.ecmp_seed, key) >> 32) as u32
+    }
+
+    /// `ecmp = "ns2"`: the authors' hash of the packet's ends and of its
+    /// host pair's data direction (a ping's requester to its target).
+    #[cold]
+    fn ns2_hash(&self, p: &Packet) -> u32 {
+        let pair = match p.kind {
+            Kind::PingReq => (p.src, p.dst),
+            Kind::PingRep => (p.dst, p.src),
+            _ => (self.apps.flows[p.flow as usize].src, self.apps.flows[p.flow as usize].dst),
+        };
+        ecmp::ns2_hash(self.fabric.net.hosts, p.src, p.dst, pair.0, pair.1)
+    }
+
+    /// Switch names on each flow's path: its data's and its ACKs'. Empty
+    /// under per-packet ECMP, where packets take paths of their own.
+    pub fn flow_paths(&self) -> Vec<FlowPath> {
+        let names = |src: u32, dst: u32, flow: u32, pair: (u32, u32)| -> Vec<String> {
+            let hash = if self.fabric.ecmp.mode() == EcmpMode::Ns2 {
+                ecmp::ns2_hash(self.fabric.net.hosts, src, dst, pair.0, pair.1)
+            } else {
+                self.flow_hash(flow, src, dst)
+            };
+            let hops = self.fabric.ecmp.path(&self.fabric.net, src, dst, hash);
+            hops.unwrap_or_default().iter().map(|&n| self.fabric.net.nodes[n as usize].name.clone()).collect()
+        };
+        (0..self.apps.flows.len() as u32)
+            .map(|i| {
+                let f = &self.apps.flows[i as usize];
+                let key = self.apps.conns.as_ref().map_or(i, |c| c.path_key(i));
+                (names(f.src, f.dst, key, (f.src, f.dst)), names(f.dst, f.src, key, (f.src, f.dst)))
+            })
+            .collect()
+    }
+}
+
+/// A packet was just queued at `p` (port `port`): true when the port is
+/// free to send now (the caller starts it); otherwise make sure a departure
+/// is due, unless one already is.
+#[inline(always)]
+fn arm_departure(p: &mut crate::topology::Port, q: &mut EventQueue, port: u32, now: Time) -> bool {
+    if p.txdone_pending || (p.lazy && p.qdisc.packets > 1) {
+        // Pending already; or busy, or a departure due now that runs after
+        // this arrival (see `catch_up`).
+        return false;
+    }
+    if now >= p.busy_until {
+        return true;
+    }
+    if p.lazy {
+        p.txdone_sched = now;
+    } else {
+        p.txdone_pending = true;
+        q.tx_done(port, p.busy_until);
+    }
+    false
+}

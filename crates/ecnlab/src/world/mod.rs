@@ -1,0 +1,232 @@
+//! A built experiment and its event loop: hosts' TCP and applications meet
+//! switch ports here. Every handler is a small function of (state, event).
+//!
+//! `World` itself is the event queue, the packet arena and the loop that
+//! hands each event to its handler. The state the handlers keep is split by
+//! concern, each part in its own file beside the handlers that own it:
+//!
+//! - `fabric`: switch ports, links and routing (ECMP);
+//! - `hosts`: the hosts' NICs and TCP stacks (LSO, receive batching, stage
+//!   tags);
+//! - `apps`: the applications: flows, serial chains, per-pair connections,
+//!   incast rounds, pings, workload arrivals;
+//! - `recorder`: sampling, traces and captures, counters, the output tables
+//!   and the summary.
+//!
+//! A handler that crosses concerns (most do: a packet leaves a host, crosses
+//! ports and wakes a sender) stays a `World` method, in the file of the
+//! concern it serves. So the per-packet path is still one `&mut self`
+//! reaching plain fields: no handles between the parts, no indirection and
+//! no dynamic dispatch, and the same code as when `World` was one struct.
+
+mod apps;
+mod fabric;
+mod hosts;
+mod recorder;
+
+pub use apps::{Apps, Flow, FlowKind, FlowLog};
+pub use fabric::{Fabric, FlowPath};
+pub use recorder::Recorder;
+
+use crate::config::{Config, ConfigError};
+use crate::engine::{Event, EventQueue};
+use crate::output::Sink;
+use crate::packet::Arena;
+use crate::prefetch::{prefetch, prefetch_all};
+use crate::topology::NodeKind;
+use crate::units::{secs, Time};
+use hosts::Hosts;
+
+/// Why a run stopped before its end.
+#[derive(Debug)]
+pub enum Stop {
+    /// The progress callback asked to stop.
+    Interrupted,
+    /// The sink failed; its message.
+    Output(String),
+}
+
+/// One built experiment: the event queue and the packet arena, which every
+/// handler uses, and each part's own state (see the module's doc).
+pub struct World<'a> {
+    cfg: &'a Config,
+    pub q: EventQueue,
+    pub arena: Arena,
+    /// Switch ports, their links, routing.
+    pub fabric: Fabric,
+    /// The hosts' NICs and TCP stacks.
+    hosts: Hosts,
+    /// The flows and the applications that drive them.
+    pub apps: Apps,
+    /// What the run records, and where it goes.
+    pub rec: Recorder<'a>,
+    end: Time,
+    warmup: Time,
+}
+
+impl<'a> World<'a> {
+    /// Build the experiment; its outputs will go to `sink`. Each part builds
+    /// its own state; the order is the one errors are reported in (a bad
+    /// workload before a bad port name).
+    pub fn new(cfg: &'a Config, sink: &'a mut dyn Sink) -> Result<World<'a>, ConfigError> {
+        let mut net = Fabric::network(cfg);
+        let echo = crate::host::cc::Cc::new(&cfg.transport).echo_mode();
+        // ML-ECN's classes, resolved here for untagged packets (stage 0:
+        // the small class) and in `send_packet` for data.
+        let classes = crate::switch::classifier::stage_classes(&cfg.switch, cfg.host.stages.len());
+        let apps = Apps::new(cfg, &net, echo, classes.as_ref())?;
+        let rec = Recorder::new(cfg, &mut net, &apps.flows, sink)?;
+        let hosts = Hosts::new(cfg, echo, classes, apps.flows.len(), net.hosts);
+        Ok(World {
+            cfg,
+            q: EventQueue::new(),
+            arena: Arena::default(),
+            fabric: Fabric::new(cfg, net),
+            hosts,
+            apps,
+            rec,
+            end: cfg.end(),
+            warmup: cfg.run.warmup.0,
+        })
+    }
+
+    // ---------------- the run loop ----------------
+
+    /// Run to the configured duration, or until every flow has finished.
+    /// `progress(sim_s, fraction_done)` is called a few times a second of
+    /// wall time; returning false stops the run, as does a failing sink.
+    /// Either way [`World::finish`] can still write what the run has done.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<(), Stop> {
+        let wall = std::time::Instant::now();
+        for f in 0..self.apps.flows.len() as u32 {
+            let fl = &self.apps.logs[f as usize];
+            let later_arrival = (f as usize) > self.apps.workload.0 && (f as usize) < self.apps.workload.1;
+            if fl.start <= self.end && !later_arrival {
+                self.q.at(fl.start, Event::FlowStart { flow: f });
+            }
+            if let Some(s) = fl.stop.filter(|&s| s <= self.end) {
+                self.q.at(s, Event::FlowStop { flow: f });
+            }
+        }
+        for (i, p) in self.cfg.ping.iter().enumerate() {
+            if p.start.0 <= self.end {
+                self.q.at(p.start.0, Event::Ping { probe: i as u32 });
+            }
+        }
+        if !self.rec.sample_ports.is_empty() {
+            self.q.at(0, Event::Sample);
+        }
+        let mut last_report = wall;
+        let ends_early = !self.apps.open_ended && self.apps.unfinished > 0;
+        while let Some((_, ev)) = self.q.pop_until(self.end) {
+            if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
+                // Its packet and the port it left (all four lines: its
+                // catch-up reads the last two) are the next event's first,
+                // and usually missing, reads.
+                prefetch(self.arena.get(pkt));
+                prefetch_all(&self.fabric.net.ports[port as usize]);
+            }
+            self.dispatch(ev);
+            if ends_early && self.apps.unfinished == 0 {
+                self.rec.stopped = self.q.now;
+                break;
+            }
+            if self.q.processed & 0x3FFFF == 0 {
+                if let Some(e) = &self.rec.out.failed {
+                    return Err(self.stop_at(Stop::Output(e.clone()), wall));
+                }
+                if last_report.elapsed().as_secs_f64() > 0.25 {
+                    last_report = std::time::Instant::now();
+                    if !progress(secs(self.q.now), self.progress_fraction()) {
+                        return Err(self.stop_at(Stop::Interrupted, wall));
+                    }
+                }
+            }
+        }
+        if self.end == crate::config::NO_END && self.rec.stopped == self.end {
+            // Nothing left to happen (cannot be with sized flows unfinished,
+            // whose timers always run): the run ends at its last event.
+            self.rec.stopped = self.q.now;
+        }
+        // Departures due by the end, so the ports' counters are final.
+        self.catch_up_all(self.rec.stopped);
+        self.rec.wall_seconds = wall.elapsed().as_secs_f64();
+        match &self.rec.out.failed {
+            Some(e) => Err(Stop::Output(e.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// The run stops early, now: its outputs end here.
+    #[cold]
+    fn stop_at(&mut self, why: Stop, wall: std::time::Instant) -> Stop {
+        self.rec.stopped = self.q.now;
+        self.rec.interrupted = true;
+        self.catch_up_all(self.rec.stopped);
+        self.rec.wall_seconds = wall.elapsed().as_secs_f64();
+        why
+    }
+
+    /// How far the run has got, in [0, 1]: simulated time over the
+    /// duration, or without one the share of sized flows finished.
+    fn progress_fraction(&self) -> f64 {
+        if self.end != crate::config::NO_END {
+            return (secs(self.q.now) / secs(self.end)).min(1.0);
+        }
+        let sized = self.apps.flows.iter().filter(|f| f.kind == FlowKind::Sized).count();
+        1.0 - self.apps.unfinished as f64 / sized.max(1) as f64
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { port } => {
+                self.fabric.net.ports[port as usize].txdone_pending = false;
+                self.start_tx(port);
+            }
+            Event::Arrive { port, pkt } => {
+                self.fabric.in_transit -= 1;
+                let node = self.fabric.net.ports[port as usize].peer;
+                match self.fabric.net.nodes[node as usize].kind {
+                    NodeKind::Switch { index } => {
+                        // Route first and start loading the egress port, so
+                        // its misses overlap the upstream port's catch-up.
+                        let egress = self.route(index, pkt);
+                        prefetch_all(&self.fabric.net.ports[egress as usize]);
+                        self.catch_up(port, self.q.now, None);
+                        // By now the egress port's lines are likely in, so
+                        // the address of its queue's line costs no stall.
+                        let service = self.arena.get(pkt).service;
+                        self.fabric.net.ports[egress as usize].qdisc.prefetch_for(service);
+                        self.enqueue(egress, pkt, port);
+                    }
+                    NodeKind::Host { .. } => {
+                        self.catch_up(port, self.q.now, None);
+                        self.host_arrive(node, pkt)
+                    }
+                }
+            }
+            Event::FlowStart { flow } => self.flow_start(flow),
+            Event::FlowStop { flow } => {
+                let tx = &mut self.apps.flows[flow as usize].tx;
+                tx.limit = tx.limit.min(tx.max_sent);
+            }
+            Event::Rto { flow } => self.rto_fired(flow),
+            Event::DelAck { flow } => {
+                let f = &mut self.apps.flows[flow as usize];
+                f.delack_event = 0;
+                if let Some(a) = f.rx.flush() {
+                    let ts = f.last_data_ts;
+                    self.send_ack(flow, a, ts);
+                }
+            }
+            Event::Ping { probe } => self.ping(probe),
+            Event::IncastRound { group } => self.incast_round(group),
+            Event::IncastRequest { flow } => self.incast_request(flow),
+            Event::Sample => self.sample(),
+            Event::LsoDefer { flow } => self.lso_timer(flow),
+            Event::RxInterrupt { host } => self.rx_interrupt_due(host),
+            Event::AppWrite { flow } => self.app_write(flow),
+        }
+    }
+}
