@@ -80,6 +80,9 @@ impl Config {
         }
         self.validate_rest()?;
         registry::check_transport(&self.transport)?;
+        for (i, f) in self.flows.iter().enumerate() {
+            registry::check_flow_transport(&self.transport, f, i)?;
+        }
         crate::budget::check(self)
     }
 

@@ -14,7 +14,7 @@
 //! built.
 
 use crate::config::param::{Param, Resolved, Table};
-use crate::config::{error, ConfigError, OneOrList, PortCfg, TransportCfg};
+use crate::config::{error, ConfigError, FlowCfg, OneOrList, PortCfg, TransportCfg};
 use crate::host::cc::{CcDecl, Fill, CCS};
 use crate::host::profile::{ProfileDecl, PROFILES};
 use crate::switch::classifier::StageClassKeys;
@@ -475,7 +475,53 @@ pub fn check_transport(t: &TransportCfg) -> Result<(), ConfigError> {
             )));
         }
     }
+    check_ect1(t, cc, "transport")?;
     (cc.validate)(t)
+}
+
+/// The transport a `[[flows]]` entry runs: `[transport]` with the entry's
+/// own congestion control and ECT(1) choice, if it gives them.
+pub fn flow_transport(t: &TransportCfg, f: &FlowCfg) -> TransportCfg {
+    let mut out = t.clone();
+    if let Some(cc) = &f.cc {
+        out.cc = cc.clone();
+    }
+    if let Some(e) = f.ect1 {
+        out.ect1 = e;
+    }
+    out
+}
+
+/// Check a `[[flows]]` entry's own transport (`i`: its index): a known
+/// congestion control, pFabric's only with pFabric's whole network, and
+/// ECT(1) only from one that sends ECN-capable packets.
+pub fn check_flow_transport(t: &TransportCfg, f: &FlowCfg, i: usize) -> Result<(), ConfigError> {
+    let net = cc(t)?;
+    let ft = flow_transport(t, f);
+    let own = find(CCS, |d| &d.about, &ft.cc.0, &format!("flows[{i}].cc"))?;
+    if own.pfabric != net.pfabric {
+        return Err(error::bad(
+            &format!("flows[{i}].cc"),
+            format!("\"{}\"", own.about.name),
+            &format!(
+                "pFabric's transport runs the whole network or none of it (transport.cc = \"{}\")",
+                net.about.name
+            ),
+        ));
+    }
+    check_ect1(&ft, own, &format!("flows[{i}]"))
+}
+
+/// ECT(1) needs a congestion control that sends ECN-capable packets.
+fn check_ect1(t: &TransportCfg, cc: &CcDecl, sec: &str) -> Result<(), ConfigError> {
+    if t.ect1 && cc.echo == crate::host::cc::EchoMode::None {
+        return Err(error::bad(
+            &format!("{sec}.ect1"),
+            true,
+            &format!("cc \"{}\" sends no ECN-capable packets to carry ECT(1)", cc.about.name),
+        ));
+    }
+    Ok(())
 }
 
 /// The resolved form of `[transport]`: its own keys, every congestion

@@ -123,6 +123,12 @@ REFUSED: dict[str, str] = {
     "[[incast]] and [[ping]])",
     "nic": "the testbed's hosts have no NIC queue: a veth hands each frame to the switch at once",
     "flows.rate": "rate-limited flows are not in the testbed yet",
+    "flows.cc": "a congestion control per [[flows]] entry is not in the testbed yet (the hosts "
+    "run transport.cc)",
+    "flows.ect1": "the kernel's TCP sends ECT(0); ECT(1) (L4S) needs a scalable congestion "
+    "control the testbed's kernel lacks",
+    "transport.ect1": "the kernel's TCP sends ECT(0); ECT(1) (L4S) needs a scalable congestion "
+    "control the testbed's kernel lacks",
 }
 for _key in (
     "lso lso_max lso_fraction lso_defer_limit lso_defer_in_cwr interrupt_coalescing "

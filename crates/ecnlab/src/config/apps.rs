@@ -3,7 +3,7 @@
 
 use super::error::{bad, fmt_dur, fmt_t, ConfigError};
 use super::param::section;
-use super::values::{Bytes, Dur, FlowSize, GapKind, Rate, Senders};
+use super::values::{Bytes, Dur, FlowSize, GapKind, Name, Rate, Senders};
 use crate::units;
 
 section! {
@@ -35,6 +35,11 @@ section! {
         /// The application writes its data at this rate (a stream: video, games), one full segment
         /// at a time, so the flow never sends faster; unset, it hands TCP all at once.
         rate: Option<Rate> = None, source "FQ-CoDel in the DCN §III-B";
+        /// This entry's congestion control, so that flows of several share one network (Classic
+        /// and L4S flows through DualPI2). Its keys come from [transport].
+        cc: Option<Name> = None, resolved Given, default_doc "transport.cc";
+        /// This entry's ECN-capable packets carry ECT(1), the L4S identifier, instead of ECT(0).
+        ect1: Option<bool> = None, resolved Given, default_doc "transport.ect1", source "RFC 9331 §4";
     }
 }
 

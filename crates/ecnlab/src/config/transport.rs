@@ -51,6 +51,9 @@ section! {
         /// Send retransmissions as ECT, as Tuning ECN §6 recommends for data centers (and ns-2
         /// does); false follows RFC 3168 (Not-ECT).
         ect_retransmits: bool = true, source "Tuning ECN §6";
+        /// ECN-capable packets carry ECT(1), the L4S identifier of a scalable sender (DCTCP,
+        /// Prague), instead of ECT(0); a DualPI2 port queues them in its L queue.
+        ect1: bool = false, resolved Given, source "RFC 9331 §4";
         /// Bytes of one connection's data allowed to wait in its host's NIC queue before it
         /// pauses (Linux TCP small queues, whose floor is two packets); a NIC drops nothing unless
         /// `[nic]` gives it a discipline that does. Raise it to model deeper host queues.

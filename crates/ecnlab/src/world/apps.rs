@@ -6,7 +6,7 @@
 //! hosts' stacks (`hosts.rs`) drive it, the applications open and feed it.
 
 use super::World;
-use crate::config::{Config, ConfigError, FlowSize, GapKind};
+use crate::config::{Config, ConfigError, FlowSize, GapKind, TransportCfg};
 use crate::engine::Event;
 use crate::host::cc::EchoMode;
 use crate::host::incast::Incast;
@@ -163,27 +163,33 @@ impl Apps {
         let params = TcpParams::new(t);
         let mut flows = Vec::new();
         let mut logs = Vec::new();
-        let new_flow = |src: u32, dst: u32, service: u32, kind, size: Option<u64>| Flow {
-            src,
-            dst,
-            service: service as u8,
-            ctrl_service: service as u8,
-            kind,
-            size: size.unwrap_or(UNSIZED),
-            finish: UNFINISHED,
-            tx: TcpSender::with_params(t, &params),
-            rx: if t.delayed_ack_bytes {
-                TcpReceiver::new(echo, t.delayed_ack).counting_bytes(t.mss)
-            } else {
-                TcpReceiver::new(echo, t.delayed_ack)
-            },
-            rto_event: 0,
-            delack_event: 0,
-            last_data_ts: 0,
-            nic_bytes: 0,
-            nic_blocked: false,
-            rx_high: 0,
-            incast: NO_GROUP,
+        // A flow's transport: [transport], or a [[flows]] entry's own
+        // congestion control (its echo with it).
+        let new_flow_on =
+            |t: &TransportCfg, echo: EchoMode, src: u32, dst: u32, service: u32, kind, size: Option<u64>| Flow {
+                src,
+                dst,
+                service: service as u8,
+                ctrl_service: service as u8,
+                kind,
+                size: size.unwrap_or(UNSIZED),
+                finish: UNFINISHED,
+                tx: TcpSender::with_params(t, &params),
+                rx: if t.delayed_ack_bytes {
+                    TcpReceiver::new(echo, t.delayed_ack).counting_bytes(t.mss)
+                } else {
+                    TcpReceiver::new(echo, t.delayed_ack)
+                },
+                rto_event: 0,
+                delack_event: 0,
+                last_data_ts: 0,
+                nic_bytes: 0,
+                nic_blocked: false,
+                rx_high: 0,
+                incast: NO_GROUP,
+            };
+        let new_flow = |src: u32, dst: u32, service: u32, kind, size: Option<u64>| {
+            new_flow_on(t, echo, src, dst, service, kind, size)
         };
         let mut serial_next = Vec::new();
         let mut paced = Vec::new();
@@ -194,6 +200,8 @@ impl Apps {
             }
         };
         for (entry, f) in cfg.flows.iter().enumerate() {
+            let own = (f.cc.is_some() || f.ect1.is_some()).then(|| crate::registry::flow_transport(t, f));
+            let own_echo = own.as_ref().map(|ft| crate::host::cc::decl(ft.cc.as_str()).expect("a checked cc").echo);
             for i in 0..f.count {
                 let (kind, size) = match f.size {
                     FlowSize::Infinite => (FlowKind::Long, None),
@@ -207,7 +215,10 @@ impl Apps {
                     serial_next[flows.len()] = (flows.len() as u32 + 1, entry as u32);
                 }
                 pace(&flows, f.rate.map(|r| r.0));
-                flows.push(new_flow(f.src, f.dst, f.service, kind, size));
+                flows.push(match (&own, own_echo) {
+                    (Some(ft), Some(e)) => new_flow_on(ft, e, f.src, f.dst, f.service, kind, size),
+                    _ => new_flow(f.src, f.dst, f.service, kind, size),
+                });
                 logs.push(FlowLog::new(start, f.stop.map(|s| s.0)));
             }
         }

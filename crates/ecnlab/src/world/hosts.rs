@@ -6,7 +6,7 @@
 
 use super::apps::{UNFINISHED, UNSIZED};
 use super::World;
-use crate::config::Config;
+use crate::config::{Config, TransportCfg};
 use crate::engine::Event;
 use crate::host::cc::EchoMode;
 use crate::host::coalesce::{Arrival, Coalescer};
@@ -21,10 +21,14 @@ pub(super) struct Hosts {
     pub(super) hdr: u32,
     /// transport.mss, for counting GRO-merged segments' packets.
     pub(super) mss: u32,
-    /// ECN codepoint of new data and of retransmissions (per the cc and
-    /// `transport.ect_retransmits`).
+    /// ECN codepoint of new data and of retransmissions (per the cc,
+    /// `transport.ect_retransmits` and `transport.ect1`).
     pub(super) ect_new: Ecn,
     pub(super) ect_rtx: Ecn,
+    /// Per flow, the two codepoints, when some `[[flows]]` entry has a
+    /// congestion control or ECT(1) choice of its own; empty otherwise, so
+    /// other runs never look.
+    pub(super) flow_ect: Vec<(Ecn, Ecn)>,
     pub(super) delack_timeout: Time,
     pub(super) host_queue_limit: u64,
     /// Senders a NIC drop unblocked, to wake (see `drop_at`).
@@ -45,11 +49,24 @@ impl Hosts {
     /// `flows` the number of flows and `hosts` of hosts.
     pub(super) fn new(cfg: &Config, echo: EchoMode, classes: Option<StageClasses>, flows: usize, hosts: u32) -> Hosts {
         let t = &cfg.transport;
+        let (ect_new, ect_rtx) = codepoints(t, echo);
+        let mut flow_ect = Vec::new();
+        if cfg.flows.iter().any(|f| f.cc.is_some() || f.ect1.is_some()) {
+            flow_ect = vec![(ect_new, ect_rtx); flows];
+            let mut id = 0;
+            for f in &cfg.flows {
+                let ft = crate::registry::flow_transport(t, f);
+                let own = crate::host::cc::decl(ft.cc.as_str()).expect("a checked cc").echo;
+                flow_ect[id..id + f.count as usize].fill(codepoints(&ft, own));
+                id += f.count as usize;
+            }
+        }
         Hosts {
             hdr: t.header,
             mss: t.mss,
-            ect_new: if echo != EchoMode::None { Ecn::Ect } else { Ecn::NotEct },
-            ect_rtx: if echo != EchoMode::None && t.ect_retransmits { Ecn::Ect } else { Ecn::NotEct },
+            ect_new,
+            ect_rtx,
+            flow_ect,
             delack_timeout: t.delayed_ack_timeout.0,
             host_queue_limit: t.host_queue_limit.0,
             woken: Vec::new(),
@@ -65,6 +82,20 @@ impl Hosts {
             rx_batching: Coalescer::new(&cfg.host, hosts),
         }
     }
+}
+
+/// The codepoints of a sender's new data and retransmissions: ECT(0), or
+/// ECT(1) with `ect1`, from a congestion control that uses ECN (its
+/// retransmissions too with `ect_retransmits`); Not-ECT otherwise.
+fn codepoints(t: &TransportCfg, echo: EchoMode) -> (Ecn, Ecn) {
+    let ect = if echo == EchoMode::None {
+        Ecn::NotEct
+    } else if t.ect1 {
+        Ecn::Ect1
+    } else {
+        Ecn::Ect
+    };
+    (ect, if t.ect_retransmits { ect } else { Ecn::NotEct })
 }
 
 // ---------------- hosts ----------------
@@ -270,7 +301,10 @@ impl World<'_> {
     #[inline(always)]
     fn send_packet(&mut self, fid: u32) -> bool {
         let now = self.q.now;
-        let (hdr, ect_new, ect_rtx) = (self.hosts.hdr, self.hosts.ect_new, self.hosts.ect_rtx);
+        let (hdr, (ect_new, ect_rtx)) = match self.hosts.flow_ect.get(fid as usize) {
+            None => (self.hosts.hdr, (self.hosts.ect_new, self.hosts.ect_rtx)),
+            Some(&own) => (self.hosts.hdr, own),
+        };
         let f = &mut self.apps.flows[fid as usize];
         let Some(seg) = f.tx.next_segment(now) else { return false };
         f.nic_bytes += (seg.len + hdr) as u64;

@@ -101,7 +101,7 @@ impl World<'_> {
         let rows = &mut self.rec.stats.queues;
         for &pi in &self.rec.sample_ports {
             let p = &self.fabric.net.ports[pi as usize];
-            for qi in 0..p.qdisc.queues.len() {
+            for qi in 0..p.qdisc.sampled_queues() {
                 let (bytes, packets) = p.qdisc.queue_occupancy(qi);
                 rows.push(t, pi, qi as u32, bytes, packets as u32);
             }
