@@ -25,6 +25,7 @@ pub use qdisc::{Qdisc, QueueCounters};
 whole::whole_disciplines! {
     FqCodel(fq_codel::FqCodel),
     PFabric(pfabric::PFabric),
+    DualPi2(dualpi2::DualPi2),
 }
 
 use crate::units::Time;
