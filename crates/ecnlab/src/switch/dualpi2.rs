@@ -255,7 +255,11 @@ impl DualPi2 {
     }
 }
 
+// Both out of line: inlined, they made the whole disciplines' dispatch save
+// more registers on every FQ-CoDel packet (1% of its benchmark's
+// instructions, cachegrind).
 impl WholeDiscipline for DualPi2 {
+    #[inline(never)]
     fn enqueue(&mut self, now: Time, id: u32, p: &Packet, _drops: &mut Vec<u32>, _tally: &mut Tally) -> Result<(), DropReason> {
         self.catch_up(now);
         let fits = match self.buffer {
@@ -273,6 +277,7 @@ impl WholeDiscipline for DualPi2 {
         Ok(())
     }
 
+    #[inline(never)]
     fn dequeue(&mut self, now: Time, arena: &mut Arena, drops: &mut Vec<u32>, tally: &mut Tally) -> Option<(u32, u32)> {
         self.catch_up(now);
         while let Some(q) = self.pick() {

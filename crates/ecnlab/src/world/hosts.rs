@@ -301,10 +301,10 @@ impl World<'_> {
     #[inline(always)]
     fn send_packet(&mut self, fid: u32) -> bool {
         let now = self.q.now;
-        let (hdr, (ect_new, ect_rtx)) = match self.hosts.flow_ect.get(fid as usize) {
-            None => (self.hosts.hdr, (self.hosts.ect_new, self.hosts.ect_rtx)),
-            Some(&own) => (self.hosts.hdr, own),
-        };
+        let (hdr, mut ect_new, mut ect_rtx) = (self.hosts.hdr, self.hosts.ect_new, self.hosts.ect_rtx);
+        if !self.hosts.flow_ect.is_empty() {
+            (ect_new, ect_rtx) = self.hosts.flow_ect[fid as usize];
+        }
         let f = &mut self.apps.flows[fid as usize];
         let Some(seg) = f.tx.next_segment(now) else { return false };
         f.nic_bytes += (seg.len + hdr) as u64;

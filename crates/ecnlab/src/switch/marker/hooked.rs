@@ -19,6 +19,19 @@ use crate::units::Time;
 /// A marking scheme with hooks of its own. Only `sides` is required; the
 /// rest default to doing nothing.
 pub trait HookedMarker {
+    /// It wants the port's and the scheduler's events (`queue_emptied`,
+    /// `port_busy`, `port_idle`, `activated`, `turn_end`, `served`): only
+    /// then are they called. The dispatch tests just the schemes that do,
+    /// decided at compile time; a `match` over every scheme cost CEDM's
+    /// benchmark 0.5% of its instructions on the dequeue path.
+    #[inline(always)]
+    fn events() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
     /// Which hooks it uses, whatever `dequeue_marking` says.
     fn sides(&self) -> Sides;
 
@@ -35,7 +48,9 @@ pub trait HookedMarker {
         Verdict::Pass
     }
 
-    /// Queue `q` has just been emptied (its last packet taken at `now`).
+    /// Queue `q` has just been emptied (its last packet taken at `now`),
+    /// called before that packet's `at_dequeue`: a scheme with a dequeue
+    /// hook sees the emptying there too (`occ.queue` equal to `size`).
     #[inline]
     fn queue_emptied(&mut self, _q: usize, _now: Time) {}
 
@@ -122,19 +137,19 @@ macro_rules! hooked_markers {
                 match self { $(Hooked::$variant(m) => HookedMarker::at_dequeue(m, s, ect, rng)),* }
             }
 
-            #[inline]
+            #[inline(always)]
             pub fn queue_emptied(&mut self, q: usize, now: crate::units::Time) {
-                match self { $(Hooked::$variant(m) => HookedMarker::queue_emptied(m, q, now)),* }
+                $(if <$ty as HookedMarker>::events() { if let Hooked::$variant(m) = self { return HookedMarker::queue_emptied(m, q, now); } })*
             }
 
-            #[inline]
+            #[inline(always)]
             pub fn port_busy(&mut self, now: crate::units::Time) {
-                match self { $(Hooked::$variant(m) => HookedMarker::port_busy(m, now)),* }
+                $(if <$ty as HookedMarker>::events() { if let Hooked::$variant(m) = self { return HookedMarker::port_busy(m, now); } })*
             }
 
-            #[inline]
+            #[inline(always)]
             pub fn port_idle(&mut self, now: crate::units::Time) {
-                match self { $(Hooked::$variant(m) => HookedMarker::port_idle(m, now)),* }
+                $(if <$ty as HookedMarker>::events() { if let Hooked::$variant(m) = self { return HookedMarker::port_idle(m, now); } })*
             }
 
             pub fn threshold(&self, q: usize) -> Option<u64> {
@@ -143,17 +158,17 @@ macro_rules! hooked_markers {
         }
 
         impl crate::switch::RoundObserver for Hooked {
-            #[inline]
+            #[inline(always)]
             fn activated(&mut self, q: usize, now: crate::units::Time) {
-                match self { $(Hooked::$variant(m) => HookedMarker::activated(m, q, now)),* }
+                $(if <$ty as HookedMarker>::events() { if let Hooked::$variant(m) = self { return HookedMarker::activated(m, q, now); } })*
             }
-            #[inline]
+            #[inline(always)]
             fn turn_end(&mut self, q: usize, end: crate::units::Time) {
-                match self { $(Hooked::$variant(m) => HookedMarker::turn_end(m, q, end)),* }
+                $(if <$ty as HookedMarker>::events() { if let Hooked::$variant(m) = self { return HookedMarker::turn_end(m, q, end); } })*
             }
-            #[inline]
+            #[inline(always)]
             fn served(&mut self, q: usize, now: crate::units::Time, emptied: bool) {
-                match self { $(Hooked::$variant(m) => HookedMarker::served(m, q, now, emptied)),* }
+                $(if <$ty as HookedMarker>::events() { if let Hooked::$variant(m) = self { return HookedMarker::served(m, q, now, emptied); } })*
             }
         }
     };

@@ -193,7 +193,10 @@ impl Red {
         }
     }
 
-    #[inline]
+    // Always inlined into the hooked ports' enqueue path, as it was before
+    // PIE's arm grew the dispatch: a call taking `&Seen` made every scheme
+    // build `Seen` in memory (CEDM's benchmark, cachegrind).
+    #[inline(always)]
     pub fn at_enqueue(&mut self, s: &Seen, ect: bool, rng: &mut Rng) -> Verdict {
         let (min, max) = self.thresholds(s.q);
         let (wq, slot) = (self.wq, self.slot);
@@ -276,6 +279,11 @@ impl Red {
 }
 
 impl HookedMarker for Red {
+    #[inline(always)]
+    fn events() -> bool {
+        true
+    }
+
     fn sides(&self) -> Sides {
         Sides::Enqueue
     }
