@@ -262,11 +262,7 @@ impl WholeDiscipline for DualPi2 {
     #[inline(never)]
     fn enqueue(&mut self, now: Time, id: u32, p: &Packet, _drops: &mut Vec<u32>, _tally: &mut Tally) -> Result<(), DropReason> {
         self.catch_up(now);
-        let fits = match self.buffer {
-            Buffer::Bytes(b) => self.bytes + p.size as u64 <= b,
-            Buffer::Packets(n) => self.packets < n,
-        };
-        if !fits {
+        if !self.buffer.admits(self.bytes, self.packets, p.size) {
             return Err(DropReason::Overflow);
         }
         let q = DualPi2::classify(p.ecn);
