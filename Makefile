@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python switch bench bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
+.PHONY: all run test test-rust test-python switch bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
 
 all: build
 
@@ -49,6 +49,14 @@ bench:
 	cargo build --release -p ecnlab --bin ecnlab-bench
 	@./target/release/ecnlab-bench --header-only
 	@for f in $(BENCH); do ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
+	@echo
+	@echo "scale (bench/scale.sh: the same fat-tree experiment as k grows):"
+	@bench/scale.sh
+
+# The scale table alone (fat-tree k = 8, 16, 32; about 3 min on one core).
+bench-scale:
+	cargo build --release -p ecnlab --bin ecnlab-bench
+	@bench/scale.sh
 
 # The golden corpus (tests/golden/): `golden` checks every config's outputs
 # against the recorded fingerprints (`cargo test` does too); `golden-update`

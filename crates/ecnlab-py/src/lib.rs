@@ -109,7 +109,11 @@ fn run(py: Python<'_>, config_json: &str, sink: PyObject, progress: Option<PyObj
         Err(RunError::Output(e)) => {
             return Err(sink.error.unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(e)));
         }
-        Err(RunError::Interrupted) => unreachable!("run_into finishes an interrupted run"),
+        // Stopped while the network was built: nothing ran.
+        Err(RunError::Interrupted) => {
+            return Err(stopped_by
+                .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted while building")));
+        }
     };
     let out = PyDict::new(py);
     let json = py.import("json")?;

@@ -95,19 +95,20 @@ fn horizon(cfg: &Config) -> Result<(Time, String), ConfigError> {
     }
 }
 
-/// Switch ports (host-facing, fabric) and switches of the topology.
-fn shape(cfg: &Config) -> (f64, f64, f64) {
+/// Switch ports (host-facing, fabric), switches, and switches with hosts
+/// (the route table's columns) of the topology.
+fn shape(cfg: &Config) -> (f64, f64, f64, f64) {
     let t = &cfg.topology;
     let hosts = cfg.hosts() as f64;
     match t.kind.expect("resolved") {
-        TopologyKind::Star => (hosts, 0.0, 1.0),
+        TopologyKind::Star => (hosts, 0.0, 1.0, 1.0),
         TopologyKind::LeafSpine => {
             let (l, s) = (t.leaves.unwrap_or(0) as f64, t.spines.unwrap_or(0) as f64);
-            (hosts, 2.0 * l * s, l + s)
+            (hosts, 2.0 * l * s, l + s, l)
         }
         TopologyKind::FatTree => {
             let k = t.k.unwrap_or(0) as f64;
-            (hosts, hosts * 4.0, 1.25 * k * k)
+            (hosts, hosts * 4.0, 1.25 * k * k, k * k / 2.0)
         }
     }
 }
@@ -116,7 +117,7 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
     let (t_end, over) = horizon(cfg)?;
     let r = &cfg.run;
     let queues = cfg.switch.queues as f64;
-    let (host_ports, fabric_ports, switches) = shape(cfg);
+    let (host_ports, fabric_ports, switches, leaves) = shape(cfg);
     let switch_ports = host_ports + fabric_ports;
     let hosts = cfg.hosts() as f64;
     let mut parts = Vec::new();
@@ -232,17 +233,17 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
         });
     }
 
-    // Ports (each with its queues) and the route table of switches × hosts.
+    // Ports (each with its queues) and the route table of switches × leaves.
     let ports = switch_ports + hosts;
     let port_bytes = 256.0 + 96.0 * queues;
     parts.push(Part {
-        bytes: ports * port_bytes + switches * hosts * 8.0,
+        bytes: ports * port_bytes + switches * leaves * 8.0,
         what: format!(
             "topology: {} hosts and {} switches hold {} ports and a route table of {} entries",
             count(hosts),
             count(switches),
             count(ports),
-            count(switches * hosts)
+            count(switches * leaves)
         ),
         advice: "use a smaller topology",
     });

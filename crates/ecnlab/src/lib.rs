@@ -23,6 +23,7 @@ pub mod prefetch;
 pub mod registry;
 pub mod report;
 pub mod rng;
+pub mod routes;
 pub mod stats;
 pub mod switch;
 pub mod tables;
@@ -76,14 +77,20 @@ impl std::fmt::Display for RunError {
 /// Run one experiment, handing its tables and captures to `sink` as they
 /// are produced, and return its summary. A run the progress callback
 /// stops still writes what it did up to then and returns its summary,
-/// marked `"complete": false` (`ended_by = "interrupted"`).
-/// `progress(sim_s, fraction_done)`: see [`World::run`].
+/// marked `"complete": false` (`ended_by = "interrupted"`); stopped while
+/// the network is built (`progress(0, 0)` is asked then too), it returns
+/// [`RunError::Interrupted`]. `progress(sim_s, fraction_done)`: see
+/// [`World::run`].
 pub fn run_into(
     cfg: &Config,
     progress: &mut dyn FnMut(f64, f64) -> bool,
     sink: &mut dyn Sink,
 ) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
-    let mut w = World::new(cfg, sink).map_err(RunError::Config)?;
+    let mut keep_going = || progress(0.0, 0.0);
+    let Some(mut w) = World::new_until(cfg, sink, &mut keep_going).map_err(RunError::Config)? else {
+        // Stopped while building: nothing ran, so there is nothing to write.
+        return Err(RunError::Interrupted);
+    };
     match w.run(progress) {
         Ok(()) | Err(Stop::Interrupted) => w.finish().map_err(RunError::Output),
         Err(Stop::Output(e)) => Err(RunError::Output(e)),

@@ -1,18 +1,19 @@
 //! Topology builders. A network is nodes (hosts first, then switches) and
 //! unidirectional ports: an egress queue discipline plus the link leaving
 //! it. Every builder only lists nodes and links; ports, shortest-path
-//! routes and ECMP sets follow generically. A switch keeps, per destination
+//! routes and ECMP sets follow generically. A switch has, per destination
 //! host, the set of equal-cost next-hop ports; a seeded hash of the flow
 //! picks one, so a flow keeps its path and never reorders.
+//! (`routes.rs` keeps the table.)
 
 use crate::config::{Config, PortCfg, TopologyKind};
 use crate::registry::build_qdisc;
+use crate::routes::RouteTable;
 use crate::switch::buffer::Buffer;
 use crate::switch::marker::Marker;
 use crate::switch::scheduler::{Scheduler, Sp};
 use crate::switch::Qdisc;
 use crate::units::Time;
-use std::collections::{HashMap, VecDeque};
 
 /// Aligned to a cache line: a hop reads most of it, and 256 bytes so
 /// placed are four lines where unaligned they would straddle five.
@@ -70,12 +71,8 @@ pub struct Network {
     pub ports: Vec<Port>,
     pub switches: Vec<SwitchState>,
     pub hosts: u32,
-    /// Equal-cost egress ports of switch s towards host d: `routes[s·H + d]`
-    /// is an (offset, length) span of `route_ports`. Equal sets are stored
-    /// once (in a leaf-spine every remote host shares one uplink set), so the
-    /// table a hop reads stays small enough to live in cache.
-    routes: Vec<(u32, u32)>,
-    route_ports: Vec<u32>,
+    /// Equal-cost next hops of every switch towards every host.
+    routes: RouteTable,
 }
 
 impl Port {
@@ -94,6 +91,12 @@ impl Port {
 
 impl Network {
     pub fn build(cfg: &Config) -> Network {
+        Network::build_until(cfg, &mut || true).expect("never asked to stop")
+    }
+
+    /// As [`Network::build`], asking `keep_going` a few times a second
+    /// whether to go on (a large fabric takes seconds); None when it said no.
+    pub fn build_until(cfg: &Config, keep_going: &mut dyn FnMut() -> bool) -> Option<Network> {
         let t = &cfg.topology;
         let mut b = Builder::default();
         match t.kind.expect("resolved") {
@@ -147,15 +150,14 @@ impl Network {
                 }
             }
         }
-        b.finish(cfg)
+        b.finish(cfg, keep_going)
     }
 
     /// Equal-cost egress ports of switch `sw` (its index among switches)
     /// towards host `dst`.
     #[inline]
     pub fn routes(&self, sw: u32, dst: u32) -> &[u32] {
-        let (off, len) = self.routes[sw as usize * self.hosts as usize + dst as usize];
-        &self.route_ports[off as usize..(off + len) as usize]
+        self.routes.get(sw, dst)
     }
 
     /// One-way delay of an otherwise empty path for a packet of `bytes`:
@@ -216,7 +218,7 @@ impl Builder {
         self.links.push((a, b, rate, delay));
     }
 
-    fn finish(self, cfg: &Config) -> Network {
+    fn finish(self, cfg: &Config, keep_going: &mut dyn FnMut() -> bool) -> Option<Network> {
         let n = self.names.len();
         let hosts = self.hosts;
         let env = cfg.port_env();
@@ -273,61 +275,24 @@ impl Builder {
                 }
             }
         }
-        // Shortest paths by hop count: a BFS from each destination host, after
-        // which each switch's ports whose peer is one hop closer form its ECMP
-        // set towards that host. One distance vector serves every BFS.
         let switches = n as u32 - hosts;
-        let mut routes = vec![(0, 0); (switches * hosts) as usize];
-        let mut route_ports = Vec::new();
-        let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
-        let mut set = Vec::new();
-        let mut dist = vec![u32::MAX; n];
-        let mut queue = VecDeque::new();
-        for d in 0..hosts {
-            dist.fill(u32::MAX);
-            dist[d as usize] = 0;
-            queue.push_back(d);
-            while let Some(u) = queue.pop_front() {
-                // Hosts do not forward: only the destination itself expands.
-                if u < hosts && u != d {
-                    continue;
-                }
-                for &p in &out[u as usize] {
-                    let v = ports[p as usize].peer;
-                    if dist[v as usize] == u32::MAX {
-                        dist[v as usize] = dist[u as usize] + 1;
-                        queue.push_back(v);
-                    }
-                }
-            }
-            for node in hosts..n as u32 {
-                set.clear();
-                let here = dist[node as usize];
-                for &p in &out[node as usize] {
-                    if here != u32::MAX && dist[ports[p as usize].peer as usize] + 1 == here {
-                        set.push(p);
-                    }
-                }
-                let off = match interned.get(&set) {
-                    Some(&off) => off,
-                    None => {
-                        let off = route_ports.len() as u32;
-                        route_ports.extend_from_slice(&set);
-                        interned.insert(set.clone(), off);
-                        off
-                    }
-                };
-                routes[((node - hosts) * hosts + d) as usize] = (off, set.len() as u32);
-            }
-        }
-        Network {
+        let nics: Vec<u32> = nodes[..hosts as usize]
+            .iter()
+            .enumerate()
+            .map(|(h, node)| match node.kind {
+                NodeKind::Host { nic } if nic != u32::MAX => nic,
+                _ => panic!("host{h} has no link"),
+            })
+            .collect();
+        let peers: Vec<u32> = ports.iter().map(|p| p.peer).collect();
+        let routes = RouteTable::build(&peers, &out, &nics, keep_going)?;
+        Some(Network {
             nodes,
             ports,
             switches: (0..switches).map(|_| SwitchState { pool_bytes: 0 }).collect(),
             hosts,
             routes,
-            route_ports,
-        }
+        })
     }
 }
 
@@ -401,7 +366,75 @@ mod tests {
         // Each distinct set is stored once: per leaf its 12 host ports and
         // one uplink set of 12, per spine its 12 leaf ports — 432 entries,
         // where one copy per (switch, host) would take 20,880.
-        assert_eq!(net.route_ports.len(), 12 * (12 + 12) + 12 * 12);
+        assert_eq!(net.routes.stored_ports(), 12 * (12 + 12) + 12 * 12);
+    }
+
+    /// The per-leaf table gives every switch, towards every host, the set a
+    /// breadth-first search from that host gives (shortest paths by hop
+    /// count; hosts do not forward), in port order: written here the slow,
+    /// obvious way on a k = 4 fat-tree and a 3 × 2 leaf-spine. In a k = 4
+    /// fat-tree an edge switch reaches a host of another edge by its 2
+    /// uplinks, and a core switch any host by its one port to the host's pod.
+    #[test]
+    fn per_leaf_routes_are_the_per_host_shortest_path_sets() {
+        use std::collections::VecDeque;
+        let fat = "[topology]\nkind = \"fat-tree\"\nk = 4\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n";
+        let ls = "[topology]\nkind = \"leaf-spine\"\nleaves = 3\nspines = 2\nhosts_per_leaf = 2\n\
+                  link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n";
+        for topo in [fat, ls] {
+            let cfg = Config::from_toml(&format!("[run]\nduration = \"1ms\"\n{topo}")).unwrap();
+            let net = Network::build(&cfg);
+            let n = net.nodes.len();
+            let mut checked = 0;
+            for d in 0..net.hosts {
+                let mut dist = vec![u32::MAX; n];
+                dist[d as usize] = 0;
+                let mut queue = VecDeque::from([d]);
+                while let Some(u) = queue.pop_front() {
+                    if u < net.hosts && u != d {
+                        continue;
+                    }
+                    for p in net.ports.iter().filter(|p| p.node == u) {
+                        if dist[p.peer as usize] == u32::MAX {
+                            dist[p.peer as usize] = dist[u as usize] + 1;
+                            queue.push_back(p.peer);
+                        }
+                    }
+                }
+                for sw in 0..net.switches.len() as u32 {
+                    let node = net.hosts + sw;
+                    let want: Vec<u32> = (0..net.ports.len() as u32)
+                        .filter(|&p| net.ports[p as usize].node == node)
+                        .filter(|&p| dist[net.ports[p as usize].peer as usize] + 1 == dist[node as usize])
+                        .collect();
+                    assert_eq!(net.routes(sw, d), want.as_slice(), "switch {sw} -> host{d}");
+                    checked += want.len();
+                }
+            }
+            assert!(checked > 0);
+        }
+        // k = 4: edge0 (switch 0) reaches host 2 (edge1, same pod) by its 2 uplinks.
+        let cfg = Config::from_toml(&format!("[run]\nduration = \"1ms\"\n{fat}")).unwrap();
+        let net = Network::build(&cfg);
+        assert_eq!(net.routes(0, 2).len(), 2);
+        assert_eq!(net.routes.leaves(), 8);
+    }
+
+    /// A build told to stop returns nothing instead of a network.
+    #[test]
+    fn a_build_stops_when_asked() {
+        let cfg = Config::from_toml(
+            "[run]\nduration = \"1ms\"\n[topology]\nkind = \"fat-tree\"\nk = 8\n\
+                                     link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n",
+        )
+        .unwrap();
+        let mut asked = 0;
+        assert!(Network::build_until(&cfg, &mut || {
+            asked += 1;
+            false
+        })
+        .is_none());
+        assert_eq!(asked, 1);
     }
 
     /// `marking = "mq-ecn"` picks its share estimate by scheduler: the
@@ -426,6 +459,46 @@ mod tests {
             let marker = build(sched, true).marker;
             let Some(Hooked::Red(r)) = marker.hooked() else { panic!("{sched}: not RED") };
             assert_eq!(r.share_is_weight_sum(), Some(generic), "{sched}");
+        }
+    }
+
+    /// The compact form (per leaf, one-byte ids) answers exactly as the
+    /// direct per-host table does, for every switch and host of a k = 4 and
+    /// a k = 8 fat-tree and a leaf-spine (the topology tests check the
+    /// direct table against a search from each host).
+    #[test]
+    fn compact_and_direct_tables_agree() {
+        let topos = [
+            "kind = \"fat-tree\"\nk = 4",
+            "kind = \"fat-tree\"\nk = 8",
+            "kind = \"leaf-spine\"\nleaves = 3\nspines = 2\nhosts_per_leaf = 2",
+        ];
+        for topo in topos {
+            let text = format!(
+                "[run]\nduration = \"1ms\"\n[topology]\n{topo}\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n"
+            );
+            let net = Network::build(&Config::from_toml(&text).unwrap());
+            let peers: Vec<u32> = net.ports.iter().map(|p| p.peer).collect();
+            let mut out = vec![Vec::new(); net.nodes.len()];
+            for (i, p) in net.ports.iter().enumerate() {
+                out[p.node as usize].push(i as u32);
+            }
+            let nics: Vec<u32> = net.nodes[..net.hosts as usize]
+                .iter()
+                .map(|n| match n.kind {
+                    NodeKind::Host { nic } => nic,
+                    NodeKind::Switch { .. } => unreachable!(),
+                })
+                .collect();
+            let compact = RouteTable::build_direct_up_to(&peers, &out, &nics, &mut || true, 0).unwrap();
+            let direct = RouteTable::build_direct_up_to(&peers, &out, &nics, &mut || true, usize::MAX).unwrap();
+            assert!(!compact.is_direct() && direct.is_direct());
+            for sw in 0..net.switches.len() as u32 {
+                for d in 0..net.hosts {
+                    assert_eq!(compact.get(sw, d), direct.get(sw, d), "{topo}: switch {sw} -> host{d}");
+                    assert_eq!(compact.get(sw, d), net.routes(sw, d));
+                }
+            }
         }
     }
 }

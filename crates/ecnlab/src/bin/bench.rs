@@ -1,4 +1,4 @@
-//! `make bench`: events/s, wall time and peak memory for the reference
+//! `make bench`: events/s, wall time, peak memory and build time for the reference
 //! scenarios. Usage: ecnlab-bench [CONFIG.toml ...] (default: the files in
 //! bench/). Peak memory is the process's high-water mark, so `make bench`
 //! runs each scenario in a process of its own.
@@ -21,8 +21,8 @@ fn main() {
     };
     if std::env::var_os("ECNLAB_BENCH_NO_HEADER").is_none() {
         println!(
-            "{:<20} {:>12} {:>9} {:>12} {:>9} {:>8} {:>11}",
-            "scenario", "events", "wall s", "events/s", "sim s", "flows", "peak MiB"
+            "{:<20} {:>12} {:>9} {:>12} {:>9} {:>8} {:>11} {:>8}",
+            "scenario", "events", "wall s", "events/s", "sim s", "flows", "peak MiB", "build s"
         );
     }
     if header_only {
@@ -51,14 +51,17 @@ fn main() {
         let sim = rep.summary["sim_seconds"].as_f64().unwrap_or(0.0);
         let flows = rep.table("flows").map(|t| t.rows()).unwrap_or(0);
         println!(
-            "{:<20} {:>12} {:>9.2} {:>12.0} {:>9.4} {:>8} {:>11.1}",
+            "{:<20} {:>12} {:>9.2} {:>12.0} {:>9.4} {:>8} {:>11.1} {:>8.2}",
             name,
             ev,
             wall,
             ev as f64 / wall,
             sim,
             flows,
-            peak_rss_mib()
+            peak_rss_mib(),
+            // Building the network and the workload: the wall time before
+            // the first event (the summary's wall clock counts from there).
+            wall - rep.summary["wall_seconds"].as_f64().unwrap_or(0.0)
         );
         if std::env::var_os("ECNLAB_BENCH_VERBOSE").is_some() {
             println!("{}", serde_json::to_string_pretty(&rep.summary).unwrap());

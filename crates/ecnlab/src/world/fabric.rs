@@ -33,8 +33,9 @@ pub struct Fabric {
 
 impl Fabric {
     /// The network of `cfg`, its switch ports lazy where that is exact.
-    pub(super) fn network(cfg: &Config) -> Network {
-        let mut net = Network::build(cfg);
+    /// None when `keep_going` stopped the build.
+    pub(super) fn network(cfg: &Config, keep_going: &mut dyn FnMut() -> bool) -> Option<Network> {
+        let mut net = Network::build_until(cfg, keep_going)?;
         // A switch port's departures only change its own queue and the
         // packets it sends, so they can wait until something looks: its next
         // arrival, or the landing of the packet on its wire (which is never
@@ -45,7 +46,7 @@ impl Fabric {
         for p in net.ports.iter_mut() {
             p.lazy = cfg.run.lazy_departures && p.switch.is_some() && !pool_marking;
         }
-        net
+        Some(net)
     }
 
     /// The fabric of `net` (built by `network`, then marked by the recorder

@@ -69,7 +69,22 @@ impl<'a> World<'a> {
     /// its own state; the order is the one errors are reported in (a bad
     /// workload before a bad port name).
     pub fn new(cfg: &'a Config, sink: &'a mut dyn Sink) -> Result<World<'a>, ConfigError> {
-        let mut net = Fabric::network(cfg);
+        match World::new_until(cfg, sink, &mut || true) {
+            Ok(Some(w)) => Ok(w),
+            Ok(None) => unreachable!("never asked to stop"),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// As [`World::new`], asking `keep_going` a few times a second during
+    /// the long parts of the build (a large fabric's routes) whether to go
+    /// on: Ok(None) when it said no.
+    pub fn new_until(
+        cfg: &'a Config,
+        sink: &'a mut dyn Sink,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<World<'a>>, ConfigError> {
+        let Some(mut net) = Fabric::network(cfg, keep_going) else { return Ok(None) };
         let echo = crate::host::cc::Cc::new(&cfg.transport).echo_mode();
         // ML-ECN's classes, resolved here for untagged packets (stage 0:
         // the small class) and in `send_packet` for data.
@@ -77,7 +92,7 @@ impl<'a> World<'a> {
         let apps = Apps::new(cfg, &net, echo, classes.as_ref())?;
         let rec = Recorder::new(cfg, &mut net, &apps.flows, sink)?;
         let hosts = Hosts::new(cfg, echo, classes, apps.flows.len(), net.hosts);
-        Ok(World {
+        Ok(Some(World {
             cfg,
             q: EventQueue::new(),
             arena: Arena::default(),
@@ -87,7 +102,7 @@ impl<'a> World<'a> {
             rec,
             end: cfg.end(),
             warmup: cfg.run.warmup.0,
-        })
+        }))
     }
 
     // ---------------- the run loop ----------------

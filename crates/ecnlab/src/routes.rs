@@ -1,0 +1,260 @@
+//! The route table: every switch's equal-cost next-hop ports towards every
+//! host, computed generically from the links (shortest paths by hop count).
+//!
+//! Hosts have one link each and do not forward, so every shortest path to a
+//! host ends with the hop from its own switch (its *leaf*), and a switch's
+//! set towards the host is its set towards that leaf. The table is kept per
+//! leaf, not per host (one breadth-first search per leaf), and a switch has
+//! few distinct sets (its uplinks, or one port down), so each entry is a
+//! one-byte index into the switch's own list of sets. At k = 32 (8,192
+//! hosts, 1,280 switches) the table is 0.66 MB and fits a core's L2 cache,
+//! where one (offset, length) per switch and host took 84 MB; every hop of
+//! every packet reads it. A small fabric (the papers' 144 hosts) keeps that
+//! direct per-host table instead: a few kilobytes, one read a hop, where
+//! the compact form's chain of reads cost the ML-ECN bench point 3%.
+
+use std::collections::{HashMap, VecDeque};
+
+/// Largest direct table kept (bytes): well inside one core's L2.
+const DIRECT_MAX_BYTES: usize = 256 << 10;
+
+pub struct RouteTable {
+    /// Small fabrics: switch s towards host d at `s·hosts + d`, (offset,
+    /// length) in `ports`; empty when the compact form is used.
+    direct: Vec<(u32, u32)>,
+    /// Per host: its leaf and the leaf's port down to it.
+    hosts: Vec<HostRoute>,
+    /// Leaves: switches that have hosts (the table's columns).
+    leaves: u32,
+    /// Entry of switch s towards leaf l at `s·leaves + l`: an index into the
+    /// switch's sets (`narrow` when every switch has at most 256 sets, as in
+    /// any fat-tree or leaf-spine; `wide` otherwise).
+    narrow: Vec<u8>,
+    wide: Vec<u16>,
+    /// Switch s's sets are `spans[first[s]..]`: (offset, length) in `ports`.
+    first: Vec<u32>,
+    spans: Vec<(u32, u32)>,
+    /// Equal sets are stored once.
+    ports: Vec<u32>,
+}
+
+/// What a hop needs to know of its destination host, in one read.
+#[derive(Clone, Copy)]
+struct HostRoute {
+    /// The switch index of the host's leaf.
+    switch: u32,
+    /// The leaf's index among leaves (the table's column).
+    leaf: u32,
+    /// The leaf's port to the host.
+    down: u32,
+}
+
+impl RouteTable {
+    /// Equal-cost egress ports of switch `sw` (its index among switches)
+    /// towards host `dst`, in port order.
+    #[inline]
+    pub fn get(&self, sw: u32, dst: u32) -> &[u32] {
+        if !self.direct.is_empty() {
+            let (off, len) = self.direct[sw as usize * self.hosts.len() + dst as usize];
+            return &self.ports[off as usize..(off + len) as usize];
+        }
+        let h = &self.hosts[dst as usize];
+        if h.switch == sw {
+            return std::slice::from_ref(&h.down);
+        }
+        let at = sw as usize * self.leaves as usize + h.leaf as usize;
+        let (off, len) = self.span(sw as usize, at);
+        &self.ports[off as usize..(off + len) as usize]
+    }
+
+    /// Switch `sw`'s set at compact entry `at`.
+    #[inline]
+    fn span(&self, sw: usize, at: usize) -> (u32, u32) {
+        let local = if self.wide.is_empty() { self.narrow[at] as usize } else { self.wide[at] as usize };
+        self.spans[self.first[sw] as usize + local]
+    }
+
+    /// How many ports the distinct sets hold in all.
+    pub fn stored_ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// The direct per-host form is in use (a small fabric).
+    pub fn is_direct(&self) -> bool {
+        !self.direct.is_empty()
+    }
+
+    /// How many leaves the table has columns for.
+    pub fn leaves(&self) -> u32 {
+        self.leaves
+    }
+
+    /// The table of the network whose nodes are `nics.len()` hosts then
+    /// switches, with `peers[p]` the node port p leads to, `out[node]` the
+    /// ports leaving each node and `nics[h]` host h's port (a link's two
+    /// ports are numbered one after the other). `keep_going` is asked at the start and every 0.2 s (a k = 64
+    /// fat-tree's 2,048 searches take about a second); None if it says no.
+    pub fn build(
+        peers: &[u32],
+        out: &[Vec<u32>],
+        nics: &[u32],
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Option<RouteTable> {
+        RouteTable::build_direct_up_to(peers, out, nics, keep_going, DIRECT_MAX_BYTES)
+    }
+
+    /// As `build`, keeping the direct table up to `direct_max` bytes.
+    pub(crate) fn build_direct_up_to(
+        peers: &[u32],
+        out: &[Vec<u32>],
+        nics: &[u32],
+        keep_going: &mut dyn FnMut() -> bool,
+        direct_max: usize,
+    ) -> Option<RouteTable> {
+        let hosts = nics.len() as u32;
+        let switches = out.len() - hosts as usize;
+        // Each host's leaf, numbered in the order of their first host.
+        let mut leaf_of_switch = vec![u32::MAX; switches];
+        let mut leaf_switches = Vec::new();
+        let host_routes: Vec<HostRoute> = nics
+            .iter()
+            .enumerate()
+            .map(|(h, &nic)| {
+                let leaf = peers[nic as usize];
+                assert!(leaf >= hosts, "host{h} is linked to a host");
+                let switch = leaf - hosts;
+                if leaf_of_switch[switch as usize] == u32::MAX {
+                    leaf_of_switch[switch as usize] = leaf_switches.len() as u32;
+                    leaf_switches.push(switch);
+                }
+                // A link's two ports are made one after the other.
+                let down = nic ^ 1;
+                debug_assert!(peers[down as usize] == h as u32);
+                HostRoute { switch, leaf: leaf_of_switch[switch as usize], down }
+            })
+            .collect();
+
+        // The switch-to-switch links in a compact adjacency (port, peer's
+        // switch index): the searches read only this, not the ports.
+        let mut start = Vec::with_capacity(switches + 1);
+        let mut adj: Vec<(u32, u32)> = Vec::new();
+        for node_out in &out[hosts as usize..] {
+            start.push(adj.len());
+            for &p in node_out {
+                let peer = peers[p as usize];
+                if peer >= hosts {
+                    adj.push((p, peer - hosts));
+                }
+            }
+        }
+        start.push(adj.len());
+
+        let nl = leaf_switches.len();
+        let mut ids = vec![0u16; switches * nl];
+        let mut own: Vec<Vec<(u32, u32)>> = vec![Vec::new(); switches];
+        let mut stored = Vec::new();
+        let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut set = Vec::new();
+        let mut dist = vec![u32::MAX; switches];
+        let mut queue = VecDeque::with_capacity(switches);
+        let mut asked = std::time::Instant::now();
+        if !keep_going() {
+            return None;
+        }
+        for (l, &leaf) in leaf_switches.iter().enumerate() {
+            if l % 64 == 63 && asked.elapsed().as_secs_f64() > 0.2 {
+                asked = std::time::Instant::now();
+                if !keep_going() {
+                    return None;
+                }
+            }
+            dist.fill(u32::MAX);
+            dist[leaf as usize] = 0;
+            queue.push_back(leaf);
+            while let Some(u) = queue.pop_front() {
+                for &(_, v) in &adj[start[u as usize]..start[u as usize + 1]] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for s in 0..switches {
+                let here = dist[s];
+                set.clear();
+                if here != u32::MAX {
+                    let closer = adj[start[s]..start[s + 1]].iter().filter(|&&(_, v)| dist[v as usize] + 1 == here);
+                    set.extend(closer.map(|&(p, _)| p));
+                }
+                // Most switches keep the set they had towards the previous
+                // leaf (all uplinks): try it before hashing.
+                if l > 0 {
+                    let prev = ids[s * nl + l - 1];
+                    if same(&stored, own[s][prev as usize], &set) {
+                        ids[s * nl + l] = prev;
+                        continue;
+                    }
+                }
+                let off = *interned.entry(set.clone()).or_insert_with(|| {
+                    stored.extend_from_slice(&set);
+                    (stored.len() - set.len()) as u32
+                });
+                let span = (off, set.len() as u32);
+                let local = match own[s].iter().position(|&x| x == span) {
+                    Some(i) => i,
+                    None => {
+                        own[s].push(span);
+                        own[s].len() - 1
+                    }
+                };
+                ids[s * nl + l] = u16::try_from(local).expect("a switch has fewer than 65,536 next-hop sets");
+            }
+        }
+        let mut first = Vec::with_capacity(switches);
+        let mut spans = Vec::new();
+        for sets in &own {
+            first.push(spans.len() as u32);
+            spans.extend_from_slice(sets);
+        }
+        let narrow_fits = own.iter().all(|sets| sets.len() <= 256);
+        let (narrow, wide) =
+            if narrow_fits { (ids.iter().map(|&i| i as u8).collect(), Vec::new()) } else { (Vec::new(), ids) };
+        let mut t = RouteTable {
+            direct: Vec::new(),
+            hosts: host_routes,
+            leaves: nl as u32,
+            narrow,
+            wide,
+            first,
+            spans,
+            ports: stored,
+        };
+        if switches * nics.len() * std::mem::size_of::<(u32, u32)>() <= direct_max {
+            t.direct = t.expand(switches);
+        }
+        Some(t)
+    }
+
+    /// The direct table: every switch's span towards every host, the leaves'
+    /// ports down to their hosts joining `ports`.
+    fn expand(&mut self, switches: usize) -> Vec<(u32, u32)> {
+        let downs = self.ports.len() as u32;
+        self.ports.extend(self.hosts.iter().map(|h| h.down));
+        let nl = self.leaves as usize;
+        let mut direct = Vec::with_capacity(switches * self.hosts.len());
+        for sw in 0..switches {
+            for (d, h) in self.hosts.iter().enumerate() {
+                direct.push(if h.switch as usize == sw {
+                    (downs + d as u32, 1)
+                } else {
+                    self.span(sw, sw * nl + h.leaf as usize)
+                });
+            }
+        }
+        direct
+    }
+}
+
+fn same(stored: &[u32], (off, len): (u32, u32), set: &[u32]) -> bool {
+    &stored[off as usize..(off + len) as usize] == set
+}
