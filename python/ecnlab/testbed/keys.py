@@ -44,7 +44,8 @@ HONOURED: dict[str, str] = {
     "topology.link_delay": "added at every switch port after the bucket, twice (two links)",
     "topology.host_delay": "added to link_delay",
     "transport.cc": '"ecn-star": the kernel\'s reno (or cubic) with net.ipv4.tcp_ecn = 1; '
-    '"reno": ECN off; "dctcp": the kernel\'s, where it has it',
+    '"reno": ECN off; "cubic": the kernel\'s cubic, ECN off; '
+    '"dctcp": the kernel\'s, where it has it',
     "transport.init_cwnd": "the route's initcwnd",
     "transport.min_rto": "the route's rto_min",
     "transport.delayed_ack": "1 only: the route's quickack (an ACK per segment)",
@@ -117,6 +118,12 @@ REFUSED: dict[str, str] = {
     "(dctcp_shift_g, default 4: g = 1/16), not per run",
     "transport.dctcp_alpha_init": "Linux's dctcp takes its initial alpha from a module "
     "parameter of the whole machine (dctcp_alpha_on_init, default 1), not per run",
+    "transport.cubic_beta": "Linux's cubic takes beta from a module parameter of the whole "
+    "machine (beta, default 717/1024 = 0.7), not per run",
+    "transport.cubic_c": "Linux's cubic takes C from a module parameter of the whole machine "
+    "(bic_scale, default 41: C = 0.4), not per run",
+    "transport.cubic_fast_convergence": "Linux's cubic takes it from a module parameter of the "
+    "whole machine (fast_convergence, default on), not per run",
     "transport.host_queue_limit": "the testbed's hosts have no NIC queue to bound: a veth "
     "hands each frame to the switch at once",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "

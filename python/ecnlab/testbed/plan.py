@@ -165,6 +165,10 @@ def make_plan(
         sysctls = {"net.ipv4.tcp_ecn": "1", "net.ipv4.tcp_congestion_control": kernel_cc}
     elif cc == "reno":
         sysctls = {"net.ipv4.tcp_ecn": "0", "net.ipv4.tcp_congestion_control": kernel_cc}
+    elif cc == "cubic":
+        # The kernel's own CUBIC (RFC 9438, with HyStart), ECN off as ours.
+        kernel_cc = "cubic"
+        sysctls = {"net.ipv4.tcp_ecn": "0", "net.ipv4.tcp_congestion_control": kernel_cc}
     elif cc == "dctcp":
         if "dctcp" not in available_ccs:
             raise _unsupported(
@@ -177,7 +181,9 @@ def make_plan(
         kernel_cc = "dctcp"
     else:
         raise _unsupported(
-            "transport.cc", cc, 'the testbed runs the kernel\'s TCP: "ecn-star", "reno" or "dctcp"'
+            "transport.cc",
+            cc,
+            'the testbed runs the kernel\'s TCP: "ecn-star", "reno", "cubic" or "dctcp"',
         )
     if kernel_cc not in available_ccs:
         raise _unsupported(

@@ -295,7 +295,8 @@ impl TcpSender {
             self.rtt_sample(now.saturating_sub(ts_echo));
             self.add_sack(sack.0, sack.1);
             self.trim_sacks();
-            let info = AckInfo { acked, ece, una: self.una, snd_max: self.max_sent, mss: self.p.mss, cwnd_limited };
+            let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
+            let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt };
             if self.in_recovery && self.una >= self.recover {
                 self.in_recovery = false;
                 self.w.cwnd = self.w.ssthresh;
@@ -310,7 +311,8 @@ impl TcpSender {
         } else if ack == self.una && self.flight() > 0 {
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
-            let info = AckInfo { acked: 0, ece, una: self.una, snd_max: self.max_sent, mss: self.p.mss, cwnd_limited };
+            let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
+            let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt };
             if !self.in_recovery && self.dupacks >= self.p.dupthresh && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
@@ -325,7 +327,7 @@ impl TcpSender {
 
     fn enter_recovery(&mut self) {
         let flight_segs = self.flight() as f64 / self.p.mss as f64;
-        self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
+        self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
         self.w.cwnd = self.w.ssthresh;
         self.in_recovery = true;
         self.recover = self.max_sent;
@@ -367,8 +369,9 @@ impl TcpSender {
                 // the buffer it was lost in.
                 if !self.in_recovery && self.una >= self.recover {
                     let flight_segs = self.flight() as f64 / self.p.mss as f64;
-                    self.w.ssthresh = (flight_segs / 2.0).max(super::cc::MIN_CWND);
+                    self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
                 }
+                self.cc.on_timeout();
                 self.w.cwnd = 1.0;
                 self.in_recovery = false;
                 self.dupacks = 0;
@@ -657,7 +660,16 @@ mod tests {
     fn slow_start_capped_at_ssthresh() {
         let mut w = super::super::cc::Window::new(8.0, &TransportCfg::default());
         w.ssthresh = 10.0;
-        let a = AckInfo { acked: 5 * MSS, ece: false, una: 0, snd_max: 0, mss: MSS as u32, cwnd_limited: true };
+        let a = AckInfo {
+            acked: 5 * MSS,
+            ece: false,
+            una: 0,
+            snd_max: 0,
+            mss: MSS as u32,
+            cwnd_limited: true,
+            now: 0,
+            srtt: 0,
+        };
         w.grow(&a);
         assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
     }

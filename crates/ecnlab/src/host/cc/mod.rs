@@ -58,6 +58,17 @@ pub trait CongestionControl {
     /// no ECN cut until the data now outstanding is acknowledged.
     fn on_loss(&mut self, _snd_max: u64) {}
 
+    /// ssthresh after a loss, with `flight_segs` segments outstanding
+    /// (RFC 5681 Eq. 4: half the flight, at least two segments). Called
+    /// once per loss event, before the window is cut.
+    fn loss_ssthresh(&mut self, _w: &Window, flight_segs: f64) -> f64 {
+        (flight_segs / 2.0).max(MIN_CWND)
+    }
+
+    /// The retransmission timer fired (after `loss_ssthresh`, if that was
+    /// called for it).
+    fn on_timeout(&mut self) {}
+
     /// DCTCP's α, for a persistent connection to carry to its next flow.
     fn alpha(&self) -> Option<f64> {
         None
@@ -108,6 +119,14 @@ macro_rules! congestion_controls {
                 match self { $(Cc::$variant(c) => CongestionControl::on_loss(c, snd_max)),* }
             }
 
+            pub fn loss_ssthresh(&mut self, w: &Window, flight_segs: f64) -> f64 {
+                match self { $(Cc::$variant(c) => CongestionControl::loss_ssthresh(c, w, flight_segs)),* }
+            }
+
+            pub fn on_timeout(&mut self) {
+                match self { $(Cc::$variant(c) => CongestionControl::on_timeout(c)),* }
+            }
+
             pub fn alpha(&self) -> Option<f64> {
                 match self { $(Cc::$variant(c) => CongestionControl::alpha(c)),* }
             }
@@ -126,6 +145,7 @@ congestion_controls! {
     EcnStar(ecn_star::EcnStar),
     Dctcp(dctcp::Dctcp),
     MinTcp(min_tcp::MinTcp),
+    Cubic(cubic::Cubic),
 }
 
 /// The congestion control named `name`.
@@ -266,6 +286,9 @@ pub struct AckInfo {
     pub mss: u32,
     /// The window, not the application or the NIC, limited sending.
     pub cwnd_limited: bool,
+    /// When the ACK arrived, and the smoothed RTT after it (CUBIC's clock).
+    pub now: crate::units::Time,
+    pub srtt: crate::units::Time,
 }
 
 #[cfg(test)]
