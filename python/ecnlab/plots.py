@@ -7,7 +7,9 @@ to the Agg canvas without touching pyplot's global backend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,11 @@ from matplotlib.lines import Line2D
 from .results import Result, atomic_write
 
 __all__ = [
+    "amounts",
     "goodput_over_time",
+    "line_series",
     "new_figure",
+    "normalize_series",
     "queue_over_time",
     "queue_series",
     "save_figure",
@@ -193,3 +198,78 @@ def scheme_comparison(
     if title:
         fig.suptitle(title)
     return fig
+
+
+# --------------------------------------------------------------------------- series against x
+#
+# A "series" maps a label to rows ``{"x": value, "ours": number, ...}``: the
+# shape of a reproduced figure's line panel (``ecnlab reproduce``) and of
+# ``ecnlab plot``'s lines over a sweep store.
+
+_MARKERS = "osD^v<>pP*Xh"
+
+
+def _split_amount(x: Any) -> tuple[float, str] | None:
+    """'14pkt' → (14.0, 'pkt'); None for anything that is not an amount."""
+    if isinstance(x, bool) or not isinstance(x, (str, int, float)):
+        return None
+    if not isinstance(x, str):
+        return float(x), ""
+    i = 0
+    while i < len(x) and (x[i].isdigit() or x[i] in ".-+e"):
+        i += 1
+    try:
+        return float(x[:i]), x[i:].strip()
+    except ValueError:
+        return None
+
+
+def amounts(xs: Sequence[Any]) -> tuple[list[float], str] | None:
+    """xs as numbers and their unit when every one is an amount in one unit
+    (``["10pkt", "40pkt"]`` → ``([10.0, 40.0], "pkt")``; plain numbers have
+    unit ``""``), so that they plot spaced by value instead of as
+    categories; None otherwise."""
+    parts = [_split_amount(x) for x in xs]
+    if not parts or any(p is None for p in parts) or len({p[1] for p in parts if p}) != 1:
+        return None
+    return [p[0] for p in parts if p], next(p[1] for p in parts if p)
+
+
+def normalize_series(series: Mapping[str, list[dict[str, Any]]], base: str) -> None:
+    """Divide, in place, every row's ``ours`` by series ``base``'s at the
+    same x (NaN where ``base`` has none, or zero); the value before is kept
+    as ``raw``."""
+    ref = {json.dumps(r["x"]): r["ours"] for r in series.get(base, [])}
+    for rows in series.values():
+        for r in rows:
+            b = ref.get(json.dumps(r["x"]), math.nan)
+            r["raw"] = r["ours"]
+            r["ours"] = r["ours"] / b if b and not math.isnan(b) else math.nan
+
+
+def line_series(
+    ax: Axes,
+    series: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    normalized: bool = False,
+    extra_x: Iterable[Any] = (),
+) -> dict[str, float] | None:
+    """Draw each series as a line with markers, labelled with its name.
+
+    x values that are all amounts in one unit (with ``extra_x``, x values
+    drawn later on the same axes) are placed by value; otherwise they are
+    categories. ``normalized`` draws a dashed line at 1. Returns the map
+    from ``str(x)`` to its position on the axis, or None for categories.
+    """
+    every = [r["x"] for rows in series.values() for r in rows] + list(extra_x)
+    found = amounts(every)
+    num = dict(zip(map(str, every), found[0])) if found else None
+    for k, (name, rows) in enumerate(series.items()):
+        x = [r["x"] for r in rows]
+        y = [math.nan if r["ours"] is None else r["ours"] for r in rows]
+        if num:
+            x = [num[str(v)] for v in x]
+        ax.plot(x, y, marker=_MARKERS[k % len(_MARKERS)], label=name)
+    if normalized:
+        ax.axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
+    return num

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..plots import normalize_series
 from ..results import atomic_write
 from ..store import Store
 from ..sweep import Point, run_sweep
@@ -233,12 +234,7 @@ def _panel_values(panel: Panel, points: list[Point], view: Any) -> dict[str, lis
             rows.append({"x": xs[xk], "ours": value, "n": len(pairs)})
         out[s] = rows
     if panel.normalize:
-        base = {json.dumps(r["x"]): r["ours"] for r in out.get(panel.normalize, [])}
-        for rows in out.values():
-            for r in rows:
-                b = base.get(json.dumps(r["x"]), math.nan)
-                r["raw"] = r["ours"]
-                r["ours"] = r["ours"] / b if b and not math.isnan(b) else math.nan
+        normalize_series(out, panel.normalize)
     return out
 
 

@@ -5,18 +5,15 @@ where it gives them."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..plots import new_figure, save_figure
+from ..plots import line_series, new_figure, save_figure
 from .figure import Figure
 
 __all__ = ["draw_figure"]
-
-_MARKERS = "osD^v<>pP*Xh"
 
 
 def draw_figure(fig: Figure, doc: dict[str, Any], path: Path, quick: bool = False) -> Path:
@@ -55,45 +52,13 @@ def draw_figure(fig: Figure, doc: dict[str, Any], path: Path, quick: bool = Fals
     return save_figure(figure, path)
 
 
-def _xy(rows: list[dict[str, Any]]) -> tuple[list[Any], list[float]]:
-    return [r["x"] for r in rows], [math.nan if r["ours"] is None else r["ours"] for r in rows]
-
-
-def _split_amount(x: Any) -> tuple[float, str] | None:
-    """'14pkt' → (14.0, 'pkt'); None for anything that is not an amount."""
-    if isinstance(x, bool) or not isinstance(x, (str, int, float)):
-        return None
-    if not isinstance(x, str):
-        return float(x), ""
-    i = 0
-    while i < len(x) and (x[i].isdigit() or x[i] in ".-+e"):
-        i += 1
-    try:
-        return float(x[:i]), x[i:].strip()
-    except ValueError:
-        return None
-
-
-def _as_numbers(xs: list[Any]) -> list[float] | None:
-    """xs as numbers when every one is an amount in one unit, so that they
-    plot spaced by value instead of as categories."""
-    parts = [_split_amount(x) for x in xs]
-    if not parts or any(p is None for p in parts) or len({p[1] for p in parts if p}) != 1:
-        return None
-    return [p[0] for p in parts if p]
-
-
 def _lines(ax: Any, data: dict[str, Any], paper: list[dict[str, Any]]) -> None:
-    every = [r["x"] for rows in data["series"].values() for r in rows] + [c["x"] for c in paper]
-    values = _as_numbers(every)
-    num = dict(zip(map(str, every), values)) if values else None
-    for k, (name, rows) in enumerate(data["series"].items()):
-        x, y = _xy(rows)
-        if num:
-            x = [num[str(v)] for v in x]
-        ax.plot(x, y, marker=_MARKERS[k % len(_MARKERS)], label=name)
-    if data.get("normalize"):
-        ax.axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
+    num = line_series(
+        ax,
+        data["series"],
+        normalized=bool(data.get("normalize")),
+        extra_x=[c["x"] for c in paper],
+    )
     if paper:
         ax.scatter(
             [num[str(c["x"])] if num else c["x"] for c in paper],
