@@ -35,7 +35,7 @@
 use super::buffer::Buffer;
 use super::qdisc::DropReason;
 use super::scheme::{About, QdiscDecl};
-use super::whole::{Tally, WholeDiscipline};
+use super::whole::{Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::config::param::section;
 use crate::config::{bad, Dur};
@@ -126,13 +126,6 @@ pub struct DualPi2Cfg {
     pub c_weight: f64,
     /// One full packet on the wire, bytes.
     pub mtu: u64,
-}
-
-#[derive(Clone, Copy)]
-struct Held {
-    id: u32,
-    size: u32,
-    at: Time,
 }
 
 /// The two queues.

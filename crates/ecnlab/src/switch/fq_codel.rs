@@ -37,7 +37,7 @@ use super::buffer::Buffer;
 use super::codel::{self, Codel, CodelParams, CodelState, Judged};
 use super::qdisc::DropReason;
 use super::scheme::{About, QdiscDecl};
-use super::whole::{Tally, WholeDiscipline};
+use super::whole::{Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::config::param::section;
 use crate::config::{bad, Bytes};
@@ -107,13 +107,6 @@ pub const DECL: QdiscDecl = QdiscDecl {
 
 /// Linux's drop_batch_size.
 const DROP_BATCH: usize = 64;
-
-#[derive(Clone, Copy)]
-struct Held {
-    id: u32,
-    size: u32,
-    at: Time,
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum List {

@@ -10,6 +10,15 @@ use super::qdisc::DropReason;
 use crate::packet::{Arena, Packet};
 use crate::units::Time;
 
+/// A packet a whole discipline holds: its arena id, size and enqueue time
+/// (for sojourn times).
+#[derive(Clone, Copy)]
+pub struct Held {
+    pub id: u32,
+    pub size: u32,
+    pub at: Time,
+}
+
 /// What a whole discipline counts beyond packets sent.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tally {
