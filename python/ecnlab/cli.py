@@ -27,6 +27,7 @@ from .fct import DEFAULT_MSS, fct_stats, mss_from_config, normalize
 from .results import Result
 from .runner import engine_version, run
 from .store import Store, StoreError
+from .storeplot import PlotError
 
 __all__ = ["build_parser", "format_fct", "format_store", "format_summary", "main"]
 
@@ -180,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_store.add_argument("--json", action="store_true", help="print the index as JSON rows")
     p_store.set_defaults(handler=_cmd_store)
 
+    from .storeplot import add_command as add_plot
+
+    add_plot(commands)
+
     p_rep = commands.add_parser(
         "reproduce",
         help="reproduce a paper figure (run its sweep, draw it, judge it against the paper)",
@@ -300,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.handler(args)
         return status
-    except (ConfigError, _InputError, StoreError, SchedulerError) as exc:
+    except (ConfigError, _InputError, StoreError, SchedulerError, PlotError) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except EngineNotBuiltError as exc:
         return _fail(str(exc), EXIT_FAILURE)

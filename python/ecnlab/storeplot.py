@@ -1,0 +1,409 @@
+"""``ecnlab plot``: one metric of a sweep store against one of its keys.
+
+The points come from the store's index (``points.parquet``: one row per
+point with its grid keys, such as ``workload.load``, and the scalars of its
+summary, such as ``fct_small_p99``). A line is drawn per value of the
+``series`` key, with the line drawing of ``ecnlab reproduce``
+(:func:`ecnlab.plots.line_series`); points that differ only in keys that are
+neither ``x`` nor ``series`` (seeds, say) are averaged, and the figure's
+title says over which. ``normalize`` divides every line by the named one at
+the same x, as the papers' "normalized to DCTCP" figures do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import math
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .store import BASE_COLUMNS, Store
+
+__all__ = ["PlotError", "StorePlot", "add_command", "keys_and_metrics", "plot_store"]
+
+PLOTS_DIR = "plots"
+# Index columns that are numbers but not results of the run.
+_NOT_METRICS = set(BASE_COLUMNS) - {"wall_seconds"}
+
+
+class PlotError(ValueError):
+    """What was asked for is not in the store: a key, a metric or a value."""
+
+
+@dataclass
+class StorePlot:
+    """What :func:`plot_store` drew."""
+
+    path: Path
+    x: str
+    y: str
+    series_key: str | None
+    series: dict[str, list[dict[str, Any]]]
+    normalize: str | None = None
+    points: int = 0
+    averaged: dict[str, int] = field(default_factory=dict)
+    title: str = ""
+
+
+def keys_and_metrics(index: pa.Table) -> tuple[list[str], list[str], list[str]]:
+    """``(keys, metrics, empty)`` of a store's index: the keys its points
+    differ in (``case`` and the dotted grid keys), the numeric result
+    columns, and the result columns no point has a value of."""
+    rows = index.to_pylist()
+    keys = ["case"] if any(r.get("case") for r in rows) else []
+    keys += [n for n in index.column_names if "." in n]
+    metrics: list[str] = []
+    empty: list[str] = []
+    for name, column in zip(index.column_names, index.columns):
+        if name in keys or name in _NOT_METRICS:
+            continue
+        kind = column.type
+        if pa.types.is_null(kind):
+            empty.append(name)
+        elif (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and column.null_count < len(
+            column
+        ):
+            metrics.append(name)
+    return keys, metrics, empty
+
+
+def _suggest(name: str, choices: Sequence[str]) -> str:
+    """' (did you mean a or b?)' for the choices close to ``name``, or ''."""
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    low = name.lower()
+    close += [c for c in choices if low and low in c.lower() and c not in close][: 3 - len(close)]
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(close) + "?)"
+
+
+def _label(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _matches(value: Any, text: str) -> bool:
+    if _label(value) == text or str(value) == text or json.dumps(value) == text:
+        return True
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(text) == float(value)
+        except ValueError:
+            return False
+    return False
+
+
+def _x_value(value: Any) -> Any:
+    """The value as line_series takes it: numbers as they are, the rest as text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return _label(value)
+
+
+def _ordered(values: list[Any]) -> list[Any]:
+    """Amounts by size, the rest alphabetically."""
+    from .plots import amounts
+
+    found = amounts(values)
+    if found:
+        return [v for _, v in sorted(zip(found[0], values), key=lambda p: p[0])]
+    return sorted(values, key=str)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def _y_scale(metric: str, values: list[float]) -> tuple[float, str]:
+    """(factor, unit) for showing a metric: times in s, ms or us, rates in Gbps."""
+    name = metric.lower()
+    if "slowdown" in name or "ratio" in name:
+        return 1.0, ""
+    if name.endswith("_tput") or name.endswith("_bps"):
+        return 1e-9, "Gbps"
+    if name.endswith("_gbps") or "goodput_gbps" in name:
+        return 1.0, "Gbps"
+    seconds = name in ("sim_seconds", "wall_seconds") or (
+        name.startswith("fct_") and re.search(r"_(mean|p\d+)$", name) is not None
+    )
+    if not seconds:
+        return 1.0, ""
+    top = max((abs(v) for v in values if not math.isnan(v)), default=0.0)
+    if top < 1e-3:
+        return 1e6, "us"
+    if top < 1.0:
+        return 1e3, "ms"
+    return 1.0, "s"
+
+
+def _parse_where(items: Sequence[str]) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise PlotError(f"--where {item!r}: expected KEY=VALUE, e.g. switch.marking=mq-ecn")
+        out.append((key.strip(), value.strip()))
+    return out
+
+
+def _check_key(option: str, name: str, keys: list[str], metrics: list[str]) -> None:
+    if name in keys:
+        return
+    if name in metrics:
+        raise PlotError(
+            f"{option} {name!r} is a metric, not a key of the store; "
+            f"its keys: {', '.join(keys) or '(none)'}"
+        )
+    raise PlotError(
+        f"{option} {name!r}: not a key of this store{_suggest(name, keys)}; "
+        f"its keys: {', '.join(keys) or '(none: every point has the same config)'}"
+    )
+
+
+def plot_store(
+    store: str | Path,
+    x: str,
+    y: str,
+    series: str | None = None,
+    where: Sequence[str] = (),
+    normalize: str | None = None,
+    out: str | Path | None = None,
+) -> StorePlot:
+    """Draw metric ``y`` of the finished points of ``store`` against key
+    ``x``, one line per value of key ``series``, and save it as PNG at
+    ``out`` (default ``STORE/plots/<y>-by-<x>[-per-<series>].png``).
+
+    ``where`` (``KEY=VALUE`` strings) keeps only the points with those
+    values; ``normalize`` names the series (a value of ``series``) that
+    every line is divided by at the same x. Raises :class:`PlotError`
+    naming what the store has when a key, metric or value is not in it, and
+    :class:`ecnlab.store.StoreError` when ``store`` is not a store.
+    """
+    st = Store(store, create=False)
+    index = st.index()
+    keys, metrics, empty = keys_and_metrics(index)
+    rows = [r for r in index.to_pylist() if r["status"] == "ok"]
+    if not rows:
+        raise PlotError(f"{st.path}: no finished point to plot")
+    if y not in metrics:
+        if y in empty:
+            raise PlotError(f"--y {y!r}: no point of this store has a value of it")
+        if y in keys:
+            raise PlotError(f"--y {y!r} is a key, not a metric; metrics: {', '.join(metrics)}")
+        raise PlotError(
+            f"--y {y!r}: not a metric of this store{_suggest(y, metrics)}; "
+            f"metrics: {', '.join(metrics)}"
+        )
+    _check_key("--x", x, keys, metrics)
+    if series is not None:
+        _check_key("--series", series, keys, metrics)
+        if series == x:
+            raise PlotError(f"--series {series!r} is the --x key too; give another key")
+    if normalize is not None and series is None:
+        raise PlotError("--normalize needs --series (it names one of the series' values)")
+    conditions = _parse_where(where)
+    for key, value in conditions:
+        _check_key("--where", key, keys, metrics)
+        values = sorted({_label(r.get(key)) for r in rows})
+        rows = [r for r in rows if _matches(r.get(key), value)]
+        if not rows:
+            raise PlotError(
+                f"--where {key}={value}: no point left with that value; "
+                f"{key} has {', '.join(values)}"
+            )
+
+    def line_of(row: dict[str, Any]) -> str:
+        return _label(row.get(series)) if series is not None else y
+
+    if normalize is not None:
+        labels = sorted({line_of(r) for r in rows})
+        if normalize not in labels:
+            raise PlotError(
+                f"--normalize {normalize!r}: not a value of {series}{_suggest(normalize, labels)}; "
+                f"its values: {', '.join(labels)}"
+            )
+    # The keys averaged over: those with several values at one x of one line.
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        cells.setdefault((line_of(r), json.dumps(r.get(x), default=str)), []).append(r)
+    averaged = {}
+    for key in keys:
+        if key in (x, series):
+            continue
+        count = max(len({json.dumps(r.get(key), default=str) for r in c}) for c in cells.values())
+        if count > 1:
+            averaged[key] = count
+
+    # {line: {x: [values]}}, then the mean at each x.
+    groups: dict[str, dict[str, list[float]]] = {}
+    xs: dict[str, Any] = {}
+    for r in rows:
+        xv = _x_value(r.get(x))
+        xk = json.dumps(xv)
+        xs.setdefault(xk, xv)
+        value = r.get(y)
+        bucket = groups.setdefault(line_of(r), {}).setdefault(xk, [])
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            bucket.append(float(value))
+    order = [json.dumps(v) for v in _ordered(list(xs.values()))]
+    lines: dict[str, list[dict[str, Any]]] = {}
+    for name in _ordered(list(groups)):
+        by_x = groups[name]
+        lines[name] = [
+            {"x": xs[xk], "ours": _mean(by_x[xk]), "n": len(by_x[xk])} for xk in order if xk in by_x
+        ]
+    if normalize is not None:
+        from .plots import normalize_series
+
+        normalize_series(lines, normalize)
+        factor, unit = 1.0, ""
+    else:
+        factor, unit = _y_scale(y, [r["ours"] for rows_ in lines.values() for r in rows_])
+        for rows_ in lines.values():
+            for r in rows_:
+                r["ours"] *= factor
+
+    title = _title(st, x, y, series, normalize, conditions, averaged)
+    target = Path(out) if out is not None else st.path / PLOTS_DIR / _file_name(x, y, series)
+    result = StorePlot(
+        path=target,
+        x=x,
+        y=y,
+        series_key=series,
+        series=lines,
+        normalize=normalize,
+        points=len(rows),
+        averaged=averaged,
+        title=title,
+    )
+    _draw(result, unit)
+    return result
+
+
+def _file_name(x: str, y: str, series: str | None) -> str:
+    name = f"{y}-by-{x}" + (f"-per-{series}" if series else "")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".png"
+
+
+def _title(
+    st: Store,
+    x: str,
+    y: str,
+    series: str | None,
+    normalize: str | None,
+    conditions: list[tuple[str, str]],
+    averaged: dict[str, int],
+) -> str:
+    parts = [f"{y} against {x}" + (f", one line per {series}" if series else "")]
+    if normalize is not None:
+        parts.append(f"normalized to {series} = {normalize}")
+    if conditions:
+        parts.append("where " + ", ".join(f"{k} = {v}" for k, v in conditions))
+    if averaged:
+        # No break inside "(2 values)": textwrap splits at ASCII spaces only.
+        parts.append(
+            "mean over " + ", ".join(f"{k} ({n}\u00a0values)" for k, n in sorted(averaged.items()))
+        )
+    text = "; ".join(parts) + f"; store {st.path.name}"
+    return "\n".join(textwrap.wrap(text, width=72, break_on_hyphens=False))
+
+
+def _draw(plot: StorePlot, unit: str) -> None:
+    from .plots import amounts, line_series, new_figure, save_figure
+
+    many = len(plot.series) > 6
+    fig = new_figure(9.0 if many else 7.0, 4.8)
+    ax = fig.subplots()
+    line_series(ax, plot.series, normalized=plot.normalize is not None)
+    every_x = [r["x"] for rows in plot.series.values() for r in rows]
+    found = amounts(every_x)
+    x_unit = found[1] if found else ""
+    ax.set_xlabel(plot.x + (f" ({x_unit})" if x_unit else ""))
+    if plot.normalize is not None:
+        ax.set_ylabel(f"{plot.y}, relative to {plot.normalize}")
+    else:
+        ax.set_ylabel(plot.y + (f" ({unit})" if unit else ""))
+    ax.grid(True, alpha=0.3)
+    legend_title = plot.series_key
+    if many:
+        fig.legend(loc="outside right upper", title=legend_title, fontsize="small")
+    else:
+        ax.legend(title=legend_title, fontsize="small")
+    fig.suptitle(plot.title, fontsize="medium")
+    save_figure(fig, plot.path)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_command(commands: Any) -> None:
+    """Register ``ecnlab plot`` with the CLI's subcommands."""
+    p = commands.add_parser(
+        "plot",
+        help="draw a metric of a sweep store against one of its keys (PNG)",
+        description=(
+            "Draw metric Y of every finished point of STORE against key X, one line per value "
+            "of --series, averaged over the other keys that vary (seeds); write a PNG. Keys are "
+            "the store's grid keys (e.g. workload.load, switch.marking, or case); metrics are "
+            "its index columns (e.g. fct_overall_mean, fct_small_p99, goodput_gbps_s0); "
+            "`ecnlab store STORE` lists both."
+        ),
+    )
+    p.add_argument("store", metavar="STORE", type=Path, help="a sweep's result store")
+    p.add_argument("--x", required=True, metavar="KEY", help="the key along the x axis")
+    p.add_argument("--y", required=True, metavar="METRIC", help="the metric on the y axis")
+    p.add_argument("--series", metavar="KEY", help="one line per value of this key")
+    p.add_argument(
+        "--where",
+        metavar="KEY=VALUE",
+        nargs="+",
+        action="extend",
+        default=[],
+        help="keep only the points with this value (repeatable)",
+    )
+    p.add_argument(
+        "--normalize",
+        metavar="SERIES",
+        help="divide each line by this one (a value of --series) at the same x",
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        type=Path,
+        help="the PNG to write (default STORE/plots/<metric>-by-<key>[-per-<key>].png)",
+    )
+    p.set_defaults(handler=_cmd_plot)
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    plot = plot_store(
+        args.store,
+        args.x,
+        args.y,
+        series=args.series,
+        where=args.where,
+        normalize=args.normalize,
+        out=args.out,
+    )
+    lines = len(plot.series)
+    points = f"{plot.points} point" + ("" if plot.points == 1 else "s")
+    text = f"wrote {plot.path}: {plot.y} against {plot.x}, {points}"
+    if plot.series_key is not None:
+        text += f", {lines} lines ({plot.series_key})"
+    if plot.averaged:
+        text += "; mean over " + ", ".join(sorted(plot.averaged))
+    print(text)
+    return 0
