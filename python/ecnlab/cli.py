@@ -494,6 +494,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     )
     if not args.quiet:
         print(f"{spec.name}: {report.line()}; store {report.store}")
+        if report.points:
+            print(_sweep_table(report.store, report.points))
     for rec in report.failed[:10]:
         params = ", ".join(f"{k}={v}" for k, v in rec.params.items())
         where = f"{rec.case}: " if rec.case else ""
@@ -501,6 +503,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if len(report.failed) > 10:
         print(f"  ... and {len(report.failed) - 10} more failed points", file=sys.stderr)
     return EXIT_OK if report.ok else EXIT_FAILURE
+
+
+def _sweep_table(store: Path, points: Sequence[Any]) -> str:
+    """The sweep's points, what they vary and their headline metrics."""
+    from .table import points_table
+
+    rows = {r["key"]: r for r in Store(store, create=False).index().to_pylist()}
+    return points_table(
+        [(p.key, {**({"case": p.case} if p.case else {}), **p.params}) for p in points], rows
+    )
 
 
 def _cmd_store(args: argparse.Namespace) -> int:
