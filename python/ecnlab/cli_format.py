@@ -7,10 +7,12 @@ import math
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .fct import normalize
+from .fct import fct_stats, has_sized_flows, mss_from_config, normalize
 from .results import Result
 from .store import Store
+from .table import format_table
 
 __all__ = ["format_fct", "format_store", "format_summary"]
 
@@ -112,20 +114,19 @@ def format_fct(
 
 
 def format_summary(result: Result, title: str | None = None) -> str:
-    """A few lines describing a run, for the terminal."""
+    """A few lines describing a run, for the terminal: events, goodput by
+    service (over all hosts and per sending host), the FCT summary when the
+    run has sized flows, marks, drops."""
     summary = result.summary
-    goodput = result.goodput_by_service
-    goodput_text = (
-        ", ".join(f"service {s}: {g:.3f} Gbps" for s, g in goodput.items()) if goodput else "-"
-    )
-    rows = [
+    rows: list[tuple[str, str]] = [
         ("events", _run_line(summary)),
         ("simulated", f"{_number(summary.get('sim_seconds'), 3)} s"),
-        ("goodput", goodput_text),
     ]
+    rows += _goodput_rows(result)
     incast = summary.get("incast_goodput_gbps")
     if incast is not None:
-        rows.append(("incast", f"{_number(incast, 3)} Gbps"))
+        rows.append(("incast", f"{_number(incast, 3)} Gbps a round (mean over rounds)"))
+    rows += _fct_rows(result)
     rows += [
         ("CE marks", _number(summary.get("ce_marks"))),
         ("drops", _number(summary.get("packets_dropped"))),
@@ -142,8 +143,103 @@ def format_summary(result: Result, title: str | None = None) -> str:
     if result.out is not None:
         rows.append(("written to", str(result.out)))
     lines = [title] if title else []
-    lines += [f"  {name:<11}{text}" for name, text in rows]
+    lines += [f"  {name:<11}{text}".rstrip() for name, text in rows]
     return "\n".join(lines)
+
+
+def _senders(result: Result) -> tuple[dict[int, int], int] | None:
+    """Hosts that send each service's flows, and all services', from the
+    flows table; None without one."""
+    try:
+        flows = result.table("flows")
+    except KeyError:
+        return None
+    if not {"src", "service"} <= set(flows.column_names):
+        return None
+    counts = flows.group_by("service").aggregate([("src", "count_distinct")]).to_pylist()
+    per = {int(r["service"]): int(r["src_count_distinct"]) for r in counts}
+    return per, int(pc.count_distinct(flows.column("src")).as_py())
+
+
+def _goodput_rows(result: Result) -> list[tuple[str, str]]:
+    """Goodput per service as the engine's summary gives it, labelled: the
+    in-order payload bytes of the service's flows delivered after warm-up,
+    summed over all hosts, over the time from warm-up to the run's end;
+    then the same divided among the hosts that send the service."""
+    goodput = result.goodput_by_service
+    if not goodput:
+        return [("goodput", "-")]
+    senders = _senders(result)
+    header = ["service", "all hosts"]
+    if senders is not None:
+        header += ["a sending host", "sending hosts"]
+    table: list[list[str]] = []
+
+    def row(label: str, gbps: float, hosts: int | None) -> list[str]:
+        cells = [label, f"{gbps:,.3f}"]
+        if senders is not None:
+            cells += ["-", "0"] if not hosts else [f"{gbps / hosts:,.3f}", str(hosts)]
+        return cells
+
+    for service, gbps in goodput.items():
+        table.append(row(str(service), gbps, senders[0].get(service) if senders else None))
+    if len(goodput) > 1:
+        table.append(row("total", sum(goodput.values()), senders[1] if senders else None))
+    text = format_table(header, table, [False] + [True] * (len(header) - 1))
+    lines = text.splitlines()
+    out = [("goodput", "in-order payload delivered after warm-up, mean rate in Gbps")]
+    out += [("", line[2:]) for line in lines]
+    return out
+
+
+def _count(n: Any, noun: str) -> str:
+    """'1 flow', '2 flows', '- flows' (unknown)."""
+    return f"{_number(n)} {noun}" + ("" if n == 1 else "s")
+
+
+def _fct_rows(result: Result) -> list[tuple[str, str]]:
+    """The FCT summary of the sized flows (nothing when the run has none)."""
+    stats = result.summary.get("fct")
+    if not isinstance(stats, dict):
+        try:
+            flows = result.table("flows")
+        except KeyError:
+            return []
+        try:
+            if not has_sized_flows(flows):
+                return []
+            stats = fct_stats(flows, mss=mss_from_config(result.config))
+        except ValueError:
+            return []
+    head = (
+        f"{_count(stats.get('flows'), 'sized flow')}, {_number(stats.get('unfinished'))} "
+        f"unfinished, {_count(stats.get('timeouts'), 'timeout')}; "
+        f"mean {_duration(stats.get('overall_mean'))}"
+    )
+    rows = [("FCT", head)]
+    classes = (
+        (
+            "small",
+            "<= 100 KB",
+            ("mean", "small_mean"),
+            ("p99", "small_p99"),
+            ("p99.9", "small_p999"),
+        ),
+        ("medium", "100 KB - 10 MB", ("mean", "medium_mean")),
+        ("large", "> 10 MB", ("mean", "large_mean")),
+    )
+    for name, sizes, *stats_of in classes:
+        count = stats.get(f"{name}_flows")
+        if not count:
+            continue
+        values = ", ".join(f"{label} {_duration(stats.get(key))}" for label, key in stats_of)
+        rows.append(("", f"{name} ({sizes}, {_count(count, 'flow')}): {values}"))
+    slowdown = [(k, v) for k, v in stats.items() if "slowdown" in k and isinstance(v, (int, float))]
+    if slowdown:
+        rows.append(("", "slowdown: " + ", ".join(f"{k} {float(v):.2f}" for k, v in slowdown)))
+    if result.out is not None:
+        rows.append(("", f"(`ecnlab fct {result.out}` for every statistic)"))
+    return rows
 
 
 def format_store(store: Store, index: pa.Table) -> str:

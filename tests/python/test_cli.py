@@ -107,7 +107,8 @@ def test_run_prints_summary_and_writes(
     assert main(["run", str(good_file), "--out", str(out), "--set", "run.seed=5"]) == 0
     text = capsys.readouterr().out
     assert "1,000 events" in text
-    assert "service 0: 4.000 Gbps" in text and "service 1: 6.000 Gbps" in text
+    assert "goodput    in-order payload delivered after warm-up, mean rate in Gbps" in text
+    assert "0             4.000" in text and "1             6.000" in text
     assert "CE marks" in text and "drops" in text
     assert str(out) in text
     assert (out / "summary.json").is_file()
