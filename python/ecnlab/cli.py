@@ -23,7 +23,16 @@ import pyarrow.parquet as pq
 from .cli_format import _number, _run_line, format_fct, format_store, format_summary
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .execute import SchedulerError
-from .fct import DEFAULT_MSS, fct_stats, mss_from_config, normalize
+from .fct import (
+    DEFAULT_MSS,
+    estimates_title,
+    fct_estimates,
+    fct_stats,
+    format_estimates,
+    mss_from_config,
+    normalize,
+)
+from .quantiles import DEFAULT_RESAMPLES
 from .results import Result
 from .runner import engine_version, run
 from .store import Store, StoreError
@@ -141,7 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
             "Print FCT statistics of the sized flows in OUT_DIR/flows.parquet: means by "
             "size class (small <= 100 KB < medium <= 10 MB < large), small-flow tail "
             "percentiles, timeouts and unfinished flows. Unfinished flows are left out of "
-            "the means. With --baseline, also the baseline run's values and ours / baseline."
+            "the means. With --baseline, also the baseline run's values and ours / baseline. "
+            "Then each percentile (and the slowdown, when the run has one) by size class with "
+            "the flows it rests on, how many lie above it and a 95% bootstrap interval; a "
+            "percentile with fewer than 10 flows above it is marked '!' (see docs/statistics.md)."
         ),
     )
     p_fct.add_argument("out_dir", metavar="OUT_DIR", type=Path, help="a run's output directory")
@@ -152,6 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="another run's output directory to normalise by",
     )
     p_fct.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p_fct.add_argument(
+        "--resamples",
+        type=_non_negative_int,
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap replicates per interval (default {DEFAULT_RESAMPLES}; 0: no intervals)",
+    )
+    p_fct.add_argument(
+        "--seed", type=_non_negative_int, default=0, help="the bootstrap's seed (default 0)"
+    )
     p_fct.set_defaults(handler=_cmd_fct)
 
     p_sweep = commands.add_parser(
@@ -289,6 +310,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
@@ -462,12 +493,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_fct(args: argparse.Namespace) -> int:
-    ours = _run_fct(args.out_dir)
-    baseline = _run_fct(args.baseline) if args.baseline is not None else None
+    ours, ours_flows = _run_fct(args.out_dir)
+    baseline, base_flows = _run_fct(args.baseline) if args.baseline is not None else (None, None)
+    runs = [(args.out_dir, ours_flows)]
+    if baseline is not None:
+        runs.append((args.baseline, base_flows))
+    estimates = [fct_estimates(f, resamples=args.resamples, seed=args.seed) for _, f in runs]
     if args.json:
         document: dict[str, Any] = {"dir": str(args.out_dir), "fct": ours}
+        document["estimates"] = [e.as_dict() for e in estimates[0]]
         if baseline is not None:
             document["baseline"] = {"dir": str(args.baseline), "fct": baseline}
+            document["baseline"]["estimates"] = [e.as_dict() for e in estimates[1]]
             document["normalized"] = normalize(ours, baseline)
         print(json.dumps(document, indent=2, allow_nan=False))
     else:
@@ -475,6 +512,9 @@ def _cmd_fct(args: argparse.Namespace) -> int:
         if baseline is not None:
             title += f" (baseline {args.baseline})"
         print(format_fct(ours, baseline, title=title))
+        for (directory, _), rows in zip(runs, estimates):
+            print()
+            print(format_estimates(rows, title=estimates_title(directory, args.resamples)))
     return EXIT_OK
 
 
@@ -602,8 +642,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run_fct(directory: Path) -> dict[str, Any]:
-    """FCT statistics of the run in ``directory``, or :class:`_InputError`."""
+def _run_fct(directory: Path) -> tuple[dict[str, Any], pa.Table]:
+    """FCT statistics of the run in ``directory`` and its flows table, or :class:`_InputError`."""
     if not directory.exists():
         raise _InputError(f"{directory}: no such directory")
     if not directory.is_dir():
@@ -625,7 +665,7 @@ def _run_fct(directory: Path) -> dict[str, Any]:
         stats["drop_rate"] = summary.get("drop_rate")
     except (OSError, ValueError, AttributeError):
         stats["drop_rate"] = None
-    return stats
+    return stats, flows
 
 
 def _run_mss(directory: Path) -> int:

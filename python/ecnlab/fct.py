@@ -10,23 +10,45 @@ binned by size with SI units (1 KB = 1000 bytes, 1 MB = 10**6 bytes):
 * large: ``size > 10 MB``
 * one packet: ``0 < size <= mss`` (a subset of small)
 
-All FCTs are in seconds.
+All FCTs are in seconds. :func:`fct_stats` gives the numbers a run's summary
+stores; :func:`fct_estimates` gives each percentile (and each slowdown
+statistic, when the flows table has a ``slowdown`` column) with the number
+of flows it rests on and a bootstrap confidence interval (see
+:mod:`ecnlab.quantiles` for the quantile definition and the interval).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from .quantiles import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    MIN_TAIL,
+    bootstrap_mean,
+    bootstrap_quantile,
+    quantile,
+    rng_for,
+    tail_flows,
+)
+
 __all__ = [
     "DEFAULT_MSS",
+    "ESTIMATE_CLASSES",
     "FCT_KEYS",
+    "Estimate",
     "MEDIUM_MAX_BYTES",
     "SMALL_MAX_BYTES",
+    "fct_estimates",
     "fct_stats",
+    "estimates_title",
+    "format_estimates",
     "has_sized_flows",
     "mss_from_config",
     "normalize",
@@ -145,7 +167,11 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
     percentile**, so a run where many flows do not finish can look better
     than it is; check ``unfinished``. A statistic is ``None`` when its class
     has no finished flow. Percentiles use ``numpy.percentile``'s default
-    linear interpolation. KB and MB are SI (1000 and 10**6 bytes).
+    linear interpolation (Hyndman and Fan's type 7; why, and how far other
+    definitions such as polars' ``"nearest"`` land from it: :mod:`ecnlab.quantiles`).
+    A p99 of fewer than about 1000 flows has fewer than 10 flows above it
+    and is unstable: :func:`fct_estimates` gives each percentile with its
+    flow count and a confidence interval. KB and MB are SI (1000 and 10**6 bytes).
 
     Raises ``ValueError`` when a needed column (size, fct, timeouts, kind) is
     missing or ``mss`` is not positive.
@@ -226,3 +252,223 @@ def mss_from_config(config: Mapping[str, Any] | None) -> int:
     if isinstance(mss, int) and not isinstance(mss, bool) and mss > 0:
         return mss
     return DEFAULT_MSS
+
+
+# --------------------------------------------------------------------------- estimates
+
+ESTIMATE_CLASSES: tuple[str, ...] = ("small", "medium", "large", "all")
+"""The size classes of :func:`fct_estimates`, in order ("all": every sized flow)."""
+
+_QUANTILES: dict[str, float] = {"p50": 0.5, "p99": 0.99, "p99.9": 0.999}
+FCT_ESTIMATES: tuple[str, ...] = ("p50", "p99", "p99.9")
+SLOWDOWN_ESTIMATES: tuple[str, ...] = ("mean", "p50", "p99", "p99.9")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One statistic of one size class, with what it rests on.
+
+    ``metric`` is ``"fct"`` (seconds) or ``"slowdown"`` (FCT over the ideal
+    FCT); ``stat`` is ``"mean"``, ``"p50"``, ``"p99"`` or ``"p99.9"``;
+    ``flows`` counts the values it is computed from (finished sized flows of
+    the class, with a defined slowdown for ``"slowdown"``); ``above``, for
+    a percentile, how many of them lie above the estimate. ``ci_low`` and
+    ``ci_high`` bound the bootstrap interval (``None`` when not computed).
+    ``warning`` says why the value is not to be trusted, or is ``None``.
+    """
+
+    metric: str
+    size_class: str
+    stat: str
+    value: float
+    flows: int
+    above: int | None
+    ci_low: float | None
+    ci_high: float | None
+    warning: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.metric} {self.size_class} {self.stat}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-safe dict."""
+        return asdict(self)
+
+
+def _class_masks(size: np.ndarray) -> dict[str, np.ndarray]:
+    return {
+        "small": (size > 0) & (size <= SMALL_MAX_BYTES),
+        "medium": (size > SMALL_MAX_BYTES) & (size <= MEDIUM_MAX_BYTES),
+        "large": size > MEDIUM_MAX_BYTES,
+        "all": np.ones(size.shape, dtype=bool),
+    }
+
+
+def flows_needed(q: float, tail: int = MIN_TAIL) -> int:
+    """Flows for ``tail`` of them to lie above the ``q`` quantile, on average."""
+    return math.ceil(tail / (1.0 - q) - 1e-9)
+
+
+def _tail_warning(label: str, q: float, n: int, above: int) -> str | None:
+    if above >= MIN_TAIL:
+        return None
+    stat = label.split()[-1]
+    need = f"a {stat} needs {flows_needed(q):,} flows in its class for {MIN_TAIL} above it"
+    if above <= 1:
+        return (
+            f"{label} rests on {n:,} flows with {above} above it: the tail is estimated "
+            f"from 0-1 samples (it is about the largest value, not a tail estimate); {need}"
+        )
+    return (
+        f"{label} rests on {n:,} flows with only {above} above it (fewer than {MIN_TAIL}): "
+        f"unstable, and its interval covers less than it says; {need}"
+    )
+
+
+def _estimate(
+    metric: str,
+    cls: str,
+    stat: str,
+    values: np.ndarray,
+    resamples: int,
+    level: float,
+    seed: int,
+) -> Estimate:
+    label = f"{metric} {cls} {stat}"
+    rng = rng_for(seed, label)
+    low: float | None = None
+    high: float | None = None
+    if stat == "mean":
+        value = float(values.mean())
+        if resamples > 0:
+            low, high = bootstrap_mean(values, rng, resamples, level)
+        return Estimate(metric, cls, stat, value, int(values.size), None, low, high, None)
+    q = _QUANTILES[stat]
+    value = quantile(values, q)
+    if resamples > 0:
+        low, high = bootstrap_quantile(values, q, rng, resamples, level)
+    above = tail_flows(values, value)
+    warning = _tail_warning(label, q, int(values.size), above)
+    return Estimate(metric, cls, stat, value, int(values.size), above, low, high, warning)
+
+
+def fct_estimates(
+    flows: pa.Table,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+) -> list[Estimate]:
+    """Percentiles of FCT, and slowdown statistics, with counts and intervals.
+
+    For each size class of :data:`ESTIMATE_CLASSES` with a finished sized
+    flow: FCT p50, p99 and p99.9 (seconds). When ``flows`` has a
+    ``slowdown`` column (FCT over the flow's ideal FCT; NaN or null where
+    undefined), also the slowdown's mean, p50, p99 and p99.9 over the
+    finished sized flows whose slowdown is defined; without the column,
+    no slowdown rows. Unfinished flows are left out, as in :func:`fct_stats`.
+
+    Percentiles are the linear (type 7) sample quantile, the definition of
+    :func:`fct_stats`'s ``small_p99``, so the two agree. Each comes with
+    ``flows`` (the values it rests on), ``above`` (how many lie above it)
+    and a percentile-bootstrap interval at ``level`` from ``resamples``
+    replicates (0: no interval), drawn from a generator seeded by ``seed``
+    and the row's label, so the numbers are the same on every call. A
+    percentile with fewer than :data:`ecnlab.quantiles.MIN_TAIL` flows above
+    it carries a ``warning``: its interval undercovers (about 63% for a
+    nominal 95% with 1 flow above, 82% with 3, 93% with 10, on exponential
+    samples; docs/statistics.md). See :mod:`ecnlab.quantiles` for both choices.
+
+    Raises ``ValueError`` when a needed column (size, fct, kind) is missing
+    or ``level`` is not in (0, 1) or ``resamples`` is negative.
+    """
+    missing = [name for name in ("size", "fct", "kind") if name not in flows.column_names]
+    if missing:
+        raise ValueError(f"flows table lacks column(s): {', '.join(missing)}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 0:
+        raise ValueError(f"resamples must be a non-negative integer, got {resamples!r}")
+    sized = _sized_mask(flows)
+    size = _numbers(flows, "size", pa.int64(), -1)[sized]
+    fct = _numbers(flows, "fct", pa.float64(), float("nan"))[sized]
+    finished = ~np.isnan(fct)
+    has_slowdown = "slowdown" in flows.column_names
+    if has_slowdown:
+        slowdown = _numbers(flows, "slowdown", pa.float64(), float("nan"))[sized]
+        defined = finished & np.isfinite(slowdown)
+    out: list[Estimate] = []
+    masks = _class_masks(size)
+    for metric, stats in (("fct", FCT_ESTIMATES), ("slowdown", SLOWDOWN_ESTIMATES)):
+        if metric == "slowdown" and not has_slowdown:
+            continue
+        for cls in ESTIMATE_CLASSES:
+            if metric == "fct":
+                values = fct[masks[cls] & finished]
+            else:
+                values = slowdown[masks[cls] & defined]
+            if values.size == 0:
+                continue
+            for stat in stats:
+                out.append(_estimate(metric, cls, stat, values, int(resamples), level, seed))
+    return out
+
+
+def _fct_time(seconds: float) -> str:
+    if abs(seconds) < 1e-3:
+        return f"{seconds * 1e6:,.1f} us"
+    return f"{seconds * 1e3:,.3f} ms"
+
+
+def _show(metric: str, value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return _fct_time(value) if metric == "fct" else f"{value:,.2f}"
+
+
+def estimates_title(directory: object, resamples: int, level: float = DEFAULT_LEVEL) -> str:
+    """The heading ``ecnlab fct`` prints over :func:`format_estimates`."""
+    how = (
+        f"{level * 100:g}% percentile-bootstrap intervals, {resamples:,} resamples"
+        if resamples > 0
+        else "no intervals (--resamples 0)"
+    )
+    return (
+        f"percentiles of {directory} (linear interpolation, numpy's default; {how}; "
+        f"'!': fewer than {MIN_TAIL} flows above it)"
+    )
+
+
+def format_estimates(
+    estimates: list[Estimate],
+    title: str | None = None,
+    level: float = DEFAULT_LEVEL,
+) -> str:
+    """A table of :func:`fct_estimates`, one statistic a row, then its warnings.
+
+    A row whose estimate carries a warning is marked ``!`` in its last column.
+    """
+    ci_head = f"{level * 100:g}% CI"
+    header = ["metric", "class", "stat", "value", ci_head, "flows", "above", ""]
+    rows = [header]
+    for e in estimates:
+        ci = "-"
+        if e.ci_low is not None and e.ci_high is not None:
+            ci = f"{_show(e.metric, e.ci_low)} .. {_show(e.metric, e.ci_high)}"
+        above = "-" if e.above is None else f"{e.above:,}"
+        mark = "!" if e.warning else ""
+        rows.append(
+            [e.metric, e.size_class, e.stat, _show(e.metric, e.value), ci, f"{e.flows:,}", above]
+            + [mark]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [title] if title else []
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(3)]
+        cells += [row[i].rjust(widths[i]) for i in range(3, len(header))]
+        lines.append("  " + "   ".join(cells).rstrip())
+    for e in estimates:
+        if e.warning:
+            lines.append(f"  ! {e.warning}")
+    return "\n".join(lines)

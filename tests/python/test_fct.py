@@ -287,9 +287,11 @@ def two_runs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def table_rows(out: str) -> dict[str, list[str]]:
-    """Map each metric label of `ecnlab fct`'s table to the rest of its row."""
+    """Map each metric label of `ecnlab fct`'s first table to the rest of its row."""
     rows: dict[str, list[str]] = {}
     for line in out.splitlines()[1:]:
+        if not line.strip():
+            break  # the percentiles follow, after a blank line
         cells = [c.strip() for c in line.strip().split("   ") if c.strip()]
         rows[cells[0]] = cells[1:]
     return rows
