@@ -245,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Print C×RTT, DCTCP's K, ECN*'s threshold bounds (Tuning ECN Eq. 1, 4, 5), dequeue "
             "marking's buffer bound (§4.2), the per-queue minimum threshold (MQ-ECN Eq. 2) and "
-            "the buffer pressure of N queues each at K."
+            "the buffer pressure of N queues each at K; then one switch.threshold per marking "
+            "scheme (K rounded up to whole packets) with the --set flags that run it, flagged "
+            "impractical where it holds a queue under 3 packets."
         ),
     )
     p_adv.add_argument("--rate", required=True, help="bottleneck rate, e.g. 10Gbps")
