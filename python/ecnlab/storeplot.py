@@ -358,8 +358,9 @@ def add_command(commands: Any) -> None:
             "Draw metric Y of every finished point of STORE against key X, one line per value "
             "of --series, averaged over the other keys that vary (seeds); write a PNG. Keys are "
             "the store's grid keys (e.g. workload.load, switch.marking, or case); metrics are "
-            "its index columns (e.g. fct_overall_mean, fct_small_p99, goodput_gbps_s0); "
-            "`ecnlab store STORE` lists both."
+            "its index columns (e.g. fct_overall_mean, fct_small_p99, goodput_gbps_s0). "
+            "`ecnlab store STORE` lists the keys; a metric it does not have is answered with "
+            "the list of those it has."
         ),
     )
     p.add_argument("store", metavar="STORE", type=Path, help="a sweep's result store")
