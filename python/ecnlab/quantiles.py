@@ -64,9 +64,10 @@ QUANTILE_METHOD = "linear"
 """numpy's name for the quantile definition used (Hyndman and Fan's type 7)."""
 
 DEFAULT_RESAMPLES = 2000
-"""Bootstrap replicates: Efron and Tibshirani (1993, §19.3) suggest at
-least 1000 for percentile intervals; 2000 keeps the Monte Carlo wobble of
-a 95% endpoint well below its sampling error."""
+"""Bootstrap replicates. Efron and Tibshirani (1993) ask for about 1000 or
+more for a percentile interval (far more than the 50-200 a standard error
+needs), since its ends sit in the replicates' tails; 2000 keeps the Monte
+Carlo wobble of a 95% end well below its sampling error."""
 
 DEFAULT_LEVEL = 0.95
 
