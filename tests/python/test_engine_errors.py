@@ -31,7 +31,7 @@ CASES = [
     ("switch.sp_queues=2", ["switch.sp_queues = 2", "only sp-dwrr", '"dwrr"']),
     ('switch.quantum=["1500B"]', ["switch.quantum", "one value per queue (2)"]),
     ("switch.queues=65", ["switch.queues = 65", "1 to 64"]),
-    ("transport.cc=cubic", ["transport.cc", "cubic", "dctcp"]),
+    ("transport.cc=vegas", ["transport.cc", "vegas", "dctcp"]),
     ("switch.dequeue_marking=yes", ["switch.dequeue_marking", "yes"]),
     ("run.warmup=1s", ["run.warmup", "shorter than run.duration"]),
     ("topology.ecmp=random", ["topology.ecmp", "random", "per-flow", "per-packet"]),

@@ -116,7 +116,7 @@ def test_bad_dualpi2_keys_and_flows_get_one_clear_error() -> None:
             'switch.dualpi2_target = 5ms: set, but qdisc "composed" with marking "none" '
             "does not use it",
         ),
-        (dp, [{"src": 0, "dst": 2, "cc": "cubic"}], "flows[0].cc: unknown variant `cubic`"),
+        (dp, [{"src": 0, "dst": 2, "cc": "vegas"}], "flows[0].cc: unknown variant `vegas`"),
         (dp, [{"src": 0, "dst": 2, "cc": "reno", "ect1": True}], 'flows[0].ect1 = true: cc "reno"'),
         (
             dp,
