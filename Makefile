@@ -8,14 +8,14 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python switch bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
+.PHONY: all run test test-rust test-python switch wheel bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
 
 all: build
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "hypothesis>=6.100" "dpkt>=1.9" "pandas>=2" "duckdb>=0.9" "polars>=0.20"
+	$(PIP) install --quiet "maturin>=1.12.1,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "hypothesis>=6.100" "dpkt>=1.9" "pandas>=2" "duckdb>=0.9" "polars>=0.20"
 	touch $(STAMP)
 
 $(VENV)/.engine-stamp: $(STAMP) $(RUST_SRC) pyproject.toml
@@ -41,6 +41,20 @@ test-python: build switch
 # The testbed's switch process (`ecnlab testbed`; its tests need it).
 switch:
 	cargo build --release -p ecnlab --bin ecnlab-switch
+
+# An installable wheel in WHEELS: the engine, the Python package, the figure
+# folders (experiments/, through the python/ecnlab/figures symlink) and the
+# testbed's ecnlab-switch, copied into python/ecnlab/_bin for the build only
+# (pyproject.toml's [tool.maturin] include names both).
+WHEELS  ?= target/wheels
+MATURIN ?= $(VENV)/bin/maturin
+wheel: $(STAMP)
+	cargo build --release -p ecnlab --bin ecnlab-switch
+	rm -f $(WHEELS)/ecnlab-*.whl
+	mkdir -p python/ecnlab/_bin
+	cp target/release/ecnlab-switch python/ecnlab/_bin/ecnlab-switch
+	$(MATURIN) build --release --out $(WHEELS); \
+	  rc=$$?; rm -rf python/ecnlab/_bin; exit $$rc
 
 # Engine speed on the reference scenarios (not a test: prints numbers).
 # Every bench/*.toml: a scheme's bench point joins by its file alone.

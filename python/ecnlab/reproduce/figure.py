@@ -145,20 +145,31 @@ class Figure:
 
 
 def experiments_root() -> Path:
-    """The folder of figure folders: ``$ECNLAB_EXPERIMENTS``, else the
-    ``experiments/`` folder of the source tree this package was built from."""
+    """The folder of figure folders: ``$ECNLAB_EXPERIMENTS``; else the one
+    the package carries, ``ecnlab/figures`` (in a source checkout a symlink
+    to the repository's ``experiments/``, in an installed wheel the folders
+    themselves); else the ``experiments/`` folder of a source tree above this
+    package (a checkout where the symlink is not one, e.g. on Windows)."""
     env = os.environ.get("ECNLAB_EXPERIMENTS")
     if env:
         return Path(env)
     here = Path(__file__).resolve()
+    packaged = here.parent.parent / "figures"
+    if _holds_figures(packaged):
+        return packaged.resolve()
     for parent in here.parents:
         candidate = parent / "experiments"
-        if (candidate / "README.md").is_file() and any(candidate.glob("*/figure.toml")):
+        if _holds_figures(candidate):
             return candidate
     raise ConfigError(
-        "no experiments/ folder found next to this ecnlab; set ECNLAB_EXPERIMENTS to the "
-        "experiments/ folder of an ecnlab source tree"
+        "no figure folders found: this ecnlab carries no ecnlab/figures and has no "
+        "experiments/ folder beside it; set ECNLAB_EXPERIMENTS to the experiments/ folder "
+        "of an ecnlab source tree"
     )
+
+
+def _holds_figures(folder: Path) -> bool:
+    return (folder / "README.md").is_file() and any(folder.glob("*/figure.toml"))
 
 
 def figure_ids(root: Path | None = None) -> list[str]:

@@ -51,8 +51,10 @@ _HERE = Path(__file__).resolve().parent
 
 
 def switch_binary() -> Path:
-    """The ``ecnlab-switch`` executable: $ECNLAB_SWITCH, else the build
-    beside this source tree, else one on PATH."""
+    """The ``ecnlab-switch`` executable: $ECNLAB_SWITCH; else the build in
+    the source tree this package sits in (target/release); else the copy an
+    installed wheel carries (``ecnlab/_bin``, see `make wheel`); else one on
+    PATH."""
     env = os.environ.get("ECNLAB_SWITCH")
     if env:
         return Path(env)
@@ -60,12 +62,15 @@ def switch_binary() -> Path:
         candidate = parent / "target" / "release" / "ecnlab-switch"
         if candidate.is_file():
             return candidate
+    packaged = _HERE.parent / "_bin" / "ecnlab-switch"
+    if packaged.is_file():
+        return packaged
     found = shutil.which("ecnlab-switch")
     if found:
         return Path(found)
     raise FileNotFoundError(
         "ecnlab-switch is not built: run `cargo build --release -p ecnlab --bin ecnlab-switch` "
-        "(or set ECNLAB_SWITCH to its path)"
+        "(or set ECNLAB_SWITCH to its path, or install a wheel that `make wheel` built)"
     )
 
 
