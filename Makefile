@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python switch wheel bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
+.PHONY: all run test test-rust test-python test-install switch wheel bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
 
 all: build
 
@@ -55,6 +55,11 @@ wheel: $(STAMP)
 	cp target/release/ecnlab-switch python/ecnlab/_bin/ecnlab-switch
 	$(MATURIN) build --release --out $(WHEELS); \
 	  rc=$$?; rm -rf python/ecnlab/_bin; exit $$rc
+
+# The install check alone (it is also part of `make test`): the wheel above,
+# installed into a fresh virtualenv, run from outside the checkout.
+test-install: wheel
+	ECNLAB_WHEEL="$$(ls $(WHEELS)/ecnlab-*.whl)" $(PY) -m pytest -q tests/python/test_install.py
 
 # Engine speed on the reference scenarios (not a test: prints numbers).
 # Every bench/*.toml: a scheme's bench point joins by its file alone.
