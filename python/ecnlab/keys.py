@@ -2,7 +2,8 @@
 it (type, default, what is allowed, what it is, its paper and section), by
 section and by scheme, as ns-3's ``--PrintAttributes`` does. NAME is a
 section (``switch``), a kind of scheme (``marking``, ``scheduler``,
-``qdisc``, ``cc``, ``profile``), a scheme (``mq-ecn``) or a key
+``qdisc``, ``cc``, ``profile``) or ``recipe`` (a paper's whole set-up for a
+scheme, ``switch.recipe``), a scheme or recipe (``mq-ecn``) or a key
 (``mqecn_beta``). ``--markdown`` prints the experiment-file reference
 (docs/reference.md) instead."""
 
@@ -15,9 +16,9 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["add_command", "catalog", "render", "select"]
+__all__ = ["add_command", "catalog", "declared_keys", "nearest", "render", "select"]
 
-KINDS = ("qdisc", "scheduler", "marking", "cc", "profile")
+KINDS = ("qdisc", "scheduler", "marking", "cc", "profile", "recipe")
 
 
 def catalog() -> list[dict[str, Any]]:
@@ -35,6 +36,48 @@ def _distance(a: str, b: str) -> int:
         for j, cb in enumerate(b):
             diag, row[j + 1] = row[j + 1], min(diag + (ca != cb), row[j] + 1, row[j + 1] + 1)
     return row[len(b)]
+
+
+def nearest(given: str, names: list[str]) -> list[str]:
+    """The names nearest ``given`` when near enough to be what was meant, as
+    the engine judges a misspelled name: case and ``-``/``_`` do not count,
+    and the edit distance is at most a third of the name's length (at least
+    1). Ties all come back, in the list's order (at most three)."""
+
+    def norm(s: str) -> str:
+        return s.lower().replace("_", "-")
+
+    g = norm(given)
+    scored = [
+        (d, n)
+        for n in names
+        if n != given and (d := _distance(g, norm(n))) <= max(1, -(-len(n) // 3))
+    ]
+    if not scored:
+        return []
+    best = min(d for d, _ in scored)
+    return [n for d, n in scored if d == best][:3]
+
+
+def declared_keys(groups: list[dict[str, Any]] | None = None) -> dict[str, list[str]]:
+    """Every table of an experiment file and the keys the engine declares for
+    it, its schemes' included: ``{"switch": [...], "fabric": [...], ...}``;
+    ``""`` holds the tables themselves. ``[fabric]`` and ``[nic]`` take
+    ``[switch]``'s per-port keys."""
+    groups = catalog() if groups is None else groups
+    out: dict[str, list[str]] = {}
+    per_port: list[str] = []
+    for g in groups:
+        keys = out.setdefault(g["section"], [])
+        for p in g["params"]:
+            if p["key"] not in keys:
+                keys.append(p["key"])
+            if g["section"] == "switch" and p["per_port"] and p["key"] not in per_port:
+                per_port.append(p["key"])
+    out["fabric"] = list(per_port)
+    out["nic"] = list(per_port)
+    out[""] = [s for s in out if s]
+    return out
 
 
 def select(groups: list[dict[str, Any]], name: str | None) -> list[dict[str, Any]]:
@@ -80,7 +123,18 @@ def render(groups: list[dict[str, Any]], width: int = 100) -> str:
         out.extend(wrap.wrap(g["doc"] + "."))
         if g["source"]:
             out.extend(wrap.wrap(f"source: {g['source']}"))
-        if g.get("fills"):
+        if g.get("fill_sources"):
+            out.append("  fills in, where left out:")
+            for (k, v), src in zip(g["fills"], g["fill_sources"]):
+                out.extend(
+                    textwrap.wrap(
+                        f"{k} = {v} [{src}]",
+                        width=width,
+                        initial_indent="    ",
+                        subsequent_indent="        ",
+                    )
+                )
+        elif g.get("fills"):
             fills = ", ".join(f"{k} = {v}" for k, v in g["fills"])
             out.extend(wrap.wrap(f"fills in, where left out: {fills}"))
         if not g["params"] and not g.get("fills"):

@@ -313,11 +313,7 @@ def _check_keys_exist(spec: SweepSpec, engine: Any) -> None:
                 ):
                     break  # a key the resolved form leaves out while unset
                 if segment not in node:
-                    where = ".".join(walked) or "the top level"
-                    raise ConfigError(
-                        f"{spec.where}: unknown key {key!r}: {where} has no {segment!r} "
-                        f"(its keys: {', '.join(sorted(node))})"
-                    )
+                    raise ConfigError(_unknown_key(spec.where, key, walked, segment))
                 node = node[segment]
             elif isinstance(node, list):
                 if not segment.isdigit() or int(segment) >= len(node):
@@ -328,6 +324,38 @@ def _check_keys_exist(spec: SweepSpec, engine: Any) -> None:
             else:
                 break
             walked.append(segment)
+
+
+def _unknown_key(where: str, key: str, walked: list[str], segment: str) -> str:
+    """The message for a grid or case key the engine does not take: what the
+    table does take, from the engine's declared keys (set or not in the
+    resolved form), the nearest as "did you mean", or the table the key
+    belongs to."""
+    from .keys import declared_keys, nearest
+
+    known = declared_keys()
+    table = walked[0] if walked else ""
+    names = known.get(table, [])
+    prefix = ".".join(walked)
+
+    def full(name: str) -> str:
+        return f"{prefix}.{name}" if prefix else name
+
+    shown = {"": "the top level", "flows": "[[flows]]", "ping": "[[ping]]"}.get(table)
+    shown = shown or ("[[incast]]" if table == "incast" else f"[{table}]")
+    text = f"{where}: unknown key {key!r}: {shown} has no {segment!r}"
+    near = nearest(segment, names)
+    homes = [t for t, keys in known.items() if t not in ("", table) and segment in keys]
+    if near:
+        text += "; did you mean " + " or ".join(repr(full(n)) for n in near) + "?"
+    elif homes:
+        home = "switch" if "switch" in homes else homes[0]
+        text += f"; it is a key of [{home}]: {f'{home}.{segment}'!r}"
+    what = "tables" if not table else "keys"
+    if len(names) <= 25:
+        return text + f" (its {what}: {', '.join(sorted(names))})"
+    listed = "switch" if table in ("fabric", "nic") else table
+    return text + f" (`ecnlab keys {listed}` lists all {len(names)})"
 
 
 def _first_value(spec: SweepSpec, key: str) -> Any:

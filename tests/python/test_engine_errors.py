@@ -9,6 +9,7 @@ import pytest
 
 import ecnlab
 from ecnlab.cli import main
+from ecnlab.runner import resolve
 
 pytest.importorskip("ecnlab._engine")
 
@@ -39,6 +40,21 @@ CASES = [
     ("switch.buffer=200 pkt s", ["switch.buffer", "200 pkt s", "packets"]),
     ("switch.threshold=65 packets", ["switch.threshold", "65 packets", 'write "65pkt"']),
     ("fabric.buffer=2.5 packets", ["fabric.buffer", "2.5 packets", "whole number"]),
+    # Issue 28: a value of the wrong kind is told in words, for every key.
+    (
+        'switch.queues="4"',
+        ['switch.queues = "4": must be a whole number', "1 to 64", "without quotes: 4"],
+    ),
+    ("switch.mqecn_beta=yes", ['switch.mqecn_beta = "yes": must be a number', "(0, 1)"]),
+    # Issue 28: a misspelled name of any closed set gets "did you mean".
+    ("switch.marking=mqecn", ["switch.marking", "mqecn", "did you mean `mq-ecn`?"]),
+    ("switch.qdisc=fq_codel", ["switch.qdisc", "did you mean `fq-codel`?"]),
+    ("transport.cc=dctpc", ["transport.cc", "did you mean `dctcp`?"]),
+    ("transport.profile=pfabrc", ["transport.profile", "did you mean `pfabric`?"]),
+    ("topology.ecmp=perflow", ["topology.ecmp", "did you mean `per-flow`?"]),
+    ("switch.recipe=mlecn", ["switch.recipe", "did you mean `ml-ecn`?"]),
+    # Issue 28: a key of another table is pointed there.
+    ('switch.stages=["100KB"]', ["switch.stages", "it is a key of [host]: host.stages"]),
 ]
 
 
@@ -70,3 +86,42 @@ def test_cli_reports_engine_error_in_one_line(tmp_path, capsys) -> None:
     assert code == 2
     assert len(err) == 1 and err[0].startswith("ecnlab: error: switch.bufer: unknown field"), err
     assert not (tmp_path / "out").exists()
+
+
+WORKLOAD = {**copy.deepcopy(BASE), "workload": {"kind": "poisson", "flows": 10}}
+del WORKLOAD["flows"]
+
+
+def test_a_load_given_as_a_percentage_names_the_key_and_the_fraction() -> None:
+    # Issue 28: serde's "invalid type: string, expected f64" no more; nothing
+    # new is accepted, the message says what to write instead.
+    cfg = copy.deepcopy(WORKLOAD)
+    cfg["workload"]["load"] = "60%"
+    with pytest.raises(ecnlab.ConfigError) as err:
+        ecnlab.validate(cfg)
+    assert str(err.value) == (
+        'workload.load = "60%": must be a number (allowed: (0, 1]); for 60% write 0.6 (a fraction)'
+    )
+
+
+def test_a_misspelled_distribution_gets_did_you_mean() -> None:
+    cfg = copy.deepcopy(WORKLOAD)
+    cfg["workload"].update(load=0.5, distribution="datamining")
+    with pytest.raises(ecnlab.ConfigError) as err:
+        ecnlab.validate(cfg)
+    assert str(err.value).endswith("; did you mean `data_mining`?"), str(err.value)
+
+
+def test_an_incomplete_scheme_names_its_recipe_which_completes_it() -> None:
+    # Issue 28: ML-ECN's marking alone lacks its classes and stages; the
+    # refusal names the recipe, and the recipe gives the paper's set-up.
+    cfg = copy.deepcopy(BASE)
+    with pytest.raises(ecnlab.ConfigError) as err:
+        ecnlab.validate(
+            {**cfg, "switch": {"queues": 2, "marking": "ml-ecn", "threshold": "65pkt"}},
+        )
+    assert 'or set switch.recipe = "ml-ecn" for the paper\'s set-up' in str(err.value)
+    resolved = resolve({**cfg, "switch": {"recipe": "ml-ecn", "threshold": "65pkt"}})
+    assert resolved["switch"]["recipe"] == "ml-ecn"
+    assert resolved["switch"]["quantum"] == ["6000B"] * 3 + ["3000B"] * 3 + ["1500B"] * 2
+    assert resolved["host"]["stages"] == ["100000B", "10000000B"]

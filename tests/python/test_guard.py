@@ -94,7 +94,7 @@ def test_a_raised_budget_lets_a_large_run_through_validation() -> None:
         ('"0GB"', ["run.max_output = 0B: must be positive"]),
         ('"lots"', ['run.max_output: "lots": expected a number followed by B, KB']),
         ('"10pkt"', ['run.max_output: "10pkt": expected a size in bytes']),
-        ("true", ["run.max_output: invalid type: boolean `true`"]),
+        ("true", ['run.max_output = true: must be a size with a unit, e.g. "64KB"']),
     ],
 )
 def test_bad_max_output_values(

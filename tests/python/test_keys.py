@@ -58,3 +58,23 @@ def test_an_unknown_name_names_the_nearest(capsys: pytest.CaptureFixture[str]) -
 def test_markdown_is_the_reference_in_the_docs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keys", "--markdown"]) == 0
     assert capsys.readouterr().out == (ROOT / "docs" / "reference.md").read_text()
+
+
+def test_recipes_are_listed_with_each_value_and_its_source(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Issue 28: `ecnlab keys recipe` lists every recipe, each key it fills
+    # with the value and the paper's section; a scheme's name shows the
+    # scheme and its recipe.
+    assert main(["keys", "recipe"]) == 0
+    out = capsys.readouterr().out
+    for name in ("ml-ecn", "cedm", "pfabric", "fq-codel"):
+        assert f'switch.recipe = "{name}"' in out, name
+    assert 'switch.scheduler = "wrr" [ML-ECN §III-B-2-c]' in out
+    assert "host.stages = " in out and "switch.codel_target = " in out
+    assert "5/4·K1 + C·d/4" in out
+    assert main(["keys", "ml-ecn"]) == 0
+    out = capsys.readouterr().out
+    assert 'switch.marking = "ml-ecn"' in out and 'switch.recipe = "ml-ecn"' in out
+    recipes = [g for g in catalog() if g["kind"] == "recipe"]
+    assert all(len(g["fills"]) == len(g["fill_sources"]) > 0 for g in recipes)

@@ -154,7 +154,7 @@ def test_captures_in_memory_equal_the_files(run: ecnlab.Result) -> None:
         (["switch:host9"], ['run.pcap[0] = "switch:host9": no such switch port', "switch:host0"]),
         (["host0:switch"], ['run.pcap[0] = "host0:switch": no such switch port']),
         (["switch:host1", "switch:host1"], ['run.pcap[1] = "switch:host1": listed twice']),
-        ([1], ["run.pcap[0]: invalid type: integer `1`, expected a string"]),
+        ([1], ["run.pcap[0] = 1: must be a string (in quotes)"]),
         ({"a": 1}, ["run.pcap: invalid type: map, expected one value or a list of them"]),
     ],
 )

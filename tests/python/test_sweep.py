@@ -205,6 +205,40 @@ def test_bad_sweeps_exit_2_and_write_nothing(
     assert not store.exists()
 
 
+@pytest.mark.parametrize(
+    ("key", "fragments"),
+    [
+        # Issue 28: a valid key the resolved form leaves out while unset
+        # (connections) is offered, from the engine's declared keys.
+        (
+            "workload.conections",
+            [
+                "unknown key 'workload.conections'",
+                "did you mean 'workload.connections'?",
+                "connections",
+            ],
+        ),
+        ("switch.treshold", ["did you mean 'switch.threshold'?", "`ecnlab keys switch`"]),
+        ("switch.stages", ["[switch] has no 'stages'", "it is a key of [host]: 'host.stages'"]),
+        ("swtich.queues", ["the top level has no 'swtich'", "did you mean 'switch'?"]),
+    ],
+)
+def test_an_unknown_sweep_key_gets_the_declared_keys_and_did_you_mean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, fragments: list[str]
+) -> None:
+    path = write_sweep(tmp_path, f'[grid]\n"{key}" = ["per-pair"]\n')
+    base = tmp_path / "base.toml"
+    base.write_text(
+        base.read_text(encoding="utf-8").split("[[flows]]")[0]
+        + '[workload]\nkind = "poisson"\nload = 0.5\nflows = 10\n',
+        encoding="utf-8",
+    )
+    assert main(["sweep", str(path), "--out", str(tmp_path / "st")]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    for f in fragments:
+        assert f in line, line
+
+
 def test_a_store_path_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_sweep(tmp_path, '[grid]\n"run.seed" = [1]\n')
     (tmp_path / "file").write_text("x")

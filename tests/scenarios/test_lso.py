@@ -276,7 +276,7 @@ def test_interrupt_coalescing_and_gro_batch_acks(
             {"interrupt_coalescing": "20us", "gro": True, "gro_max": "100B"},
             "host.gro_max = 100B: must hold at least one full packet",
         ),
-        ({"lso": "yes"}, "host.lso: invalid type"),
+        ({"lso": "yes"}, 'host.lso = "yes": must be true or false'),
     ],
 )
 def test_bad_host_keys_are_one_clear_error(host: dict[str, Any], message: str) -> None:

@@ -4,11 +4,14 @@
 //! `reference_markdown` writes.
 
 use crate::config::param::Param;
-use crate::config::{FlowCfg, HostCfg, IncastCfg, PingCfg, PortCfg, RunCfg, TopologyCfg, TransportCfg, WorkloadCfg};
+use crate::config::{
+    ConfigError, FlowCfg, HostCfg, IncastCfg, PingCfg, PortCfg, RunCfg, TopologyCfg, TransportCfg, WorkloadCfg,
+};
 use crate::host::cc::{Fill, CCS};
 use crate::host::profile::PROFILES;
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
+use crate::switch::recipe::{self, RECIPES};
 use crate::switch::scheduler::SCHEDULERS;
 use crate::switch::scheme::About;
 use crate::switch::QDISCS;
@@ -17,15 +20,18 @@ use serde_json::{json, Value};
 /// A table of keys: a section of the file, or the keys a scheme adds.
 pub struct Group {
     /// "section", or the kind of scheme: "qdisc", "scheduler", "marking",
-    /// "cc", "profile".
+    /// "cc", "profile"; or "recipe".
     pub kind: &'static str,
     pub name: &'static str,
     pub doc: &'static str,
     pub source: &'static str,
     pub params: Vec<&'static Param>,
-    /// `[transport]` keys it fills in when they are left out (profiles and
-    /// congestion controls), as (key, value).
+    /// Keys it fills in when they are left out, as (key, value): a
+    /// profile's and a congestion control's of `[transport]`, a recipe's as
+    /// "section.key" with the value's source.
     pub fills: Vec<(&'static str, String)>,
+    /// A recipe's: where each of its values comes from, in `fills`' order.
+    pub sources: Vec<&'static str>,
 }
 
 fn section(name: &'static str, doc: &'static str, tables: &[&'static [Param]]) -> Group {
@@ -36,6 +42,7 @@ fn section(name: &'static str, doc: &'static str, tables: &[&'static [Param]]) -
         source: "",
         params: tables.iter().flat_map(|t| t.iter()).collect(),
         fills: Vec::new(),
+        sources: Vec::new(),
     }
 }
 
@@ -46,7 +53,7 @@ fn scheme(kind: &'static str, a: &'static About) -> Group {
             params.push(p);
         }
     }
-    Group { kind, name: a.name, doc: a.doc, source: a.source, params, fills: Vec::new() }
+    Group { kind, name: a.name, doc: a.doc, source: a.source, params, fills: Vec::new(), sources: Vec::new() }
 }
 
 fn fills(list: &[(&'static str, Fill)]) -> Vec<(&'static str, String)> {
@@ -97,16 +104,72 @@ pub fn groups() -> Vec<Group> {
     g.extend(MARKINGS.iter().map(|d| scheme("marking", &d.about)));
     g.extend(CCS.iter().map(|d| Group { fills: fills(d.defaults), ..scheme("cc", &d.about) }));
     g.extend(PROFILES.iter().map(|d| Group { fills: fills(d.fills), ..scheme("profile", &d.about) }));
+    g.extend(RECIPES.iter().map(|d| Group {
+        fills: d.fills.iter().map(|f| (f.key, recipe::value_text(f))).collect(),
+        sources: d.fills.iter().map(|f| f.source).collect(),
+        ..scheme("recipe", &d.about)
+    }));
     g
 }
 
 /// Which section a scheme kind's keys go in.
 pub fn section_of(kind: &str) -> &'static str {
     match kind {
-        "qdisc" | "scheduler" | "marking" => "switch",
+        "qdisc" | "scheduler" | "marking" | "recipe" => "switch",
         "cc" | "profile" => "transport",
         _ => "",
     }
+}
+
+/// The tables other than `sec`'s that declare `key`, as the experiment
+/// file names them: "[host]", or for a scheme's key "[switch], with marking
+/// \"mq-ecn\"". `[fabric]` and `[nic]` count as `[switch]`, a list entry
+/// ("flows[2]") as its list.
+pub fn homes(key: &str, sec: &str) -> Vec<(&'static str, String)> {
+    let base = sec.split('[').next().unwrap_or_default();
+    let base = if base == "fabric" || base == "nic" { "switch" } else { base };
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for g in groups().iter().filter(|g| g.params.iter().any(|p| p.key == key)) {
+        let table = if g.kind == "section" { g.name } else { section_of(g.kind) };
+        if table == base {
+            continue;
+        }
+        let head = match table {
+            "flows" | "ping" | "incast" => format!("[[{table}]]"),
+            t => format!("[{t}]"),
+        };
+        let home = if g.kind == "section" { head } else { format!("{head}, with {} \"{}\"", g.kind, g.name) };
+        if !out.iter().any(|(_, h)| *h == home) {
+            out.push((table, home));
+        }
+    }
+    out
+}
+
+/// An unknown key that another table declares: the message says where
+/// it belongs ("switch.stages: unknown field `stages` here; it is a key of
+/// [host]: host.stages") instead of the nearest keys of the wrong table.
+/// Any other error is returned as it is.
+pub fn point_to_home(e: ConfigError) -> ConfigError {
+    let Some((sec, key)) = crate::config::error::unknown_key_of(&e) else {
+        return e;
+    };
+    let homes = homes(key, sec);
+    let Some((table, _)) = homes.first() else {
+        return e;
+    };
+    let here = if sec.is_empty() { "at the top level" } else { "here" };
+    let one_table = homes.iter().all(|(t, _)| t == table);
+    let example = if one_table { format!(": {table}.{key}") } else { String::new() };
+    let names: Vec<&str> = homes.iter().map(|(_, h)| h.as_str()).collect();
+    let list = match names.len() {
+        1 => names[0].to_string(),
+        n => format!("{} and {}", names[..n - 1].join("; "), names[n - 1]),
+    };
+    ConfigError(format!(
+        "{}: unknown field `{key}` {here}; it is a key of {list}{example}",
+        crate::config::error::join(sec, key)
+    ))
 }
 
 /// A key's doc, with what happens to it where its scheme does not run if
@@ -133,7 +196,8 @@ fn param_json(p: &Param) -> Value {
 }
 
 /// The catalog as JSON: `[{kind, name, section, doc, source, params: [{key,
-/// type, default, range, doc, source, per_port}]}]`.
+/// type, default, range, doc, source, per_port}], fills: [[key, value]],
+/// fill_sources: [source]}]` (fill_sources: a recipe's, else empty).
 pub fn catalog() -> Value {
     groups()
         .iter()
@@ -146,6 +210,7 @@ pub fn catalog() -> Value {
                 "source": g.source,
                 "params": g.params.iter().map(|p| param_json(p)).collect::<Vec<_>>(),
                 "fills": g.fills.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+                "fill_sources": g.sources,
             })
         })
         .collect()
@@ -190,10 +255,11 @@ fn table(out: &mut String, params: &[&Param], per_port_column: bool) {
     out.push('\n');
 }
 
-const KINDS: [(&str, &str); 5] = [
+const KINDS: [(&str, &str); 6] = [
     ("qdisc", "Disciplines (`qdisc`)"),
     ("scheduler", "Schedulers (`scheduler`, composed discipline)"),
     ("marking", "Marking schemes (`marking`, composed discipline)"),
+    ("recipe", "Recipes (`recipe`: a paper's set-up for a scheme)"),
     ("cc", "Congestion controls (`cc`)"),
     ("profile", "Profiles (`profile`)"),
 ];
@@ -225,6 +291,16 @@ pub fn reference_markdown() -> String {
                     out.push_str(&format!(" Source: {}.", cell(s.source)));
                 }
                 out.push_str("\n\n");
+                if !s.sources.is_empty() {
+                    out.push_str(
+                        "Fills in, where the experiment leaves them out:\n\n| key | value | source |\n|---|---|---|\n",
+                    );
+                    for ((k, v), src) in s.fills.iter().zip(&s.sources) {
+                        out.push_str(&format!("| `{k}` | {} | {} |\n", cell(v), cell(src)));
+                    }
+                    out.push('\n');
+                    continue;
+                }
                 if !s.fills.is_empty() {
                     let f: Vec<String> = s.fills.iter().map(|(k, v)| format!("`{k}` = {v}")).collect();
                     out.push_str(&format!("Fills in, where the experiment leaves them out: {}.\n\n", f.join(", ")));

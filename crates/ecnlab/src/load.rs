@@ -6,6 +6,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::registry::{self, PortEnv};
+use crate::switch::recipe;
 use serde_json::{Map, Value};
 
 impl Config {
@@ -26,8 +27,20 @@ impl Config {
         Config::load(&json)
     }
 
-    /// Read and check an experiment given as a JSON object.
+    /// Read and check an experiment given as a JSON object. A key given in
+    /// the wrong table is pointed to the one it belongs to.
     pub fn load(v: &Value) -> Result<Config, ConfigError> {
+        Config::load_here(v).map_err(crate::keys::point_to_home)
+    }
+
+    /// The experiment with its recipe applied (`switch/recipe.rs`), read
+    /// and checked; an error about a value the recipe gave says so.
+    fn load_here(v: &Value) -> Result<Config, ConfigError> {
+        let applied = recipe::apply(v)?;
+        Config::load_applied(&applied.config).map_err(|e| recipe::blame(e, &applied))
+    }
+
+    fn load_applied(v: &Value) -> Result<Config, ConfigError> {
         let mut cfg = Config::parse(v)?;
         let raw_transport = v.get("transport").and_then(Value::as_object).cloned().unwrap_or_default();
         cfg.transport = registry::fill_transport(&raw_transport, cfg.switch.buffer.0, cfg.transport.packet_bytes())?;
@@ -71,8 +84,9 @@ impl Config {
                         &format!("{sec}.qdisc"),
                         format!("\"{}\"", p.qdisc.as_str()),
                         &format!(
-                            "pFabric's port schedules by the remaining-size priority its transport stamps on every packet; transport.cc = \"{}\" stamps none (use transport.cc = \"pfabric\")",
-                            cc.about.name
+                            "pFabric's port schedules by the remaining-size priority its transport stamps on every packet; transport.cc = \"{}\" stamps none (use transport.cc = \"pfabric\"){}",
+                            cc.about.name,
+                            recipe::hint("pfabric", &self.switch)
                         ),
                     ));
                 }

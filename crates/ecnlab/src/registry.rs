@@ -226,7 +226,7 @@ pub fn check_port(port: &PortCfg, sec: &str, env: PortEnv) -> Result<(), ConfigE
             let all: Vec<&str> = keys.iter().map(|k| k.param.key).collect();
             return Err(error::unknown_key(sec, name, &all));
         };
-        (k.param.canonical)(v).map_err(|(inner, m)| ConfigError(format!("{sec}.{name}{}: {m}", path(&inner))))?;
+        k.param.read(&format!("{sec}.{name}"), v)?;
     }
     let s = schemes(port, sec)?;
     port.validate_common(sec)?;
@@ -253,14 +253,6 @@ pub fn check_port(port: &PortCfg, sec: &str, env: PortEnv) -> Result<(), ConfigE
         (s.marking.validate)(&c)?;
     }
     StageClassKeys::of(port).validate(sec, port.queues, env.stages)
-}
-
-fn path(inner: &str) -> String {
-    match inner {
-        "" => String::new(),
-        i if i.starts_with('[') => i.to_string(),
-        i => format!(".{i}"),
-    }
 }
 
 /// The marking scheme's use of `threshold`.
@@ -303,8 +295,7 @@ pub fn merge_port(base: &PortCfg, over: &Map<String, Value>, sec: &str) -> Resul
                 )));
             }
             Some(k) => {
-                (k.param.canonical)(v)
-                    .map_err(|(inner, m)| ConfigError(format!("{sec}.{name}{}: {m}", path(&inner))))?;
+                k.param.read(&format!("{sec}.{name}"), v)?;
             }
         }
     }
@@ -463,8 +454,7 @@ pub fn check_transport(t: &TransportCfg) -> Result<(), ConfigError> {
             all.extend(keys.iter().map(|(p, _)| p.key));
             return Err(error::unknown_key("transport", name, &all));
         };
-        let canon =
-            (p.canonical)(v).map_err(|(inner, m)| ConfigError(format!("transport.{name}{}: {m}", path(&inner))))?;
+        let canon = p.read(&format!("transport.{name}"), v)?;
         if !users.contains(&cc.about.name) && !p.lenient && !v.is_null() && canon != p.default_value() {
             let users: Vec<String> = users.iter().map(|u| format!("\"{u}\"")).collect();
             return Err(ConfigError(format!(

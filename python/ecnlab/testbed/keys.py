@@ -74,6 +74,8 @@ IRRELEVANT: dict[str, str] = {
     "transport.delayed_ack_timeout": "with delayed_ack = 1 no ACK waits for it",
     "switch.mlecn_levels": "ML-ECN's (marking ml-ecn is refused; the engine refuses it otherwise)",
     "fabric": "overrides for switch-to-switch ports, which a star has none of",
+    "switch.recipe": "a name for the values it fills in, each judged here as its own key "
+    "(values are compared in the resolved form)",
 }
 
 _KERNEL_TCP = "the testbed runs the kernel's TCP, which"

@@ -71,16 +71,63 @@ pub fn unknown_key(sec: &str, given: &str, allowed: &[&str]) -> ConfigError {
     ConfigError(format!("{}: {msg}", join(sec, given)))
 }
 
-/// A name that is none of `names` (a scheme, a scheduler): serde's
-/// wording for an unknown enum variant.
+/// The table and the key of an `unknown_key` error ("switch", "stages";
+/// "" for the top level), to add where the key does belong.
+pub fn unknown_key_of(e: &ConfigError) -> Option<(&str, &str)> {
+    let (at, rest) = e.0.split_once(": unknown field `")?;
+    let key = rest.split('`').next()?;
+    let sec = if at == key { "" } else { at.strip_suffix(key)?.strip_suffix('.')? };
+    Some((sec, key))
+}
+
+/// A name that is none of `names` (a scheme, a scheduler, a preset, a
+/// recipe): serde's wording for an unknown enum variant, and the nearest
+/// names when the one given looks like a slip of the keyboard.
 pub fn unknown_name(key: &str, given: &str, names: &[&str]) -> ConfigError {
+    ConfigError(format!("{key}: {}", unknown_variant(given, names)))
+}
+
+/// The text of `unknown_name` without the key: what the by-name enums'
+/// deserialisers say, so every closed set of names reads alike.
+pub fn unknown_variant(given: &str, names: &[&str]) -> String {
     let quoted: Vec<String> = names.iter().map(|k| format!("`{k}`")).collect();
     let expected = match quoted.len() {
+        0 => "there are none".to_string(),
         1 => format!("expected {}", quoted[0]),
         2 => format!("expected {} or {}", quoted[0], quoted[1]),
         _ => format!("expected one of {}", quoted.join(", ")),
     };
-    ConfigError(format!("{key}: unknown variant `{given}`, {expected}"))
+    format!("unknown variant `{given}`, {expected}{}", did_you_mean(given, names))
+}
+
+/// "; did you mean `x`?" when some of `names` are near `given` (see
+/// `nearest`), else nothing.
+pub fn did_you_mean(given: &str, names: &[&str]) -> String {
+    let near = nearest(given, names);
+    if near.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+    format!("; did you mean {}?", quoted.join(" or "))
+}
+
+/// The names nearest `given` when they are near enough to be what was
+/// meant: case and `-`/`_` do not count, and the edit distance is at most
+/// a third of the name's length (at least 1), so "mqecn" finds "mq-ecn"
+/// and "dctpc" finds "dctcp", but "linux" finds nothing. Ties all come
+/// back, in the list's order (at most three).
+pub fn nearest<'a>(given: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let norm = |s: &str| s.to_lowercase().replace('_', "-");
+    let g = norm(given);
+    let scored: Vec<(usize, &'a str)> = names
+        .iter()
+        .map(|&n| (edit_distance(&g, &norm(n)), n))
+        .filter(|&(d, n)| n != given && d <= (n.chars().count().div_ceil(3)).max(1))
+        .collect();
+    let Some(best) = scored.iter().map(|&(d, _)| d).min() else {
+        return Vec::new();
+    };
+    scored.into_iter().filter(|&(d, _)| d == best).map(|(_, n)| n).take(3).collect()
 }
 
 /// Levenshtein distance: single-character insertions, deletions and

@@ -39,12 +39,150 @@ impl<T: TypeName> TypeName for Vec<T> {
     }
 }
 
-/// A key's value read from JSON: Err((path inside the value, message)).
-pub fn parse<T: DeserializeOwned>(v: &Value) -> Result<T, (String, String)> {
+/// Why a value did not read as its key's type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadError {
+    /// Where inside the value ("" for the value itself, "[1]", "x").
+    pub path: String,
+    /// What is wrong, in serde's words or the type's own.
+    pub msg: String,
+    /// The value is of the wrong kind altogether (text for a number, a
+    /// fraction for a count): the message then says, in place of `msg`,
+    /// what it must be, with the key's allowed range and a hint.
+    pub wrong_kind: Option<Box<WrongKind>>,
+}
+
+/// A value of the wrong kind: what was given and what the key takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WrongKind {
+    /// The value as the file spells it (`"60%"`, `2.5`).
+    pub given: String,
+    /// What the key takes ("a number", "a whole number").
+    pub wanted: String,
+    /// The type's own bound ("0 or more"), said where the key states no
+    /// range of its own.
+    pub bound: String,
+    /// A way to write what was likely meant ("for 60% write 0.6"), or empty.
+    pub hint: String,
+}
+
+impl ReadError {
+    /// The message for the key at `at` ("workload.load") whose allowed
+    /// values are `range` (empty: none stated): `at = value: must be ...`
+    /// for a value of the wrong kind, `at: message` otherwise.
+    pub fn message(&self, at: &str, range: &str) -> String {
+        let at = key_path(at, &self.path);
+        match &self.wrong_kind {
+            None => format!("{at}: {}", self.msg),
+            Some(w) => {
+                let allowed = match (range.is_empty() || !self.path.is_empty(), w.bound.is_empty()) {
+                    (false, _) => format!(" (allowed: {range})"),
+                    (true, false) => format!(", {}", w.bound),
+                    (true, true) => String::new(),
+                };
+                let hint = if w.hint.is_empty() { String::new() } else { format!("; {}", w.hint) };
+                format!("{at} = {}: must be {}{allowed}{hint}", w.given, w.wanted)
+            }
+        }
+    }
+}
+
+/// A key's value read from JSON. A value of the wrong kind for one of the
+/// plain types (a number, a whole number, a boolean, a string, a list) is
+/// told in words rather than serde's ("invalid type: string \"60%\",
+/// expected f64"), for every key alike.
+pub fn parse<T: DeserializeOwned>(v: &Value) -> Result<T, ReadError> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
-        (if path == "." { String::new() } else { path }, e.into_inner().to_string())
+        let path = if path == "." { String::new() } else { path };
+        let msg = e.into_inner().to_string();
+        let wrong_kind = wrong_kind(&msg);
+        ReadError { path, msg, wrong_kind }
     })
+}
+
+/// serde's "invalid type: X, expected Y" (or "invalid value: integer
+/// `-1`, expected u32") for the plain types and the unit types (times,
+/// rates, sizes, amounts), in words.
+fn wrong_kind(msg: &str) -> Option<Box<WrongKind>> {
+    let rest = msg.strip_prefix("invalid type: ").or_else(|| msg.strip_prefix("invalid value: "))?;
+    let (what, expected) = rest.rsplit_once(", expected ")?;
+    let given = given_of(what)?;
+    let unsigned = expected.starts_with('u');
+    let (wanted, bound) = match expected {
+        "f32" | "f64" => ("a number".to_string(), ""),
+        "u8" | "u16" | "u32" | "u64" | "usize" if what.starts_with("integer") && !given.starts_with('-') => {
+            let max = match expected {
+                "u8" => u8::MAX as u64,
+                "u16" => u16::MAX as u64,
+                "u32" => u32::MAX as u64,
+                _ => u64::MAX,
+            };
+            (format!("a whole number up to {max}"), "")
+        }
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" => {
+            ("a whole number".to_string(), if unsigned { "0 or more" } else { "" })
+        }
+        "a boolean" => ("true or false".to_string(), ""),
+        "a string" => ("a string (in quotes)".to_string(), ""),
+        "a sequence" => ("a list ([...])".to_string(), ""),
+        // `values.rs`'s unit types: "a duration string with a unit".
+        unit if unit.ends_with(" string with a unit") => {
+            let kind = unit.trim_end_matches(" string with a unit");
+            let example = match kind {
+                "a duration" => "\"25us\"",
+                "a rate" => "\"10Gbps\"",
+                "a size" => "\"64KB\"",
+                _ => "\"65pkt\" or \"300KB\"",
+            };
+            (format!("{} with a unit, e.g. {example}", kind.replace("a amount", "an amount")), "")
+        }
+        _ => return None,
+    };
+    Some(Box::new(WrongKind { hint: hint(&given, expected), given, wanted, bound: bound.to_string() }))
+}
+
+/// The value serde names (`string "60%"`, `floating point `2.5``,
+/// `integer `5``, `boolean `true``, `sequence`, `map`) as a file spells it.
+fn given_of(what: &str) -> Option<String> {
+    if let Some(s) = what.strip_prefix("string ") {
+        return Some(s.to_string());
+    }
+    if what.starts_with("floating point") || what.starts_with("integer") || what.starts_with("boolean") {
+        return what.split('`').nth(1).map(str::to_string);
+    }
+    Some(
+        match what {
+            "sequence" => "a list",
+            "map" => "a table",
+            "unit" | "null" => "nothing",
+            other => other,
+        }
+        .to_string(),
+    )
+}
+
+/// A way to write what a value of the wrong kind likely meant.
+fn hint(given: &str, expected: &str) -> String {
+    let Some(text) = given.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else {
+        return String::new();
+    };
+    let number = matches!(expected, "f32" | "f64") || expected.starts_with('u') || expected.starts_with('i');
+    if number {
+        if let Some(pct) = text.trim().strip_suffix('%').and_then(|p| p.trim().parse::<f64>().ok()) {
+            if matches!(expected, "f32" | "f64") {
+                return format!("for {} write {} (a fraction)", text.trim(), pct / 100.0);
+            }
+            return String::new();
+        }
+        if text.trim().parse::<f64>().is_ok() {
+            return format!("write it without quotes: {}", text.trim());
+        }
+    }
+    if expected == "a boolean" && matches!(text, "true" | "false") {
+        return format!("write it without quotes: {text}");
+    }
+    String::new()
 }
 
 /// `key` with the path inside its value ("stages" + "[1]").
@@ -104,7 +242,7 @@ pub struct Param {
     /// tuning keys); a new key is refused where it means nothing.
     pub lenient: bool,
     /// Its value made canonical (and checked for its type).
-    pub canonical: fn(&Value) -> Result<Value, (String, String)>,
+    pub canonical: fn(&Value) -> Result<Value, ReadError>,
 }
 
 impl Param {
@@ -136,6 +274,12 @@ impl Param {
         }
     }
 
+    /// `v` read as this key's type and made canonical; an error names the
+    /// key as `at` ("switch.mqecn_beta"), the value and what is allowed.
+    pub fn read(&self, at: &str, v: &Value) -> Result<Value, ConfigError> {
+        (self.canonical)(v).map_err(|e| ConfigError(e.message(at, self.range)))
+    }
+
     /// The value its declaration gives when the key is left out.
     pub fn default_value(&self) -> Value {
         self.default.map_or(Value::Null, |d| d())
@@ -154,15 +298,16 @@ impl Table {
         Table { sec: sec.into(), map }
     }
 
-    /// `key`'s value: as given, or its default (`default` None: required).
-    pub fn get<T: DeserializeOwned>(&self, key: &str, default: Option<fn() -> Value>) -> Result<T, ConfigError> {
-        let path = join(&self.sec, key);
-        match (self.map.get(key), default) {
-            (Some(v), _) => parse(v).map_err(|(inner, m)| ConfigError(format!("{}: {m}", key_path(&path, &inner)))),
+    /// The value of the key `p` declares: as given, or its default (none:
+    /// the key is required).
+    pub fn get<T: DeserializeOwned>(&self, p: &Param) -> Result<T, ConfigError> {
+        let path = join(&self.sec, p.key);
+        match (self.map.get(p.key), p.default) {
+            (Some(v), _) => parse(v).map_err(|e| ConfigError(e.message(&path, p.range))),
             (None, Some(d)) => Ok(parse(&d()).expect("a declared default parses as its type")),
             (None, None) => {
                 let at = if self.sec.is_empty() { String::new() } else { format!("{}: ", self.sec) };
-                Err(ConfigError(format!("{at}missing field `{key}`")))
+                Err(ConfigError(format!("{at}missing field `{}`", p.key)))
             }
         }
     }
@@ -244,7 +389,7 @@ macro_rules! section {
                 #[allow(unused_assignments)]
                 let out = $name {
                     $($field: {
-                        let v = t.get(stringify!($field), Self::PARAMS[i].default)?;
+                        let v = t.get(&Self::PARAMS[i])?;
                         i += 1;
                         v
                     },)*

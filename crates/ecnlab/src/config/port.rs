@@ -35,6 +35,11 @@ section! {
         dequeue_marking: bool = false, source "Tuning ECN §4.2";
         /// Drop a Not-ECT packet whenever an ECT one would be marked.
         drop_not_ect: bool = false, source "Tuning ECN §6";
+        /// A paper's whole set-up for a scheme, by name (see `ecnlab keys recipe`): it fills every
+        /// key it names that the experiment leaves out, in [switch] and in [host], [transport],
+        /// [fabric] or [nic] where the paper's set-up reaches; each stays overridable. One for
+        /// the whole network.
+        recipe: Option<Name> = None, resolved Given, per_port false;
     }
 }
 

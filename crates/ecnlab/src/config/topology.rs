@@ -5,6 +5,7 @@
 use super::error::ConfigError;
 use super::param::section;
 use super::values::{Dur, EcmpMode, OneOrList, Preset, Rate, TopologyKind};
+use crate::units::Time;
 
 section! {
     /// `[topology]`.
@@ -243,6 +244,32 @@ impl TopologyCfg {
             OneOrList::All(r) => r.0,
             OneOrList::List(l) => l[h as usize].0,
         }
+    }
+
+    /// The slowest host link's rate (a resolved, checked section).
+    pub fn slowest_host_rate(&self) -> u64 {
+        match self.link_rate.as_ref().expect("validated") {
+            OneOrList::All(r) => r.0,
+            OneOrList::List(l) => l.iter().map(|r| r.0).min().unwrap_or(0),
+        }
+    }
+
+    /// The base RTT d of CEDM's analysis (Table III: the round trip without
+    /// queueing) as propagation alone, over the longest host-to-host path:
+    /// two host links each way in a star, two host and two fabric links
+    /// across a leaf-spine's spine, four fabric links through a fat-tree's
+    /// core. A host link's delay is link_delay + host_delay. CEDM §V's
+    /// star has 100 us (4 × 25 us); its leaf-spine 81.6 us of propagation
+    /// (85.2 us with store-and-forward).
+    pub fn base_rtt(&self) -> Time {
+        let link = self.link_delay.map_or(0, |d| d.0);
+        let host = link + self.host_delay.map_or(0, |d| d.0);
+        let fabric_links = match self.kind {
+            Some(TopologyKind::LeafSpine) if self.leaves.unwrap_or(0) > 1 => 2,
+            Some(TopologyKind::FatTree) => 4,
+            _ => 0,
+        };
+        2 * (2 * host + fabric_links * link)
     }
 
     pub fn fabric_rate(&self) -> u64 {

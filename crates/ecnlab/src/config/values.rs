@@ -294,7 +294,7 @@ macro_rules! by_name {
                     fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<$ty, E> {
                         match s {
                             $($name => Ok($ty::$v),)+
-                            _ => Err(E::unknown_variant(s, $ty::NAMES)),
+                            _ => Err(E::custom($crate::config::error::unknown_variant(s, $ty::NAMES))),
                         }
                     }
                 }

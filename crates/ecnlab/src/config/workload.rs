@@ -111,7 +111,9 @@ impl WorkloadCfg {
                 } else {
                     "workload.distribution".into()
                 };
-                return Err(ConfigError(format!("{key}: {m}")));
+                let mut names: Vec<&str> = crate::dist::BUILT_IN.to_vec();
+                names.push("mix");
+                return Err(ConfigError(format!("{key}: {m}{}", super::error::did_you_mean(name, &names))));
             }
         }
         match (w.service_mapping, &w.service_weights) {

@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use super::buffer::Buffer;
 use super::codel::{self, Codel, CodelParams, CodelState, Judged};
 use super::qdisc::DropReason;
+use super::recipe::{RecipeDecl, RecipeFill, RecipeValue::Json};
 use super::scheme::{About, QdiscDecl};
 use super::whole::{Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
@@ -103,6 +104,44 @@ pub const DECL: QdiscDecl = QdiscDecl {
         );
         Qdisc::whole(Whole::FqCodel(fq), c.rate_bps)
     },
+};
+
+/// FQ-CoDel as the DCN paper runs it (`switch.recipe = "fq-codel"`): on
+/// the ToR-server links in both directions (§III: the switch's host ports
+/// and the hosts' NICs; the fabric's ports keep the composed discipline),
+/// Linux's 1024 buckets, and CoDel's target and interval scaled down a
+/// thousandfold for a 12 us RTT (§IV-B): 5 us and 100 us.
+pub const RECIPE: RecipeDecl = RecipeDecl {
+    about: About::new(
+        "fq-codel",
+        "FQ-CoDel on the ToR-server links both ways (switch host ports and NICs; fabric ports composed), \
+         1024 buckets, CoDel target 5us and interval 100us",
+        "Gong, Roberts, Rossi, FQ-CoDel in the DCN, §III, §IV-B",
+    ),
+    fills: &[
+        RecipeFill { key: "switch.qdisc", value: Json("\"fq-codel\""), source: "FQ-CoDel in the DCN §III" },
+        RecipeFill { key: "switch.fq_flows", value: Json("1024"), source: "FQ-CoDel in the DCN §IV-B" },
+        RecipeFill {
+            key: "switch.codel_target",
+            value: Json("\"5us\""),
+            source: "FQ-CoDel in the DCN §IV-B: 5 ms / 1000",
+        },
+        RecipeFill {
+            key: "switch.codel_interval",
+            value: Json("\"100us\""),
+            source: "FQ-CoDel in the DCN §IV-B: 100 ms / 1000",
+        },
+        RecipeFill {
+            key: "fabric.qdisc",
+            value: Json("\"composed\""),
+            source: "FQ-CoDel in the DCN §III: scheduling on the ToR-server links only",
+        },
+        RecipeFill {
+            key: "nic.qdisc",
+            value: Json("\"fq-codel\""),
+            source: "FQ-CoDel in the DCN §III: both directions",
+        },
+    ],
 };
 
 /// Linux's drop_batch_size.

@@ -15,6 +15,7 @@ pub mod fifo;
 pub mod marker;
 pub mod qdisc;
 pub mod queue;
+pub mod recipe;
 pub mod scheduler;
 pub mod scheme;
 pub mod whole;

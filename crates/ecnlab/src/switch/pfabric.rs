@@ -24,6 +24,7 @@
 
 use super::buffer::Buffer;
 use super::qdisc::DropReason;
+use super::recipe::{RecipeDecl, RecipeFill, RecipeValue::Json};
 use super::scheme::{no_checks, About, QdiscDecl};
 use super::whole::{Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
@@ -41,6 +42,31 @@ pub const DECL: QdiscDecl = QdiscDecl {
     needs_priority: true,
     validate: no_checks,
     build: |c| Qdisc::whole(Whole::PFabric(PFabric::new(Buffer::new(c.port.buffer.0, c.pkt))), c.rate_bps),
+};
+
+/// pFabric's whole design (`switch.recipe = "pfabric"`): its port on
+/// every switch port and NIC (its ns-2 code and YAPS put one at the hosts
+/// too), a buffer of about two BDPs (YAPS's 36864 bytes, pFabric's 36 KB
+/// for its 10G network; shared/schemes/pfabric.md), its transport, and the
+/// authors' ns-2 TCP settings (FQ-CoDel in the DCN, Table II: the profile).
+pub const RECIPE: RecipeDecl = RecipeDecl {
+    about: About::new(
+        "pfabric",
+        "the pFabric design: its port on every switch port and NIC with a 36KB (about 2 x BDP) buffer, its \
+         transport and the pFabric TCP profile",
+        "Alizadeh et al., pFabric (SIGCOMM 2013) §4; FQ-CoDel in the DCN §IV-B, Table II; shared/schemes/pfabric.md",
+    ),
+    fills: &[
+        RecipeFill { key: "switch.qdisc", value: Json("\"pfabric\""), source: "pFabric §4.1" },
+        RecipeFill {
+            key: "switch.buffer",
+            value: Json("\"36864B\""),
+            source: "pFabric's 36KB, about 2 x BDP at 10 Gbps (YAPS queue_size; shared/schemes/pfabric.md)",
+        },
+        RecipeFill { key: "nic.qdisc", value: Json("\"pfabric\""), source: "pFabric's ns-2 code and YAPS" },
+        RecipeFill { key: "transport.cc", value: Json("\"pfabric\""), source: "pFabric §4.2" },
+        RecipeFill { key: "transport.profile", value: Json("\"pfabric\""), source: "FQ-CoDel in the DCN, Table II" },
+    ],
 };
 
 #[derive(Clone, Copy)]

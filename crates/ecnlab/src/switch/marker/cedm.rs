@@ -24,11 +24,12 @@
 
 use super::{HookedMarker, Seen, Sides, Verdict};
 use crate::config::param::section;
-use crate::config::{bad, missing, Amt};
+use crate::config::{bad, missing, Amt, Config, OneOrList};
 use crate::packet::Packet;
 use crate::rng::Rng;
+use crate::switch::recipe::{self, RecipeDecl, RecipeFill, RecipeValue, RecipeValue::Json};
 use crate::switch::scheme::{About, MarkingDecl, Threshold};
-use crate::units::Time;
+use crate::units::{self, Amount, Time};
 
 section! {
     /// CEDM's keys (K1 is the port's threshold).
@@ -60,7 +61,13 @@ pub const DECL: MarkingDecl = MarkingDecl {
             return Err(bad(&c.key("cedm_ws"), p.cedm_ws, "must be in (0, 1] (CEDM §IV-C uses 0.129)"));
         }
         let Some(k2) = p.cedm_k2 else {
-            return Err(missing(&c.key("cedm_k2"), "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\""));
+            return Err(missing(
+                &c.key("cedm_k2"),
+                &format!(
+                    "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\"{}",
+                    recipe::hint("cedm", c.port)
+                ),
+            ));
         };
         if k2.0.bytes(c.pkt) < c.k() {
             return Err(bad(&c.key("cedm_k2"), k2.0, &format!("must be at least threshold (K1 = {})", c.k())));
@@ -73,6 +80,50 @@ pub const DECL: MarkingDecl = MarkingDecl {
         Cedm::new(c.k(), k2, p.cedm_ws, c.port.queues as usize).into()
     },
 };
+
+/// CEDM's set-up (`switch.recipe = "cedm"`): w_s = 0.129 and K2 by §IV-C's
+/// guideline K2 = 5/4·K1 + C·d/4 (two synchronised senders with LSO at
+/// β = 1/3), which §V uses on both its networks. K1 is the experiment's
+/// `threshold` (the recipe needs it: CEDM §V picks 10 packets for its
+/// leaf-spine, DCTCP's 0.17·C·RTT elsewhere).
+pub const RECIPE: RecipeDecl = RecipeDecl {
+    about: About::new(
+        "cedm",
+        "CEDM with its paper's tuning: w_s = 0.129 and K2 = 5/4·K1 + C·d/4 from the experiment's threshold (K1)",
+        "Shan & Ren, CEDM, §IV-C, §V",
+    ),
+    fills: &[
+        RecipeFill { key: "switch.marking", value: Json("\"cedm\""), source: "CEDM §IV-C, Alg. 1-2" },
+        RecipeFill { key: "switch.cedm_ws", value: Json("0.129"), source: "CEDM §IV-C (N = 2, L = 5), §V" },
+        RecipeFill {
+            key: "switch.cedm_k2",
+            value: RecipeValue::Derived {
+                rule: "5/4·K1 + C·d/4, K1 = switch.threshold, C the slowest host link's rate, d the base RTT \
+                       (propagation over the longest path); whole packets when K1 is in packets",
+                value: guideline_k2,
+            },
+            source: "CEDM §IV-C (Double Threshold), §V",
+        },
+    ],
+};
+
+/// §IV-C's K2 = 5/4·K1 + C·d/4 for the experiment `c` (its threshold
+/// K1, the slowest host link's rate C and the base RTT d of the longest
+/// path), rounded to whole packets when K1 is given in packets (as CEDM
+/// §V: K1 = 10 and C·d = 68 packets give 30), else to bytes. None without
+/// one K1.
+pub fn guideline_k2(c: &Config) -> Option<serde_json::Value> {
+    let Some(OneOrList::All(k1)) = &c.switch.threshold else {
+        return None;
+    };
+    let pkt = c.transport.packet_bytes() as f64;
+    let cd_bytes = c.topology.slowest_host_rate() as f64 / 8.0 * units::secs(c.topology.base_rtt());
+    let k2 = match k1.0 {
+        Amount::Pkt(n) => Amount::Pkt((1.25 * n as f64 + cd_bytes / pkt / 4.0).round() as u64),
+        Amount::Bytes(b) | Amount::Packets(b) => Amount::Bytes((1.25 * b as f64 + cd_bytes / 4.0).round() as u64),
+    };
+    Some(serde_json::Value::String(k2.to_string()))
+}
 
 pub struct Cedm {
     /// K1, bytes.

@@ -96,7 +96,7 @@ macro_rules! hooked_markers {
         plain: [$($plain:path),* $(,)?],
         hooked: [$($(#[$meta:meta])* $variant:ident($module:ident :: $ty:ident)),* $(,)?] $(,)?
     ) => {
-        $(mod $module; pub use $module::$ty;)*
+        $(pub mod $module; pub use $module::$ty;)*
 
         /// Every marking scheme, static ones first: the registry's list.
         pub const MARKINGS: &[&crate::switch::scheme::MarkingDecl] = &[$(&$plain,)* $(&$module::DECL),*];

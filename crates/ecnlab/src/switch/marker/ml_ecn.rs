@@ -28,6 +28,7 @@ use crate::config::param::section;
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::switch::classifier::{self, FlowClass, StageClasses};
+use crate::switch::recipe::{self, RecipeDecl, RecipeFill, RecipeValue::Json};
 use crate::switch::scheme::{About, MarkingDecl, Threshold};
 
 section! {
@@ -54,8 +55,9 @@ pub const DECL: MarkingDecl = MarkingDecl {
     validate: |c| {
         if !classifier::by_stage(c.port) {
             return Err(crate::config::ConfigError(format!(
-                "{}.marking = \"ml-ecn\": needs the queue classes {0}.small_queues, medium_queues and large_queues (and host.stages)",
-                c.sec
+                "{}.marking = \"ml-ecn\": needs the queue classes {0}.small_queues, medium_queues and large_queues (and host.stages){}",
+                c.sec,
+                recipe::hint("ml-ecn", c.port)
             )));
         }
         if c.read(MlEcnParams::read)?.mlecn_levels == 0 {
@@ -68,6 +70,46 @@ pub const DECL: MarkingDecl = MarkingDecl {
         let classes = classifier::stage_classes(c.port, c.stages).expect("checked: ml-ecn has classes");
         MlEcn::new(c.k(), levels, classes, c.port.queues as usize).into()
     },
+};
+
+/// ML-ECN's set-up (`switch.recipe = "ml-ecn"`). The paper's switch (§IV)
+/// has 8 queues in three classes weighted 4:2:1 with a 1.5 KB quantum, 4
+/// levels, and WRR as its scheduler (§III-B-2-c; §IV also runs DWRR); its
+/// classes are the flow sizes (0, 100KB], (100KB, 10MB], (10MB, ∞). The
+/// split of the 8 queues is not stated: 3 small, 3 medium, 2 large is
+/// ours (experiments/mlecn-fig4/NOTES.md). A weight w is a quantum of
+/// w × 1.5 KB. K is the network's (the paper keeps MQ-ECN's), so the
+/// recipe leaves `threshold` to the experiment.
+pub const RECIPE: RecipeDecl = RecipeDecl {
+    about: About::new(
+        "ml-ecn",
+        "ML-ECN's switch and hosts: 8 queues as 3 small, 3 medium and 2 large with 4:2:1 quanta, WRR, \
+         4 levels, stages at 100KB and 10MB (the threshold K stays the experiment's)",
+        "Alanazi & Hamdaoui, ML-ECN, §III-B, §IV",
+    ),
+    fills: &[
+        RecipeFill { key: "switch.marking", value: Json("\"ml-ecn\""), source: "ML-ECN §III-B-2-b, Alg. 2" },
+        RecipeFill { key: "switch.scheduler", value: Json("\"wrr\""), source: "ML-ECN §III-B-2-c" },
+        RecipeFill { key: "switch.queues", value: Json("8"), source: "ML-ECN §IV (Switch)" },
+        RecipeFill {
+            key: "switch.quantum",
+            value: Json(r#"["6000B", "6000B", "6000B", "3000B", "3000B", "3000B", "1500B", "1500B"]"#),
+            source: "ML-ECN §IV (Switch): weights 4:2:1, quantum 1.5KB",
+        },
+        RecipeFill {
+            key: "switch.small_queues",
+            value: Json("[0, 1, 2]"),
+            source: "ML-ECN §III-B-2-a (the 3/3/2 split is ecnlab's; the paper does not state it)",
+        },
+        RecipeFill { key: "switch.medium_queues", value: Json("[3, 4, 5]"), source: "as small_queues" },
+        RecipeFill { key: "switch.large_queues", value: Json("[6, 7]"), source: "as small_queues" },
+        RecipeFill { key: "switch.mlecn_levels", value: Json("4"), source: "ML-ECN §IV (Switch)" },
+        RecipeFill {
+            key: "host.stages",
+            value: Json(r#"["100KB", "10MB"]"#),
+            source: "ML-ECN §IV: flow classes (0, 100KB], (100KB, 10MB], (10MB, ∞)",
+        },
+    ],
 };
 
 pub struct MlEcn {
