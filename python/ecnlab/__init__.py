@@ -19,7 +19,7 @@ from .config import config_hash, load_config
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats
 from .results import Result
-from .runner import flow_paths, run, validate
+from .runner import flow_paths, ideal_fcts, run, validate
 
 
 def _package_version() -> str:
@@ -49,6 +49,7 @@ __all__ = [
     "config_hash",
     "fct_stats",
     "flow_paths",
+    "ideal_fcts",
     "load_config",
     "run",
     "validate",

@@ -24,6 +24,7 @@ from .stream import RunWriter
 __all__ = [
     "engine_version",
     "flow_paths",
+    "ideal_fcts",
     "load_engine",
     "resolve",
     "run",
@@ -217,6 +218,15 @@ def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | Non
     if flows is None or not has_sized_flows(flows):
         return None
     return fct_stats(flows, mss=mss_from_config(config))
+
+
+def ideal_fcts(config: ConfigSource, overrides: Sequence[str] = ()) -> list[float]:
+    """Each flow's ideal FCT in seconds, by flow id (the ``id`` of the flows
+    table), NaN where a flow has none: the FCT it would have alone in the
+    empty network, as the flows table's ``ideal_fct`` gives it; nothing is
+    run."""
+    resolved = load_config(config, overrides)
+    return list(_call_engine(load_engine(), "ideal_fcts", config_to_json(resolved)))
 
 
 def _call_engine(engine: ModuleType, name: str, *args: Any) -> Any:

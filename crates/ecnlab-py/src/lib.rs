@@ -77,8 +77,9 @@ impl Sink for PySink {
 /// a few times a second; an exception there (Ctrl-C included) stops the
 /// run, which then still hands over what it did up to then.
 ///
-/// Returns `{"summary": dict, "stopped_by": exception or None}`; raises
-/// `ConfigError`, or the sink's exception.
+/// Returns `{"summary": dict, "config": the resolved config (dict),
+/// "stopped_by": exception or None}`; raises `ConfigError`, or the sink's
+/// exception.
 #[pyfunction]
 #[pyo3(signature = (config_json, sink, progress=None))]
 fn run(py: Python<'_>, config_json: &str, sink: PyObject, progress: Option<PyObject>) -> PyResult<PyObject> {
@@ -118,6 +119,7 @@ fn run(py: Python<'_>, config_json: &str, sink: PyObject, progress: Option<PyObj
     let out = PyDict::new(py);
     let json = py.import("json")?;
     out.set_item("summary", json.call_method1("loads", (serde_json::Value::Object(summary).to_string(),))?)?;
+    out.set_item("config", json.call_method1("loads", (cfg.resolved_json().to_string(),))?)?;
     out.set_item("stopped_by", stopped_by.map(|e| e.into_value(py)))?;
     Ok(out.into_any().unbind())
 }
@@ -142,6 +144,14 @@ fn validate(config_json: &str) -> PyResult<()> {
 fn flow_paths(config_json: &str) -> PyResult<Vec<ecnlab::world::FlowPath>> {
     let cfg = ecnlab::Config::from_json(config_json).map_err(|e| ConfigError::new_err(e.0))?;
     ecnlab::flow_paths(&cfg).map_err(|e| ConfigError::new_err(e.0))
+}
+
+/// Each flow's ideal FCT in seconds, by flow id (NaN where a flow has
+/// none): the flows table's `ideal_fct`, without running.
+#[pyfunction]
+fn ideal_fcts(config_json: &str) -> PyResult<Vec<f64>> {
+    let cfg = ecnlab::Config::from_json(config_json).map_err(|e| ConfigError::new_err(e.0))?;
+    ecnlab::ideal_fcts(&cfg).map_err(|e| ConfigError::new_err(e.0))
 }
 
 /// Draw `n` flow sizes (bytes) from a distribution: a built-in name, "mix",
@@ -202,6 +212,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(ideal_fcts, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(model_version, m)?)?;
     m.add_function(wrap_pyfunction!(keys_catalog, m)?)?;

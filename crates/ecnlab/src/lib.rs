@@ -13,6 +13,7 @@ pub mod ecmp;
 pub mod engine;
 pub mod golden;
 pub mod host;
+pub mod ideal;
 pub mod keys;
 pub mod load;
 pub mod ns2_arrivals;
@@ -46,10 +47,10 @@ pub use world::{Stop, World};
 /// whose outputs moved while this number stayed fails `cargo test`. Result
 /// stores key their points by it and the resolved config, so a store made
 /// before a refactor is still used after it.
-pub const MODEL_VERSION: u32 = 2;
+pub const MODEL_VERSION: u32 = 3;
 
 /// The engine's version for people: the package version and the model
-/// version ("0.1.0 (model 2)").
+/// version ("0.1.0 (model 3)").
 pub fn version() -> String {
     format!("{} (model {MODEL_VERSION})", env!("CARGO_PKG_VERSION"))
 }
@@ -113,6 +114,14 @@ pub fn flow_paths(cfg: &Config) -> Result<Vec<world::FlowPath>, ConfigError> {
     let mut sink = Collect::default();
     let paths = World::new(cfg, &mut sink)?.flow_paths();
     Ok(paths)
+}
+
+/// Each flow's ideal FCT in seconds (`ideal`), by flow id, NaN where a
+/// flow has none, without running: the flows table's `ideal_fct`.
+pub fn ideal_fcts(cfg: &Config) -> Result<Vec<f64>, ConfigError> {
+    let mut sink = Collect::default();
+    let ideal = World::new(cfg, &mut sink)?.ideal_fcts();
+    Ok(ideal.into_iter().map(|t| t.map_or(f64::NAN, units::secs)).collect())
 }
 
 /// Run a config given as JSON text (the Python layer's entry point).

@@ -15,6 +15,8 @@ table_rows! {
         start: F64(f64),
         finish: F64(f64),
         fct: F64(f64),
+        ideal_fct: F64(f64),
+        slowdown: F64(f64),
         bytes_received: U64(u64),
         timeouts: U32(u32),
         retransmits: U32(u32),

@@ -35,7 +35,7 @@ pub fn tx_time(bytes: u64, rate_bps: u64) -> Time {
 /// A line rate with its picoseconds per byte worked out once: every usual
 /// rate divides 8e12 exactly, and a multiply is far cheaper than the
 /// 128-bit division of `tx_time`, which the per-packet path would pay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LineRate {
     pub bps: u64,
     /// 0 when the rate does not divide 8e12 (then `tx_time` divides).

@@ -70,10 +70,16 @@ def incast_rounds(plan: TestbedPlan, agents: list[dict[str, Any]]) -> list[dict[
 
 
 def build_tables(
-    plan: TestbedPlan, agents: list[dict[str, Any]], switch: dict[str, Any], t0: float
+    plan: TestbedPlan,
+    agents: list[dict[str, Any]],
+    switch: dict[str, Any],
+    t0: float,
+    ideal: list[float] | None = None,
 ) -> dict[str, pa.Table]:
     """Every table of the run; ``t0`` is the run's start on CLOCK_MONOTONIC,
-    where the agents' times begin."""
+    where the agents' times begin. ``ideal``: per flow id, the simulator's
+    ideal FCT for the same config (:func:`ecnlab.runner.ideal_fcts`), the
+    denominator of ``slowdown``; NaN for every flow without it."""
     sent = _gathered(agents, "sent")
     received = _gathered(agents, "received")
     rounds = incast_rounds(plan, agents)
@@ -100,7 +106,13 @@ def build_tables(
             cols[key].append(f[key])
         cols["start"].append(_NAN if start is None else start)
         cols["finish"].append(_NAN if finish is None else finish)
-        cols["fct"].append(_NAN if finish is None or start is None else finish - start)
+        fct = _NAN if finish is None or start is None else finish - start
+        best = ideal[f["id"]] if ideal is not None and f["id"] < len(ideal) else _NAN
+        cols["fct"].append(fct)
+        # The simulator's lone flow on the same path: the kernel's TCP is not
+        # the simulator's, so a lone testbed flow's slowdown is near 1, not 1.
+        cols["ideal_fct"].append(best)
+        cols["slowdown"].append(fct / best if best > 0 else _NAN)
         cols["bytes_received"].append(int(r.get("bytes", 0)))
         # The sender's kernel counts (tcpi_total_rto, tcpi_total_retrans).
         cols["timeouts"].append(int(s.get("timeouts", 0)))

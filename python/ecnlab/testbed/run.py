@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..results import Result
-from ..runner import resolve
+from ..runner import ideal_fcts, resolve
 from .netns import Network, available_ccs, check_host
 from .outputs import build_summary, build_tables
 from .plan import TestbedPlan, make_plan
@@ -142,7 +142,7 @@ def run_testbed(
                 with contextlib.suppress(Exception):
                     p.wait(timeout=5)
             net.destroy()
-    tables = build_tables(plan, agents, report, t0)
+    tables = build_tables(plan, agents, report, t0, ideal_fcts(resolved))
     summary = build_summary(plan, tables, agents, report, time.monotonic() - started, run_id)
     result = Result(summary=summary, tables=tables, config=resolved)
     result.write(out)

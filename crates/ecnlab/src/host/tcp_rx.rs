@@ -15,6 +15,7 @@ pub struct AckOut {
     pub ece: bool,
 }
 
+#[derive(Clone)]
 pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Out-of-order ranges above rcv_nxt, sorted and disjoint.

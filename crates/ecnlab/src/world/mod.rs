@@ -11,7 +11,7 @@
 //! - `apps`: the applications: flows, serial chains, per-pair connections,
 //!   incast rounds, pings, workload arrivals;
 //! - `recorder`: sampling, traces and captures, counters, the output tables
-//!   and the summary.
+//!   and the summary (`ideal`: each flow's ideal FCT, for its table).
 //!
 //! A handler that crosses concerns (most do: a packet leaves a host, crosses
 //! ports and wakes a sender) stays a `World` method, in the file of the
@@ -22,6 +22,7 @@
 mod apps;
 mod fabric;
 mod hosts;
+mod ideal;
 mod recorder;
 
 pub use apps::{Apps, Flow, FlowKind, FlowLog};

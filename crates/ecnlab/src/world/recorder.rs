@@ -141,10 +141,16 @@ impl World<'_> {
 
     fn flows_table(&mut self) {
         let nan = f64::NAN;
+        let ideal = self.ideal_fcts();
         let mut rows = FlowRows::default();
         for (id, (f, log)) in self.apps.flows.iter().zip(&self.apps.logs).enumerate() {
-            let fct = match (log.opened, f.finish()) {
-                (Some(a), Some(b)) => secs(b - a),
+            let took = match (log.opened, f.finish()) {
+                (Some(a), Some(b)) => Some(b - a),
+                _ => None,
+            };
+            // From the integer times, so a flow that met its ideal is at 1.0 exactly.
+            let slowdown = match (took, ideal[id]) {
+                (Some(t), Some(i)) if i > 0 => t as f64 / i as f64,
                 _ => nan,
             };
             // Rate-limited flows are apart: their FCT is set by their rate.
@@ -163,7 +169,9 @@ impl World<'_> {
                 f.size().map(|s| s as i64).unwrap_or(-1),
                 log.opened.map(secs).unwrap_or(nan),
                 f.finish().map(secs).unwrap_or(nan),
-                fct,
+                took.map(secs).unwrap_or(nan),
+                ideal[id].map(secs).unwrap_or(nan),
+                slowdown,
                 f.rx.rcv_nxt,
                 f.tx.timeouts,
                 f.tx.retransmits,
