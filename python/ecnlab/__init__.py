@@ -20,6 +20,7 @@ from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats
 from .results import Result
 from .runner import flow_paths, ideal_fcts, run, validate
+from .slowdown import slowdown_stats
 
 
 def _package_version() -> str:
@@ -52,5 +53,6 @@ __all__ = [
     "ideal_fcts",
     "load_config",
     "run",
+    "slowdown_stats",
     "validate",
 ]

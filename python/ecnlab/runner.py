@@ -19,6 +19,7 @@ from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
 from .results import Result, _PcapFiles, _TableFiles, table_from_raw
+from .slowdown import has_slowdown, slowdown_stats
 from .stream import RunWriter
 
 __all__ = [
@@ -81,9 +82,11 @@ def run(
 
     With ``out``, the tables stream into ``out/<table>.parquet`` while the
     run goes (a run's memory does not grow with its length), then
-    ``config.json`` (the resolved config) and, last, ``summary.json`` are
-    written; the result's tables are read back from the files when used.
-    Without ``out``, the tables are kept in memory.
+    ``config.json`` and, last, ``summary.json`` are written; the result's
+    tables are read back from the files when used. Without ``out``, the
+    tables are kept in memory. ``config.json`` and ``result.config`` are the
+    resolved config, as the engine ran it (:func:`resolve`'s form: presets
+    expanded, every default filled in), not the config as given.
 
     ``progress``: ``None`` shows a bar on a terminal for runs longer than
     1.5 s, ``True`` always shows one, ``False`` never does; a callable is
@@ -97,13 +100,14 @@ def run(
 
     ``summary["fct"]`` holds :func:`ecnlab.fct.fct_stats` of the sized flows
     (one-packet flows judged by the config's ``transport.mss``), or ``None``
-    when the run has no sized flow.
+    when the run has no sized flow; ``summary["slowdown"]`` likewise
+    :func:`ecnlab.slowdown.slowdown_stats` (FCT over ideal FCT).
 
     Raises :class:`ecnlab.ConfigError` for any configuration problem, whether
     found here or by the engine (the resource guard's estimate included).
     """
-    resolved = load_config(config, overrides)
-    payload = config_to_json(resolved)
+    loaded = load_config(config, overrides)
+    payload = config_to_json(loaded)
     engine = load_engine()
     if callable(progress):
         report: Callable[[float, float], Any] | None = progress
@@ -124,6 +128,9 @@ def run(
         if bar is not None:
             bar.close()
     summary = dict(raw.get("summary", {}))
+    # The engine's resolved form of what it ran (an engine that does not
+    # hand it back is asked for it).
+    resolved = raw.get("config") or json.loads(_call_engine(engine, "resolve", payload))
     if out is None:
         result = Result(summary=summary, tables=tables or {}, config=resolved)
         result.pcaps = {port: bytes(data) for port, data in writer.pcaps.items()}
@@ -137,6 +144,7 @@ def run(
             pcaps=_PcapFiles(root),
         )
     result.summary["fct"] = _fct_summary(result, resolved)
+    result.summary["slowdown"] = _slowdown_summary(result)
     if out is not None:
         result.write(out)  # config.json, then summary.json last
     stopped_by = raw.get("stopped_by")
@@ -218,6 +226,13 @@ def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | Non
     if flows is None or not has_sized_flows(flows):
         return None
     return fct_stats(flows, mss=mss_from_config(config))
+
+
+def _slowdown_summary(result: Result) -> dict[str, Any] | None:
+    flows = result.tables.get("flows")
+    if flows is None or not has_slowdown(flows) or not has_sized_flows(flows):
+        return None
+    return slowdown_stats(flows)
 
 
 def ideal_fcts(config: ConfigSource, overrides: Sequence[str] = ()) -> list[float]:

@@ -132,16 +132,18 @@ class PointRecord:
 
 def summary_row(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The scalars of a run's summary, flat: ``goodput_gbps_by_service``
-    becomes ``goodput_gbps_s<service>`` and ``fct`` becomes ``fct_<stat>``;
-    lists and other nested values are left out."""
+    becomes ``goodput_gbps_s<service>``, ``fct`` becomes ``fct_<stat>`` and
+    ``slowdown`` (FCT over ideal FCT) ``slowdown_<stat>``
+    (``slowdown_overall_mean``, ``slowdown_small_p99``, ...); lists and other
+    nested values are left out."""
     row: dict[str, Any] = {}
     for name, value in summary.items():
         if name == "goodput_gbps_by_service" and isinstance(value, Mapping):
             for service, gbps in sorted(value.items(), key=lambda kv: int(kv[0])):
                 row[f"goodput_gbps_s{service}"] = _scalar(gbps)
-        elif name == "fct" and isinstance(value, Mapping):
+        elif name in ("fct", "slowdown") and isinstance(value, Mapping):
             for stat, number in value.items():
-                row[f"fct_{stat}"] = _scalar(number)
+                row[f"{name}_{stat}"] = _scalar(number)
         elif _is_scalar(value):
             row[name] = _scalar(value)
     return row

@@ -1,8 +1,9 @@
 """What a figure plots, computed from one stored point.
 
 A *metric* is one number per point: any column of the store's index
-(``fct_small_mean``, ``goodput_gbps_s0``, ``incast_goodput_gbps``, ...) or
-one of the derived metrics below, which read the point's tables. A *curve*
+(``fct_small_mean``, ``slowdown_small_p99``, ``goodput_gbps_s0``,
+``incast_goodput_gbps``, ...) or one of the derived metrics below, which
+read the point's tables. A *curve*
 is a series of (x, y) per point: a distribution or a time series. Every
 metric and curve takes ``args`` from the panel; ``scale`` multiplies the
 result (seconds to microseconds: ``scale = 1e6``).
@@ -169,6 +170,7 @@ def _flow_stat(
     if size_max is not None:
         mask &= sizes <= size_max
     values = np.asarray(t.column(column).to_numpy(), dtype=float)[mask]
+    values = values[~np.isnan(values)]  # a flow with no value (no ideal FCT: no slowdown)
     if values.size == 0:
         return math.nan
     if stat == "mean":
@@ -178,6 +180,23 @@ def _flow_stat(
     if stat.startswith("p"):
         return float(np.percentile(values, float(stat[1:])))
     raise ValueError(f"flow_stat: stat = {stat!r}: expected mean, fraction or pNN (e.g. p50)")
+
+
+def _slowdown(
+    p: PointView,
+    stat: str = "mean",
+    size_min: int | None = None,
+    size_max: int | None = None,
+    **_: Any,
+) -> float:
+    """FCT slowdown (each flow's FCT over its ideal FCT alone in the empty
+    network, the flows table's ``slowdown``) of the finished sized flows in
+    a size range: ``mean`` or ``pNN`` (``p50``, ``p99``, ``p99.9``)."""
+    if "slowdown" not in p.table("flows").column_names:
+        raise KeyError(f"point {p.key}: no slowdown in its flows table (made before model 3)")
+    return _flow_stat(
+        p, column="slowdown", stat=stat, kind="sized", size_min=size_min, size_max=size_max
+    )
 
 
 def _per_flow(p: PointView, column: str, **_: Any) -> float:
@@ -196,6 +215,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "long_goodput_gbps": _long_goodput,
     "service_share": _service_share,
     "flow_stat": _flow_stat,
+    "slowdown": _slowdown,
     "per_flow": _per_flow,
 }
 """Derived metrics by name; any index column is a metric too."""

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from ..fct import fct_stats
 from ..runner import table_schemas
+from ..slowdown import slowdown_stats
 from .plan import TestbedPlan
 
 __all__ = ["build_tables", "build_summary", "engine_table"]
@@ -229,4 +230,5 @@ def build_summary(
     }
     sized = [f for f in plan.flows if f["size"] >= 0]
     summary["fct"] = fct_stats(flows) if sized else None
+    summary["slowdown"] = slowdown_stats(flows) if sized else None
     return summary
