@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from ecnlab.testbed.netns import unavailable
+
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 TIMEOUT = 600
@@ -212,27 +214,12 @@ def test_quick_reproduction_from_an_install(
     assert doc["sweep"]["failed"] == 0, doc["sweep"]
 
 
-def _no_testbed() -> str | None:
-    """Why `ecnlab testbed` cannot run here, or None (tests/scenarios/test_testbed.py
-    probes the same way)."""
-    if os.geteuid() != 0:
-        return "ecnlab testbed needs root (network namespaces)"
-    if shutil.which("ip") is None:
-        return "no `ip` command (iproute2)"
-    probe = f"ecnlab-install-probe-{os.getpid()}"
-    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"cannot create a network namespace: {made.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
-
-
 def test_testbed_runs_the_installed_switch(
     venv: Path, elsewhere: Path, env: dict[str, str]
 ) -> None:
     """One short testbed run of the installed Fig. 3 config (where the
     machine allows one): the switch process is the wheel's."""
-    why = _no_testbed()
+    why = unavailable()
     if why is not None:
         pytest.skip(why)
     python = str(venv / "bin" / "python")

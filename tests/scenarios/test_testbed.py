@@ -17,12 +17,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ecnlab.errors import ConfigError
+from ecnlab.testbed.netns import unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 FIG3 = REPO / "experiments" / "mqecn-fig3" / "base.toml"
@@ -53,22 +52,7 @@ FIG3_SET = [
 GOODPUT_CEILING = 1448 / 1538
 
 
-def _unavailable() -> str | None:
-    if sys.platform != "linux":
-        return "network namespaces are Linux only"
-    if os.geteuid() != 0:
-        return "ecnlab testbed needs root (network namespaces)"
-    if shutil.which("ip") is None:
-        return "no `ip` command (iproute2)"
-    probe = f"ecnlab-probe-{uuid.uuid4().hex[:8]}"
-    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"cannot create a network namespace: {made.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    return None
-
-
-_WHY = _unavailable()
+_WHY = unavailable()
 pytestmark = pytest.mark.skipif(_WHY is not None, reason=_WHY or "")
 
 

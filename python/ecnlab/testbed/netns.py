@@ -14,7 +14,15 @@ from pathlib import Path
 
 from .plan import SUBNET, TestbedPlan
 
-__all__ = ["Network", "TestbedUnavailable", "check_host", "cleanup", "run_ids_left", "ip"]
+__all__ = [
+    "Network",
+    "TestbedUnavailable",
+    "check_host",
+    "cleanup",
+    "run_ids_left",
+    "ip",
+    "unavailable",
+]
 
 PREFIX = "ecnlab-tb-"
 PREP = Path(__file__).resolve().parent / "prep.py"
@@ -47,6 +55,22 @@ def check_host() -> None:
         )
     if shutil.which("ip") is None:
         raise TestbedUnavailable("ecnlab testbed needs the `ip` command (iproute2)")
+
+
+def unavailable() -> str | None:
+    """Why the testbed cannot run here, or None: `check_host`'s checks, then
+    a namespace actually made and removed (a container may refuse it to
+    root). The tests that need the testbed skip on this."""
+    try:
+        check_host()
+    except TestbedUnavailable as e:
+        return str(e)
+    probe = f"ecnlab-probe-{os.getpid()}"
+    made = ip("netns", "add", probe, check=False)
+    if made.returncode != 0:
+        return f"cannot create a network namespace: {made.stderr.strip()}"
+    ip("netns", "del", probe, check=False)
+    return None
 
 
 def netns_names() -> list[str]:
