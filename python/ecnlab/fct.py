@@ -188,9 +188,8 @@ def fct_stats(flows: pa.Table, mss: int = DEFAULT_MSS) -> dict[str, float | int 
     timeouts = _numbers(flows, "timeouts", pa.int64(), 0)[sized]
 
     finished = ~np.isnan(fct)
-    small = (size > 0) & (size <= SMALL_MAX_BYTES)
-    medium = (size > SMALL_MAX_BYTES) & (size <= MEDIUM_MAX_BYTES)
-    large = size > MEDIUM_MAX_BYTES
+    classes = size_classes(size)
+    small, medium, large = classes["small"], classes["medium"], classes["large"]
     one_packet = (size > 0) & (size <= int(mss))
 
     small_fct = fct[small & finished]
@@ -296,7 +295,10 @@ class Estimate:
         return asdict(self)
 
 
-def _class_masks(size: np.ndarray) -> dict[str, np.ndarray]:
+def size_classes(size: np.ndarray) -> dict[str, np.ndarray]:
+    """Masks of the small, medium and large flows among ``size`` (bytes;
+    <= 0 for unsized) and of all of them: the classes every FCT and
+    slowdown statistic uses."""
     return {
         "small": (size > 0) & (size <= SMALL_MAX_BYTES),
         "medium": (size > SMALL_MAX_BYTES) & (size <= MEDIUM_MAX_BYTES),
@@ -399,7 +401,7 @@ def fct_estimates(
         slowdown = _numbers(flows, "slowdown", pa.float64(), float("nan"))[sized]
         defined = finished & np.isfinite(slowdown)
     out: list[Estimate] = []
-    masks = _class_masks(size)
+    masks = size_classes(size)
     for metric, stats in (("fct", FCT_ESTIMATES), ("slowdown", SLOWDOWN_ESTIMATES)):
         if metric == "slowdown" and not has_slowdown:
             continue

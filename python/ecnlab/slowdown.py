@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .fct import MEDIUM_MAX_BYTES, SMALL_MAX_BYTES
+from .fct import size_classes
 
 __all__ = ["SLOWDOWN_KEYS", "has_slowdown", "slowdown_stats"]
 
@@ -69,12 +69,8 @@ def slowdown_stats(flows: pa.Table) -> dict[str, Any]:
     slowdown = np.asarray(flows.column("slowdown").to_numpy(zero_copy_only=False), dtype=float)
     keep = (kind == "sized") & np.isfinite(slowdown)
     size, slowdown = size[keep], slowdown[keep]
-    classes = {
-        "overall": np.ones(size.shape, dtype=bool),
-        "small": (size > 0) & (size <= SMALL_MAX_BYTES),
-        "medium": (size > SMALL_MAX_BYTES) & (size <= MEDIUM_MAX_BYTES),
-        "large": size > MEDIUM_MAX_BYTES,
-    }
+    classes = size_classes(size)
+    classes["overall"] = classes.pop("all")
     out: dict[str, Any] = {}
     for key in SLOWDOWN_KEYS[:-1]:
         cls, _, stat = key.partition("_")
