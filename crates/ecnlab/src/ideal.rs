@@ -41,7 +41,7 @@
 use crate::config::TransportCfg;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::{TcpParams, TcpSender};
-use crate::topology::{Network, NodeKind};
+use crate::topology::Network;
 use crate::units::{LineRate, Time};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -109,16 +109,7 @@ pub struct Replay {
 /// at each switch).
 pub fn path(net: &Network, src: u32, dst: u32, out: &mut Vec<Hop>) {
     out.clear();
-    let mut node = src;
-    while node != dst && out.len() < 64 {
-        let port = match net.nodes[node as usize].kind {
-            NodeKind::Host { nic } => nic,
-            NodeKind::Switch { index } => net.routes(index, dst)[0],
-        };
-        let p = &net.ports[port as usize];
-        out.push(Hop { rate: p.qdisc.rate, delay: p.delay });
-        node = p.peer;
-    }
+    out.extend(net.first_path(src, dst).map(|p| Hop { rate: p.qdisc.rate, delay: p.delay }));
 }
 
 /// A packet of `bytes` entering the first of `hops` at `at`, behind the

@@ -160,23 +160,29 @@ impl Network {
         self.routes.get(sw, dst)
     }
 
-    /// One-way delay of an otherwise empty path for a packet of `bytes`:
-    /// serialisation and propagation at every hop (first ECMP choice).
-    pub fn base_one_way(&self, src: u32, dst: u32, bytes: u64) -> Time {
-        let mut t = 0;
+    /// The ports a packet from `src` to `dst` leaves by when every switch
+    /// takes its first equal-cost port (at most 64).
+    pub fn first_path(&self, src: u32, dst: u32) -> impl Iterator<Item = &Port> + '_ {
         let mut node = src;
-        let mut hops = 0;
-        while node != dst && hops < 64 {
+        std::iter::from_fn(move || {
+            if node == dst {
+                return None;
+            }
             let port = match self.nodes[node as usize].kind {
                 NodeKind::Host { nic } => nic,
                 NodeKind::Switch { index } => self.routes(index, dst)[0],
             };
             let p = &self.ports[port as usize];
-            t += p.tx_time(bytes) + p.delay;
             node = p.peer;
-            hops += 1;
-        }
-        t
+            Some(p)
+        })
+        .take(64)
+    }
+
+    /// One-way delay of an otherwise empty path for a packet of `bytes`:
+    /// serialisation and propagation at every hop (first ECMP choice).
+    pub fn base_one_way(&self, src: u32, dst: u32, bytes: u64) -> Time {
+        self.first_path(src, dst).map(|p| p.tx_time(bytes) + p.delay).sum()
     }
 
     pub fn port_name(&self, p: u32) -> String {
