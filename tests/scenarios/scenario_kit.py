@@ -102,6 +102,14 @@ def output_files(d: Path) -> dict[str, bytes]:
     return out
 
 
+def exact(cfg: dict[str, Any]) -> dict[str, Any]:
+    """`cfg` as an exact replay: the hosts' timing jitter (`host.jitter`,
+    on by default) off, for tests that check packet timing to the
+    picosecond against hand arithmetic, or two runs' decisions one by one."""
+    cfg.setdefault("host", {})["jitter"] = "0us"
+    return cfg
+
+
 def run_checked(cfg: dict[str, Any]) -> ecnlab.Result:
     """Run twice; assert byte-identical outputs and packet conservation."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ecnlab
-from scenario_kit import assert_refused, run_checked, star
+from scenario_kit import assert_refused, exact, run_checked, star
 
 # 2 hosts on a 10 Gbps star with 10 us links: a hop costs 10 us plus the
 # packet's serialisation (1500 B: 1.2 us; 40 B: 0.032 us), two hops a way.
@@ -28,6 +28,7 @@ def one_packet_flows(tmp_path: Path, **workload: object) -> dict:
     cfg = star(hosts=2, delay="10us", warmup="0s", transport={"init_cwnd": 16})
     del cfg["run"]["duration"]
     cfg["run"]["sample_ports"] = "none"
+    exact(cfg)  # the FCTs are checked to the nanosecond against the path's time
     cfg["workload"] = {
         "kind": "poisson",
         "load": 1e-5,

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 import ecnlab
-from scenario_kit import port_totals, run_checked
+from scenario_kit import exact, port_totals, run_checked
 
 
 def base(topology: dict, flows: list[dict] | None = None, **extra: object) -> dict:
@@ -57,7 +57,7 @@ def test_preset_keys_can_be_overridden_one_by_one() -> None:
         {"preset": "mqecn", "leaves": 2, "hosts_per_leaf": 3},
         [{"src": 0, "dst": 5, "size": "1460B"}],
     )
-    res = run_checked(cfg)
+    res = run_checked(exact(cfg))
     assert ("host5", "leaf1") in port_names(res)
     fct = res["flows"]["fct"].to_pylist()[0]
     path = [(10e9, 20.2e-6), (10e9, 0.2e-6), (10e9, 0.2e-6), (10e9, 20.2e-6)]
@@ -74,7 +74,7 @@ def test_pfabric_delays(preset: str) -> None:
     10G, 40G, 40G, 10G (its FCT ends when the last byte arrives)."""
     hosts = 32 if preset == "fqcodel" else 144
     cfg = base({"preset": preset}, [{"src": 0, "dst": hosts - 1, "size": "1460B"}])
-    res = run_checked(cfg)
+    res = run_checked(exact(cfg))
     fct = res["flows"]["fct"].to_pylist()[0]
     rates = (10e9, 40e9, 40e9, 10e9)
     one_way = lambda size: 6e-6 + sum(size * 8 / r for r in rates)  # noqa: E731

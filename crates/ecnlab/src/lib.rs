@@ -47,7 +47,7 @@ pub use world::{Stop, World};
 /// whose outputs moved while this number stayed fails `cargo test`. Result
 /// stores key their points by it and the resolved config, so a store made
 /// before a refactor is still used after it.
-pub const MODEL_VERSION: u32 = 3;
+pub const MODEL_VERSION: u32 = 4;
 
 /// The engine's version for people: the package version and the model
 /// version ("0.1.0 (model 3)").

@@ -2,14 +2,21 @@
 //! must take exactly its ideal (slowdown 1), on every topology and with the
 //! transport settings the replay follows (`ecnlab::ideal`). The replay runs
 //! the engine's own TCP, so agreement to the picosecond is expected; the
-//! tolerance only absorbs the division of two integers.
+//! tolerance only absorbs the division of two integers. The ideal leaves
+//! out the hosts' timing jitter (`host.jitter`), so these runs turn it off:
+//! an exact replay; the last test bounds what the jitter adds.
 
 use ecnlab::{Column, Config};
 
 /// Per flow of `toml`'s run: (size, fct, ideal_fct, slowdown).
 fn flows(toml: &str) -> Vec<(i64, f64, f64, f64)> {
-    let cfg = Config::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    let rep = ecnlab::run(&cfg, &mut |_, _| true).expect("the run");
+    let mut cfg = Config::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    cfg.host.jitter = ecnlab::config::Dur(0);
+    flows_of(&cfg)
+}
+
+fn flows_of(cfg: &Config) -> Vec<(i64, f64, f64, f64)> {
+    let rep = ecnlab::run(cfg, &mut |_, _| true).expect("the run");
     let t = rep.table("flows").expect("a flows table");
     let f64s = |name: &str| match t.column(name) {
         Some(Column::F64(v)) => v.clone(),
@@ -136,4 +143,25 @@ fn flows_that_share_a_replay_each_meet_their_ideal() {
             assert!((slowdown - 1.0).abs() < 1e-12, "{end}, {size} B: fct {fct}, ideal {ideal}");
         }
     }
+}
+
+/// With the hosts' jitter on (its default, 100 ns), a lone one-packet flow
+/// on the star takes longer than its ideal by at most one jitter per frame
+/// on its critical path (SYN, SYN-ACK, data: each lands at most `jitter`
+/// late, and order only ever holds a frame back to its predecessor's
+/// landing, itself at most `jitter` late), and by a different amount per
+/// seed.
+#[test]
+fn the_hosts_jitter_adds_at_most_one_jitter_per_frame() {
+    let mut extra = std::collections::BTreeSet::new();
+    for seed in 1..=20 {
+        let toml = format!("[run]\nseed = {seed}\n{STAR}\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"1460B\"\n");
+        let cfg = Config::from_toml(&toml).unwrap();
+        assert_eq!(cfg.host.jitter.0, 100_000, "the documented default");
+        let (_, fct, ideal, _) = flows_of(&cfg)[0];
+        let late = fct - ideal;
+        assert!(late > 0.0 && late <= 3.0 * 100e-9 + 1e-15, "seed {seed}: {late} s late");
+        extra.insert((late * 1e12).round() as i64);
+    }
+    assert!(extra.len() >= 15, "seeds should draw different jitters: {extra:?}");
 }

@@ -64,6 +64,8 @@ for _key in "receiver senders block rounds service start request_gap response_ji
 IRRELEVANT: dict[str, str] = {
     "run.lazy_departures": "the simulator's bookkeeping of departures; the switch's are real",
     "run.max_output": "a budget on the simulator's outputs; a testbed run writes a few MB",
+    "host.jitter": "the simulator's stand-in for real hosts' timing noise; the testbed's hosts "
+    "have their own",
     "topology.preset": "leaf-spine presets; the engine refuses them on a star",
     "topology.uplink_rate": "no switch-to-switch links in a star (the engine refuses it there)",
     "topology.leaves": "leaf-spine's (the engine refuses it on a star)",

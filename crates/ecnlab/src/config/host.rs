@@ -28,6 +28,11 @@ section! {
         /// state, so Linux (and CEDM Table I cond. 4) send at once there; on, only loss recovery
         /// stops deferring.
         lso_defer_in_cwr: bool = false, source "CEDM Table I";
+        /// Each frame a host sends lands at the first switch a seeded, uniform [0, jitter) later
+        /// than the wire alone makes it, in order: the timing noise of real NICs and switch ingress
+        /// that keeps a backlogged host from staying phase-locked with the port it feeds (a
+        /// drop-tail lock-out). 0: off, an exact replay as ns-2 runs (see `host/jitter.rs`).
+        jitter: Dur = Dur(100_000), range "0 or more";
         /// Receive interrupt coalescing: arrivals wait at most this long after the first unhandled
         /// one (0: every arrival is handled at once).
         interrupt_coalescing: Dur = Dur(0), source "CEDM §II-A";

@@ -5,12 +5,14 @@
 //! applications their write pace in `paced`, persistent connections per
 //! host pair their pool in `persistent`. The stack's batching (CEDM
 //! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
-//! coalescing (`coalesce`) and receive offload (`gro`) at receivers.
+//! coalescing (`coalesce`) and receive offload (`gro`) at receivers. The
+//! hosts' timing noise on the wire is `jitter`.
 
 pub mod cc;
 pub mod coalesce;
 pub mod gro;
 pub mod incast;
+pub mod jitter;
 pub mod lso;
 pub mod paced;
 pub mod persistent;

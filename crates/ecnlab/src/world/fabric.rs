@@ -9,6 +9,7 @@ use super::World;
 use crate::config::{Config, EcmpMode};
 use crate::ecmp::{self, Ecmp};
 use crate::engine::EventQueue;
+use crate::host::jitter::HostJitter;
 use crate::packet::{Arena, Kind, Packet};
 use crate::rng::hash64;
 use crate::switch::marker::Marker;
@@ -29,6 +30,8 @@ pub struct Fabric {
     pub(super) ecmp: Ecmp,
     /// Packets on the wire (sent by a port, not yet landed).
     pub(super) in_transit: u64,
+    /// The hosts' frames' landing wobble (`host.jitter`).
+    jitter: HostJitter,
 }
 
 impl Fabric {
@@ -55,6 +58,7 @@ impl Fabric {
         Fabric {
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
             ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
+            jitter: HostJitter::new(cfg.host.jitter.0, cfg.run.seed, net.hosts),
             net,
             in_transit: 0,
         }
@@ -179,7 +183,12 @@ impl World<'_> {
         let p = &mut self.fabric.net.ports[port as usize];
         let ser = p.tx_time(size as u64);
         p.busy_until = now + ser;
-        self.q.arrive(port, now + ser + p.delay, id);
+        let nic = p.switch.is_none();
+        let mut lands = now + ser + p.delay;
+        if nic && self.fabric.jitter.on() {
+            lands = self.fabric.jitter.landing(p.node, now, lands);
+        }
+        self.q.arrive(port, lands, id);
         if p.qdisc.packets > 0 {
             if p.lazy {
                 p.txdone_sched = now;
@@ -189,7 +198,6 @@ impl World<'_> {
             }
         }
         self.fabric.in_transit += 1;
-        let nic = p.switch.is_none();
         if p.capture | p.trace {
             self.watch(port, now, id, -1);
         }
