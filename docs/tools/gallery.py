@@ -1,0 +1,210 @@
+"""MkDocs hook: the reproduction gallery, one page per figure folder of
+``experiments/``, made at build time from the folder itself (``figure.toml``
+and ``NOTES.md``), so the site never holds a second copy that can go stale.
+
+Each page gets the figure's title and source, the row of the full-scale
+table in ``docs/gallery/index.md`` that covers it (the only full-scale
+evidence there is until the record of issue 29 exists), the paper's numbers
+and trends as ``figure.toml`` states them, and the figure's notes.
+``experiments/README.md`` (the folder format) becomes one more page.
+
+``gallery_pages(root)`` is the whole mapping (page path -> Markdown, in nav
+order); the tests call it without MkDocs."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+NAV_TITLE = "Reproduction gallery"
+# The papers in the order the full-scale table (and the nav) lists them.
+PAPER_ORDER = ["MQ-ECN", "Tuning ECN", "CEDM", "ML-ECN", "FQ-CoDel in the DCN"]
+
+
+def _figure_number(fig: dict[str, Any]) -> int:
+    m = re.search(r"\d+", str(fig.get("figure", "")))
+    return int(m.group()) if m else 0
+
+
+def figures(root: Path = ROOT) -> list[tuple[str, dict[str, Any]]]:
+    """(folder id, parsed figure.toml) for every figure folder, in nav order."""
+    out = []
+    for toml in sorted((root / "experiments").glob("*/figure.toml")):
+        with toml.open("rb") as f:
+            out.append((toml.parent.name, tomllib.load(f)))
+
+    def order(item: tuple[str, dict[str, Any]]) -> tuple[int, int, str]:
+        paper = item[1].get("paper", "")
+        rank = PAPER_ORDER.index(paper) if paper in PAPER_ORDER else len(PAPER_ORDER)
+        return rank, _figure_number(item[1]), item[0]
+
+    return sorted(out, key=order)
+
+
+def full_scale_rows(root: Path = ROOT) -> tuple[str, dict[str, str]]:
+    """The full-scale table's header and its row for each figure id, from
+    docs/gallery/index.md (a row "mlecn-fig4 to fig15" covers the range)."""
+    header, rows = "", {}
+    lines = (root / "docs" / "gallery" / "index.md").read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("| figure | verdicts |"):
+            header = line + "\n" + lines[i + 1]
+            continue
+        m = re.match(
+            r"\| \[?([a-z-]+)fig(\d+)(?:\]\([^)]*\))?(?: to \[?fig(\d+)(?:\]\([^)]*\))?)? \|", line
+        )
+        if header and m:
+            first, last = int(m.group(2)), int(m.group(3) or m.group(2))
+            for n in range(first, last + 1):
+                rows[f"{m.group(1)}fig{n}"] = line
+    return header, rows
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _expectations(fig: dict[str, Any]) -> str:
+    expects = fig.get("expect", [])
+    if not expects:
+        return "The figure states no numbers of the paper's to compare with.\n"
+    panels = fig.get("panel", [])
+    out = [
+        "| panel | series | x | rule | paper | what the paper says | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for e in expects:
+        p = e.get("panel")
+        title = panels[p - 1].get("title", p) if isinstance(p, int) and 0 < p <= len(panels) else p
+        rule = e.get("rule", "")
+        if e.get("than") is not None:
+            rule = f"{rule} {e['than']}"
+        out.append(
+            "| "
+            + " | ".join(
+                _cell(v)
+                for v in (
+                    title,
+                    e.get("series"),
+                    e.get("x"),
+                    rule,
+                    e.get("paper"),
+                    e.get("text"),
+                    e.get("source"),
+                )
+            )
+            + " |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def _shift_headings(text: str) -> tuple[str, str]:
+    """The notes' first-level title, and the rest one level down."""
+    title, out, fence = "", [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if not fence and re.match(r"#+ ", line):
+            if line.startswith("# ") and not title:
+                title = line[2:].strip()
+                continue
+            line = "#" + line
+        out.append(line)
+    return title, "\n".join(out).strip("\n") + "\n"
+
+
+def figure_page(fid: str, fig: dict[str, Any], header: str, row: str | None, root: Path) -> str:
+    folder = root / "experiments" / fid
+    notes_path = folder / "NOTES.md"
+    title, notes = _shift_headings(notes_path.read_text()) if notes_path.is_file() else ("", "")
+    title = title or f"{fig.get('paper', '')} {fig.get('figure', '')}: {fig.get('title', '')}"
+    files = sorted(p.name for p in folder.iterdir() if p.is_file())
+    parts = [
+        f"# {title}\n",
+        f"*{_cell(fig.get('description'))}*\n",
+        f"**Source:** {_cell(fig.get('source'))}. **Folder:** `experiments/{fid}/` "
+        f"({', '.join(f'`{f}`' for f in files)}).\n",
+        "```sh\n"
+        f"ecnlab reproduce {fid} --quick            # under a minute: PNG, JSON, report\n"
+        f"ecnlab reproduce {fid} --out results/full  # the paper's scale\n"
+        "```\n",
+        "## Full-scale results\n",
+        '!!! warning "No full-scale record yet"\n'
+        "    The record of every figure at full scale, with seeds and 95% intervals, "
+        "kept in the repository (issue 29), does not exist yet, so this page cannot "
+        "show our plot or interval verdicts. What exists is the single-seed run below "
+        "(the [full-scale table](index.md#full-scale-results)).\n",
+    ]
+    if row:
+        parts.append(f"{header}\n{row}\n")
+    else:
+        parts.append("This figure has no full-scale run yet; only its `--quick` form runs.\n")
+    parts.append("## The paper's numbers\n")
+    parts.append(
+        "What the paper reports, as `figure.toml` states it: each row is judged against "
+        "our number by its rule (`matches`, `same direction` or `differs`).\n"
+    )
+    expects = _expectations(fig)
+    n = len(fig.get("expect", []))
+    if n > 12:
+        body = "\n".join("    " + line if line else "" for line in expects.splitlines())
+        parts.append(f'??? note "{n} statements of the paper\'s"\n\n{body}\n')
+    else:
+        parts.append(expects)
+    if notes:
+        parts.append("## Notes\n")
+        parts.append(notes)
+    return "\n".join(parts)
+
+
+def gallery_pages(root: Path = ROOT) -> dict[str, tuple[str, str]]:
+    """Page path -> (nav title, Markdown), in nav order."""
+    header, rows = full_scale_rows(root)
+    pages = {
+        "gallery/figure-folders.md": (
+            "Figure folders",
+            (root / "experiments" / "README.md").read_text(),
+        )
+    }
+    for fid, fig in figures(root):
+        nav = f"{fig.get('paper', fid)} {fig.get('figure', '')}".strip()
+        pages[f"gallery/{fid}.md"] = (nav, figure_page(fid, fig, header, rows.get(fid), root))
+    return pages
+
+
+# MkDocs entry points -------------------------------------------------------
+
+_PAGES: dict[str, tuple[str, str]] = {}
+
+
+def on_config(config: Any) -> Any:
+    _PAGES.clear()
+    _PAGES.update(gallery_pages(ROOT))
+    for entry in config["nav"] or []:
+        if isinstance(entry, dict) and NAV_TITLE in entry:
+            section = entry[NAV_TITLE]
+            by_paper: dict[str, list[dict[str, str]]] = {}
+            for path, (title, _) in _PAGES.items():
+                if path == "gallery/figure-folders.md":
+                    section.append({title: path})
+                    continue
+                paper, _, fig = title.partition(" Fig")
+                by_paper.setdefault(paper, []).append({("Fig" + fig) if fig else title: path})
+            section.extend({paper: pages} for paper, pages in by_paper.items())
+    return config
+
+
+def on_files(files: Any, config: Any) -> Any:
+    from mkdocs.structure.files import File
+
+    for path, (_, text) in _PAGES.items():
+        files.append(File.generated(config, path, content=text))
+    return files
