@@ -121,10 +121,59 @@ def _shift_headings(text: str) -> tuple[str, str]:
     return title, "\n".join(out).strip("\n") + "\n"
 
 
-def figure_page(fid: str, fig: dict[str, Any], header: str, row: str | None, root: Path) -> str:
+IMAGES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
+LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
+
+
+def rewrite_links(text: str, folder: Path, root: Path, assets: dict[str, Path]) -> str:
+    """Links of a figure's notes as the site needs them: another figure's
+    notes or folder -> its gallery page, experiments/README.md -> the folder
+    format's page, a page of docs/ -> that page, an image in a figure folder
+    -> a copy beside the gallery (added to ``assets``); any other file of the
+    repository -> its path as code (the site does not carry it)."""
+    experiments = (root / "experiments").resolve()
+    docs = (root / "docs").resolve()
+
+    def one(m: re.Match[str]) -> str:
+        bang, label, target, title = m.groups()
+        if re.match(r"[a-z]+:|#", target):
+            return m.group(0)
+        path_part, _, anchor = target.partition("#")
+        anchor = f"#{anchor}" if anchor else ""
+        path = (folder / path_part).resolve()
+        if path == experiments / "README.md":
+            return f"{bang}[{label}](figure-folders.md{anchor}{title})"
+        if path.parent == experiments and path.is_dir():
+            return f"{bang}[{label}]({path.name}.md{anchor}{title})"
+        if path.parent.parent == experiments and path.name == "NOTES.md":
+            return f"{bang}[{label}]({path.parent.name}.md{anchor}{title})"
+        if experiments in path.parents and path.suffix.lower() in IMAGES and path.is_file():
+            rel = path.relative_to(experiments).as_posix()
+            assets[f"gallery/{rel}"] = path
+            return f"{bang}[{label}]({rel}{title})"
+        if docs in path.parents and path.suffix == ".md":
+            return f"{bang}[{label}](../{path.relative_to(docs).as_posix()}{anchor}{title})"
+        try:
+            shown = path.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            shown = target
+        return f"{label} (`{shown}`)"
+
+    return LINK.sub(one, text)
+
+
+def figure_page(
+    fid: str,
+    fig: dict[str, Any],
+    header: str,
+    row: str | None,
+    root: Path,
+    assets: dict[str, Path] | None = None,
+) -> str:
     folder = root / "experiments" / fid
     notes_path = folder / "NOTES.md"
     title, notes = _shift_headings(notes_path.read_text()) if notes_path.is_file() else ("", "")
+    notes = rewrite_links(notes, folder, root, assets if assets is not None else {})
     title = title or f"{fig.get('paper', '')} {fig.get('figure', '')}: {fig.get('title', '')}"
     files = sorted(p.name for p in folder.iterdir() if p.is_file())
     parts = [
@@ -165,29 +214,37 @@ def figure_page(fid: str, fig: dict[str, Any], header: str, row: str | None, roo
     return "\n".join(parts)
 
 
-def gallery_pages(root: Path = ROOT) -> dict[str, tuple[str, str]]:
-    """Page path -> (nav title, Markdown), in nav order."""
+def gallery_pages(
+    root: Path = ROOT, assets: dict[str, Path] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Page path -> (nav title, Markdown), in nav order; the images the
+    pages link to go into ``assets`` (site path -> file)."""
+    assets = assets if assets is not None else {}
     header, rows = full_scale_rows(root)
+    folders = root / "experiments"
     pages = {
         "gallery/figure-folders.md": (
             "Figure folders",
-            (root / "experiments" / "README.md").read_text(),
+            rewrite_links((folders / "README.md").read_text(), folders, root, assets),
         )
     }
     for fid, fig in figures(root):
         nav = f"{fig.get('paper', fid)} {fig.get('figure', '')}".strip()
-        pages[f"gallery/{fid}.md"] = (nav, figure_page(fid, fig, header, rows.get(fid), root))
+        page = figure_page(fid, fig, header, rows.get(fid), root, assets)
+        pages[f"gallery/{fid}.md"] = (nav, page)
     return pages
 
 
 # MkDocs entry points -------------------------------------------------------
 
 _PAGES: dict[str, tuple[str, str]] = {}
+_ASSETS: dict[str, Path] = {}
 
 
 def on_config(config: Any) -> Any:
     _PAGES.clear()
-    _PAGES.update(gallery_pages(ROOT))
+    _ASSETS.clear()
+    _PAGES.update(gallery_pages(ROOT, _ASSETS))
     for entry in config["nav"] or []:
         if isinstance(entry, dict) and NAV_TITLE in entry:
             section = entry[NAV_TITLE]
@@ -207,4 +264,6 @@ def on_files(files: Any, config: Any) -> Any:
 
     for path, (_, text) in _PAGES.items():
         files.append(File.generated(config, path, content=text))
+    for path, source in _ASSETS.items():
+        files.append(File.generated(config, path, content=source.read_bytes()))
     return files

@@ -197,3 +197,36 @@ def test_tutorial_sweep_files_are_valid_experiments() -> None:
     ecnlab.validate(DOCS / "tutorial" / "leafspine.toml")
     sweep = load_sweep(DOCS / "tutorial" / "sweep.toml")
     assert sweep is not None
+
+
+def test_gallery_rewrites_the_notes_links_for_the_site(tmp_path: Path) -> None:
+    # A figure's notes link to other figures' notes, to the folder format, to
+    # docs pages, to images and to files the site does not carry: each must
+    # become a link that exists on the site (or plain text), or strict
+    # `make docs` fails on a note's link.
+    exp = tmp_path / "experiments"
+    for fid in ("x-fig1", "x-fig2"):
+        (exp / fid).mkdir(parents=True)
+        (exp / fid / "figure.toml").write_text(f'id = "{fid}"\npaper = "X"\nfigure = "Fig. 1"\n')
+    (exp / "README.md").write_text("# experiments/\n")
+    (exp / "x-fig1" / "plot.png").write_bytes(b"\x89PNG")
+    (exp / "x-fig1" / "NOTES.md").write_text(
+        "# X Fig. 1: a title\n\n## Found\n\n"
+        "[two](../x-fig2/NOTES.md#found), [format](../README.md), [base](base.toml), "
+        "[stats](../../docs/statistics.md#which-quantile), [web](https://example.org), "
+        "![ours](plot.png)\n"
+    )
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / "docs" / "gallery" / "index.md").write_text("# Gallery\n")
+    assets: dict[str, Path] = {}
+    pages = gallery.gallery_pages(tmp_path, assets)
+    page = pages["gallery/x-fig1.md"][1]
+    assert page.startswith("# X Fig. 1: a title\n") and "\n### Found\n" in page
+    assert "[two](x-fig2.md#found)" in page
+    assert "[format](figure-folders.md)" in page
+    assert "base (`experiments/x-fig1/base.toml`)" in page
+    assert "[stats](../statistics.md#which-quantile)" in page
+    assert "[web](https://example.org)" in page
+    assert "![ours](x-fig1/plot.png)" in page
+    assert assets == {"gallery/x-fig1/plot.png": (exp / "x-fig1" / "plot.png").resolve()}
+    assert "no full-scale run yet" in page
