@@ -13,6 +13,7 @@ order); the tests call it without MkDocs."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -162,6 +163,88 @@ def rewrite_links(text: str, folder: Path, root: Path, assets: dict[str, Path]) 
     return LINK.sub(one, text)
 
 
+NO_RECORD = (
+    '!!! warning "No full-scale record yet"\n'
+    "    This figure has no record yet: the run at the paper's scale with its seeds and "
+    "95% intervals, kept in the repository under `record/` (issue 29), so this page cannot "
+    "show our plot or interval verdicts. What exists is the single-seed run below, if any "
+    "(the [full-scale table](index.md#full-scale-results)).\n"
+)
+
+
+def load_record(root: Path, fid: str) -> dict[str, Any] | None:
+    """The figure's record (``record/<id>/<id>.json``, written by
+    ``ecnlab reproduce ID --record``), or None."""
+    path = root / "record" / fid / f"{fid}.json"
+    if not path.is_file():
+        return None
+    rec: dict[str, Any] = json.loads(path.read_text())
+    return rec
+
+
+def _number(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "" if v is None else str(v)
+
+
+def record_section(fid: str, rec: dict[str, Any], root: Path, assets: dict[str, Path]) -> str:
+    """Our plot, the stamp, the seeds and every judged point with its
+    interval and verdict, from the record."""
+    stamp = rec.get("record", {})
+    out = ["## The record\n"]
+    engine = str(stamp.get("engine", "?"))
+    model = stamp.get("model_version", rec.get("model_version", "?"))
+    if "model" not in engine:
+        engine += f" (model version {model})"
+    out.append(f"Recorded {stamp.get('date', '?')} with engine {engine}, in `record/{fid}/`.\n")
+    seeds = rec.get("seeds") or []
+    if seeds:
+        out.append(f"Seeds: {', '.join(map(str, seeds))} (95% Student-t intervals over them).\n")
+    elif rec.get("seedless"):
+        out.append(f"Seedless, run once: {_cell(rec['seedless'])}.\n")
+    png = root / "record" / fid / str(rec.get("png", f"{fid}.png"))
+    if png.is_file():
+        assets[f"gallery/record/{fid}/{png.name}"] = png.resolve()
+        out.append(f"![{fid}](record/{fid}/{png.name})\n")
+    verdicts = rec.get("verdicts") or {}
+    if verdicts:
+        out.append("Verdicts: " + ", ".join(f"{n} {v}" for v, n in verdicts.items()) + ".\n")
+    panels = rec.get("panels") or []
+    rows = [
+        "| panel | series | x | ours | 95% interval | seeds | paper | verdict "
+        "| at the mean | claim |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in rec.get("points") or []:
+        i = p.get("panel")
+        # Points count panels from 0 (figure.toml's [[expect]] from 1).
+        title = panels[i].get("title", i) if isinstance(i, int) and 0 <= i < len(panels) else i
+        low, high = p.get("ci_low"), p.get("ci_high")
+        interval = f"{_number(low)} .. {_number(high)}" if low is not None else ""
+        rows.append(
+            "| "
+            + " | ".join(
+                _cell(v)
+                for v in (
+                    title,
+                    p.get("series"),
+                    p.get("x"),
+                    _number(p.get("ours")),
+                    interval,
+                    p.get("n"),
+                    _number(p["paper"]) if isinstance(p.get("paper"), (int, float)) else "(trend)",
+                    p.get("verdict"),
+                    p.get("verdict_point"),
+                    p.get("claim"),
+                )
+            )
+            + " |"
+        )
+    out.append("\n".join(rows) + "\n")
+    return "\n".join(out)
+
+
 def figure_page(
     fid: str,
     fig: dict[str, Any],
@@ -185,16 +268,21 @@ def figure_page(
         f"ecnlab reproduce {fid} --quick            # under a minute: PNG, JSON, report\n"
         f"ecnlab reproduce {fid} --out results/full  # the paper's scale\n"
         "```\n",
-        "## Full-scale results\n",
-        '!!! warning "No full-scale record yet"\n'
-        "    The record of every figure at full scale, with seeds and 95% intervals, "
-        "kept in the repository (issue 29), does not exist yet, so this page cannot "
-        "show our plot or interval verdicts. What exists is the single-seed run below "
-        "(the [full-scale table](index.md#full-scale-results)).\n",
     ]
-    if row:
-        parts.append(f"{header}\n{row}\n")
+    rec = load_record(root, fid)
+    if rec is not None:
+        parts.append(record_section(fid, rec, root, assets if assets is not None else {}))
     else:
+        parts.append("## Full-scale results\n")
+        parts.append(NO_RECORD)
+    if row:
+        if rec is not None:
+            parts.append("### Before the record\n")
+            parts.append(
+                "The earlier single-seed run ([full-scale table](index.md#full-scale-results)):\n"
+            )
+        parts.append(f"{header}\n{row}\n")
+    elif rec is None:
         parts.append("This figure has no full-scale run yet; only its `--quick` form runs.\n")
     parts.append("## The paper's numbers\n")
     parts.append(
@@ -257,6 +345,24 @@ def on_config(config: Any) -> Any:
                 by_paper.setdefault(paper, []).append({("Fig" + fig) if fig else title: path})
             section.extend({paper: pages} for paper, pages in by_paper.items())
     return config
+
+
+RECORDS_MARKER = "<!-- records: the hook lists the figures with a record here -->"
+
+
+def records_line(root: Path = ROOT) -> str:
+    """Which figures have a record, linked to their pages."""
+    have = [fid for fid, _ in figures(root) if load_record(root, fid) is not None]
+    if not have:
+        return "No figure has a record yet."
+    links = ", ".join(f"[{fid}]({fid}.md)" for fid in have)
+    return f"Figures with a record ({len(have)} of {len(figures(root))}): {links}."
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if page.file.src_uri == "gallery/index.md":
+        return markdown.replace(RECORDS_MARKER, records_line(ROOT))
+    return markdown
 
 
 def on_files(files: Any, config: Any) -> Any:

@@ -8,6 +8,7 @@ does not need MkDocs installed."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -84,9 +85,12 @@ def test_gallery_pages_carry_the_papers_numbers_and_the_full_scale_row() -> None
     # The range row "mlecn-fig4 to fig15" covers each of its figures.
     _, rows = gallery.full_scale_rows(ROOT)
     assert all(f"mlecn-fig{n}" in rows for n in range(4, 16))
-    # No record yet: every figure page says so (issue 29's record).
-    figure_pages = [text for p, (_, text) in pages.items() if p != "gallery/figure-folders.md"]
-    assert all("No full-scale record yet" in text for text in figure_pages)
+    # A figure without a record (issue 29) says so on its page.
+    for fid, _ in gallery.figures(ROOT):
+        text = pages[f"gallery/{fid}.md"][1]
+        has_record = gallery.load_record(ROOT, fid) is not None
+        assert ("## The record" in text) == has_record, fid
+        assert ("No full-scale record yet" in text) != has_record, fid
 
 
 try:
@@ -230,3 +234,58 @@ def test_gallery_rewrites_the_notes_links_for_the_site(tmp_path: Path) -> None:
     assert "![ours](x-fig1/plot.png)" in page
     assert assets == {"gallery/x-fig1/plot.png": (exp / "x-fig1" / "plot.png").resolve()}
     assert "no full-scale run yet" in page
+
+
+def test_gallery_shows_a_figures_record(tmp_path: Path) -> None:
+    # `ecnlab reproduce ID --record` writes record/<id>/<id>.json and its
+    # PNG; the figure's page shows both, each point with its interval, and
+    # the gallery's index lists the figure. Points count panels from 0.
+    exp = tmp_path / "experiments"
+    for fid in ("x-fig1", "x-fig2"):
+        (exp / fid).mkdir(parents=True)
+        (exp / fid / "figure.toml").write_text(f'id = "{fid}"\npaper = "X"\nfigure = "Fig. 1"\n')
+    (exp / "README.md").write_text("# experiments/\n")
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / "docs" / "gallery" / "index.md").write_text("# Gallery\n")
+    rec = tmp_path / "record" / "x-fig2"
+    rec.mkdir(parents=True)
+    (rec / "x-fig2.png").write_bytes(b"\x89PNG")
+    (rec / "x-fig2.json").write_text(
+        json.dumps(
+            {
+                "record": {"model_version": 3, "engine": "0.1.0 (model 3)", "date": "2026-11-27"},
+                "seeds": [1, 2, 3],
+                "png": "x-fig2.png",
+                "verdicts": {"matches": 0, "within noise": 1, "differs": 0},
+                "panels": [{"title": "(a) goodput"}, {"title": "(b) mean FCT"}],
+                "points": [
+                    {
+                        "panel": 1,
+                        "series": "MQ-ECN",
+                        "x": 0.5,
+                        "ours": 1.23456,
+                        "ci_low": 1.1,
+                        "ci_high": 1.4,
+                        "n": 3,
+                        "paper": 1.35,
+                        "verdict": "within noise",
+                        "verdict_point": "differs",
+                        "claim": "MQ-ECN's FCT at load 0.5",
+                    }
+                ],
+            }
+        )
+    )
+    assets: dict[str, Path] = {}
+    pages = gallery.gallery_pages(tmp_path, assets)
+    page = pages["gallery/x-fig2.md"][1]
+    assert "Recorded 2026-11-27 with engine 0.1.0 (model 3)" in page
+    assert "Seeds: 1, 2, 3" in page and "![x-fig2](record/x-fig2/x-fig2.png)" in page
+    row = "| (b) mean FCT | MQ-ECN | 0.5 | 1.235 | 1.1 .. 1.4 | 3 | 1.35 | within noise | differs |"
+    assert row in page
+    assert "No full-scale record yet" not in page
+    assert "No full-scale record yet" in pages["gallery/x-fig1.md"][1]
+    assert assets == {"gallery/record/x-fig2/x-fig2.png": (rec / "x-fig2.png").resolve()}
+    assert gallery.records_line(tmp_path) == (
+        "Figures with a record (1 of 2): [x-fig2](x-fig2.md)."
+    )
