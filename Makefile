@@ -8,14 +8,14 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python test-install switch wheel bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference
+.PHONY: all run test test-rust test-python test-install switch wheel bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference docs
 
 all: build
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.12.1,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "hypothesis>=6.100" "dpkt>=1.9" "pandas>=2" "duckdb>=0.9" "polars>=0.20"
+	$(PIP) install --quiet "maturin>=1.12.1,<2" "numpy>=1.24" "pyarrow>=14" "matplotlib>=3.7" "tqdm>=4.60" "dask[distributed]>=2023.1" "pytest>=7" "ruff>=0.4" "hypothesis>=6.100" "dpkt>=1.9" "pandas>=2" "duckdb>=0.9" "polars>=0.20" "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10"
 	touch $(STAMP)
 
 $(VENV)/.engine-stamp: $(STAMP) $(RUST_SRC) pyproject.toml
@@ -29,8 +29,15 @@ build: $(VENV)/.engine-stamp
 run: build
 	$(VENV)/bin/ecnlab demo --out results/demo
 
-# The whole suite: Rust unit tests, then Python scenario and CLI tests.
-test: build test-rust test-python
+# The whole suite: the documentation site (strict), Rust unit tests, then
+# Python scenario and CLI tests.
+test: build docs test-rust test-python
+
+# The documentation site (mkdocs.yml, docs/) into site/. --strict fails on
+# any warning: a broken link or anchor, a page missing from the nav. The
+# gallery's pages are made from experiments/ during the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 test-rust:
 	cargo test --release -p ecnlab
@@ -82,10 +89,12 @@ bench-scale:
 # collects the corpus anew (bench points, figures' quick points, small
 # configs) and re-records every fingerprint at the current MODEL_VERSION,
 # which a change that moves outputs bumps (crates/ecnlab/src/lib.rs).
-# The experiment-file reference, generated from the engine's declarations
-# (a test fails when docs/reference.md and the code disagree).
+# The experiment-file reference and the scheme pages' generated blocks,
+# from the engine's declarations (tests fail when docs/reference.md or a
+# docs/schemes/ page and the code disagree).
 reference: build
 	$(VENV)/bin/ecnlab keys --markdown > docs/reference.md
+	$(PY) docs/tools/schemes.py
 
 golden:
 	cargo build --release -p ecnlab --bin ecnlab-golden
@@ -118,12 +127,12 @@ crosscheck: build
 lint: $(STAMP)
 	cargo fmt --all -- --check
 	cargo clippy --release --all-targets -p ecnlab -- -D warnings
-	$(VENV)/bin/ruff check python tests bench crosscheck
-	$(VENV)/bin/ruff format --check python tests bench crosscheck
+	$(VENV)/bin/ruff check python tests bench crosscheck docs/tools
+	$(VENV)/bin/ruff format --check python tests bench crosscheck docs/tools
 
 fmt: $(STAMP)
 	cargo fmt --all
-	$(VENV)/bin/ruff format python tests bench crosscheck
+	$(VENV)/bin/ruff format python tests bench crosscheck docs/tools
 
 clean:
-	rm -rf $(VENV) target results
+	rm -rf $(VENV) target results site

@@ -1,4 +1,4 @@
-"""How fast the testbed's switch keeps up (README, "ecnlab testbed").
+"""How fast the testbed's switch keeps up (docs/testbed.md, "How fast the switch keeps up").
 
 Runs MQ-ECN Fig. 3's star (1 vs 4 ECN* flows, per-port K = 16) on the
 testbed at each rate given, with the link delay scaled so the

@@ -40,8 +40,8 @@ NS2_DIR = "ns-2"
 SCHEMES = {"per-queue": 0, "mq-ecn": 2, "per-queue-min": 3}
 LABELS = {"per-queue": "per-queue K=65", "mq-ecn": "MQ-ECN", "per-queue-min": "per-queue K/8"}
 
-# ecnlab variants: each adds options to the one before it (see README,
-# "How ecnlab compares with the authors' ns-2"). "ns2" is the set that
+# ecnlab variants: each adds options to the one before it (see
+# docs/validation/ns2.md). "ns2" is the set that
 # mirrors the authors' scenario; the others isolate one difference each.
 VARIANTS: dict[str, dict[str, object]] = {
     # The first comparison (issue 15): a connection per flow, services by
@@ -66,7 +66,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     # + FCT ends when the sender has the last ACK: the authors' scenario.
     "ns2": {"run.fct_end": "sender"},
     # + host NICs as DWRR ports marking with the scheme, no TCP small
-    # queues (ns-2's NICs); see README for why this is not in "ns2".
+    # queues (ns-2's NICs); see docs/validation/ns2.md for why this is not in "ns2".
     "ns2-nic": {"nic": {}, "transport.host_queue_limit": "1GB"},
 }
 ORDER = list(VARIANTS)
@@ -90,7 +90,7 @@ ISOLATE: dict[str, dict[str, object]] = {
 # CDF_*.tcl). ecnlab's load counts wire bytes.
 NS2_WIRE_LOAD = 1.0243
 
-# "ns2" plus the differences tested last (README, difference 7).
+# "ns2" plus the differences tested last (docs/validation/ns2.md, difference 7).
 EXTEND: dict[str, dict[str, object]] = {
     # The authors' unsalted ECMP hash of the host pair.
     "ns2-ecmp": {"topology.ecmp": "ns2"},

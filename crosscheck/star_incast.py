@@ -1,8 +1,8 @@
 """A star micro-scenario on both simulators: n senders, one receiver, one
 flow each, per-queue marking over DWRR (crosscheck/star_incast.tcl). It
-isolates differences the §5.2 comparison shows in aggregate (README, "How
-ecnlab compares with the authors' ns-2", difference 8): drops, timeouts and
-FCT with a known set of flows.
+isolates differences the §5.2 comparison shows in aggregate
+(docs/validation/ns2.md, difference 8): drops, timeouts and FCT with a
+known set of flows.
 
     .venv/bin/python crosscheck/star_incast.py --flows 32 --size 3000000 --stagger 0.0002
 """

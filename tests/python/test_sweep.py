@@ -283,7 +283,7 @@ def test_store_command_prints_what_is_there(
 
 
 def test_readme_one_liners_read_the_store(tmp_path: Path) -> None:
-    """README: the index and every point's table, one line each in pandas,
+    """docs/guide/sweeps.md: the index and every point's table, one line each in pandas,
     DuckDB and polars, with the point key as a column."""
     path = write_sweep(tmp_path, '[grid]\n"run.seed" = [1, 2, 3]\n')
     store = tmp_path / "st"

@@ -2,7 +2,7 @@
 sweep runs, the PNG is drawn, and the JSON carries, per plotted point, our
 number, the paper's number or stated trend, and a verdict with its rule.
 (The verdicts themselves are findings, not pass/fail: see each figure's
-NOTES.md; the full-scale table is in the README.)"""
+NOTES.md; the full-scale table is in docs/gallery/index.md.)"""
 
 from __future__ import annotations
 

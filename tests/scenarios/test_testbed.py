@@ -6,7 +6,7 @@ module is skipped, with the reason, where namespaces cannot be created.
 
 Rates and delays are scaled together: the switch was measured to hold its
 token buckets within 1% up to MAX_RATE_BPS = 200 Mbps on this 2-core
-machine (README), not the paper's 1 Gbps, so MQ-ECN Fig. 3 runs at 200 Mbps
+machine (docs/testbed.md), not the paper's 1 Gbps, so MQ-ECN Fig. 3 runs at 200 Mbps
 with its 20 µs link delay made 100 µs: the bandwidth-delay product, and so
 how K = 16 packets compares with it, stays the paper's. Real TCP over a
 few seconds varies, so each bound below says where its slack comes from.
@@ -161,7 +161,7 @@ def test_per_queue_and_mq_ecn_split_evenly(fig3_runs: dict[str, Any], scheme: st
     # the emulator's, not the scheme's, and has a bound of its own: its
     # egress fell behind for 0-3% of its busy time when this VM woke a
     # sleeping real-time thread 20 µs late at the median, 4-5% when the same
-    # VM later woke it 38 µs late (p99 132 µs; README, "How fast the switch
+    # VM later woke it 38 µs late (p99 132 µs; docs/testbed.md, "How fast the switch
     # keeps up").
     rate = 200e6
     port = max(fig3_runs[scheme].summary["switch_ports"], key=lambda p: p["busy_seconds"])
@@ -289,7 +289,7 @@ def test_sized_flows_and_pings(tmp_path: Path) -> None:
     for f in fl[:4]:
         assert f["bytes_received"] == 100_000
         assert 0.004 < f["fct"] < 0.2, f
-    # Serial flows (README "[[flows]]"): one after another, each opened
+    # Serial flows (docs/guide/experiment-file.md, "[[flows]]"): one after another, each opened
     # serial_gap after the one before completed (its sender got the
     # receiver's "all here"), never before. The flows table ends a flow
     # where the receiver had its last byte (run.fct_end = "receiver"), so
@@ -427,7 +427,7 @@ def test_bad_inputs_each_get_one_clear_error(nothing_built: None) -> None:
 
 # ------------------------------------------------------------------ incast
 
-# Incast rounds (Tuning ECN §2.1; README "[[incast]]") at the testbed's
+# Incast rounds (Tuning ECN §2.1; docs/guide/experiment-file.md, "[[incast]]") at the testbed's
 # rate: seven senders answer the receiver's requests with 64 KB each,
 # through the switch port to host 0, the bottleneck (every block crosses
 # it). ECN* with K = 16 packets as in Fig. 3's runs; 20 rounds of about

@@ -27,7 +27,7 @@ __all__ = [
 MAX_RATE_BPS = 200_000_000
 """The fastest emulated link rate `ecnlab testbed` runs without --allow-fast:
 the highest rate at which the switch held its ports within 1% of the token
-bucket's rate on this project's 2-core machine (README, "ecnlab testbed")."""
+bucket's rate on this project's 2-core machine (docs/testbed.md, "How fast the switch keeps up")."""
 
 MAX_HOSTS = 8
 """Hosts a testbed serves: each is a namespace with an agent process, and
@@ -150,7 +150,7 @@ def make_plan(
     if rate > MAX_RATE_BPS:
         text = (
             f"the switch was measured to hold at most {MAX_RATE_BPS / 1e6:g} Mbps within 1% "
-            'on this machine (README, "ecnlab testbed")'
+            'on this machine (docs/testbed.md, "How fast the switch keeps up")'
         )
         if not allow_fast:
             raise _unsupported(
@@ -198,7 +198,7 @@ def make_plan(
     # value check_keys lets through). Linux's own delayed ACKs hold an odd
     # last segment back for its delayed-ACK timer, which stalled a single
     # Reno flow for milliseconds after each ECN cut and cost it its share
-    # of a queue (README).
+    # of a queue (docs/testbed.md).
     min_rto_ms = max(1, round(parse_time(transport["min_rto"]) * 1e3))
     route_options = ["rto_min", f"{min_rto_ms}ms", "initcwnd", str(int(transport["init_cwnd"]))]
     route_options += ["quickack", "1"]

@@ -1,0 +1,375 @@
+"""MkDocs hook: the reproduction gallery, one page per figure folder of
+``experiments/``, made at build time from the folder itself (``figure.toml``
+and ``NOTES.md``), so the site never holds a second copy that can go stale.
+
+Each page gets the figure's title and source, the row of the full-scale
+table in ``docs/gallery/index.md`` that covers it (the only full-scale
+evidence there is until the record of issue 29 exists), the paper's numbers
+and trends as ``figure.toml`` states them, and the figure's notes.
+``experiments/README.md`` (the folder format) becomes one more page.
+
+``gallery_pages(root)`` is the whole mapping (page path -> Markdown, in nav
+order); the tests call it without MkDocs."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.9/3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+NAV_TITLE = "Reproduction gallery"
+# The papers in the order the full-scale table (and the nav) lists them.
+PAPER_ORDER = ["MQ-ECN", "Tuning ECN", "CEDM", "ML-ECN", "FQ-CoDel in the DCN"]
+
+
+def _figure_number(fig: dict[str, Any]) -> int:
+    m = re.search(r"\d+", str(fig.get("figure", "")))
+    return int(m.group()) if m else 0
+
+
+def figures(root: Path = ROOT) -> list[tuple[str, dict[str, Any]]]:
+    """(folder id, parsed figure.toml) for every figure folder, in nav order."""
+    out = []
+    for toml in sorted((root / "experiments").glob("*/figure.toml")):
+        with toml.open("rb") as f:
+            out.append((toml.parent.name, tomllib.load(f)))
+
+    def order(item: tuple[str, dict[str, Any]]) -> tuple[int, int, str]:
+        paper = item[1].get("paper", "")
+        rank = PAPER_ORDER.index(paper) if paper in PAPER_ORDER else len(PAPER_ORDER)
+        return rank, _figure_number(item[1]), item[0]
+
+    return sorted(out, key=order)
+
+
+def full_scale_rows(root: Path = ROOT) -> tuple[str, dict[str, str]]:
+    """The full-scale table's header and its row for each figure id, from
+    docs/gallery/index.md (a row "mlecn-fig4 to fig15" covers the range)."""
+    header, rows = "", {}
+    lines = (root / "docs" / "gallery" / "index.md").read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("| figure | verdicts |"):
+            header = line + "\n" + lines[i + 1]
+            continue
+        m = re.match(
+            r"\| \[?([a-z-]+)fig(\d+)(?:\]\([^)]*\))?(?: to \[?fig(\d+)(?:\]\([^)]*\))?)? \|", line
+        )
+        if header and m:
+            first, last = int(m.group(2)), int(m.group(3) or m.group(2))
+            for n in range(first, last + 1):
+                rows[f"{m.group(1)}fig{n}"] = line
+    return header, rows
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _expectations(fig: dict[str, Any]) -> str:
+    expects = fig.get("expect", [])
+    if not expects:
+        return "The figure states no numbers of the paper's to compare with.\n"
+    panels = fig.get("panel", [])
+    out = [
+        "| panel | series | x | rule | paper | what the paper says | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for e in expects:
+        p = e.get("panel")
+        title = panels[p - 1].get("title", p) if isinstance(p, int) and 0 < p <= len(panels) else p
+        rule = e.get("rule", "")
+        if e.get("than") is not None:
+            rule = f"{rule} {e['than']}"
+        out.append(
+            "| "
+            + " | ".join(
+                _cell(v)
+                for v in (
+                    title,
+                    e.get("series"),
+                    e.get("x"),
+                    rule,
+                    e.get("paper"),
+                    e.get("text"),
+                    e.get("source"),
+                )
+            )
+            + " |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def _shift_headings(text: str) -> tuple[str, str]:
+    """The notes' first-level title, and the rest one level down."""
+    title, out, fence = "", [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if not fence and re.match(r"#+ ", line):
+            if line.startswith("# ") and not title:
+                title = line[2:].strip()
+                continue
+            line = "#" + line
+        out.append(line)
+    return title, "\n".join(out).strip("\n") + "\n"
+
+
+IMAGES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
+LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
+
+
+def rewrite_links(text: str, folder: Path, root: Path, assets: dict[str, Path]) -> str:
+    """Links of a figure's notes as the site needs them: another figure's
+    notes or folder -> its gallery page, experiments/README.md -> the folder
+    format's page, a page of docs/ -> that page, an image in a figure folder
+    -> a copy beside the gallery (added to ``assets``); any other file of the
+    repository -> its path as code (the site does not carry it)."""
+    experiments = (root / "experiments").resolve()
+    docs = (root / "docs").resolve()
+
+    def one(m: re.Match[str]) -> str:
+        bang, label, target, title = m.groups()
+        if re.match(r"[a-z]+:|#", target):
+            return m.group(0)
+        path_part, _, anchor = target.partition("#")
+        anchor = f"#{anchor}" if anchor else ""
+        path = (folder / path_part).resolve()
+        if path == experiments / "README.md":
+            return f"{bang}[{label}](figure-folders.md{anchor}{title})"
+        if path.parent == experiments and path.is_dir():
+            return f"{bang}[{label}]({path.name}.md{anchor}{title})"
+        if path.parent.parent == experiments and path.name == "NOTES.md":
+            return f"{bang}[{label}]({path.parent.name}.md{anchor}{title})"
+        if experiments in path.parents and path.suffix.lower() in IMAGES and path.is_file():
+            rel = path.relative_to(experiments).as_posix()
+            assets[f"gallery/{rel}"] = path
+            return f"{bang}[{label}]({rel}{title})"
+        if docs in path.parents and path.suffix == ".md":
+            return f"{bang}[{label}](../{path.relative_to(docs).as_posix()}{anchor}{title})"
+        try:
+            shown = path.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            shown = target
+        return f"{label} (`{shown}`)"
+
+    return LINK.sub(one, text)
+
+
+NO_RECORD = (
+    '!!! warning "No full-scale record yet"\n'
+    "    This figure has no record yet: the run at the paper's scale with its seeds and "
+    "95% intervals, kept in the repository under `record/` (issue 29), so this page cannot "
+    "show our plot or interval verdicts. What exists is the single-seed run below, if any "
+    "(the [full-scale table](index.md#full-scale-results)).\n"
+)
+
+
+def load_record(root: Path, fid: str) -> dict[str, Any] | None:
+    """The figure's record (``record/<id>/<id>.json``, written by
+    ``ecnlab reproduce ID --record``), or None."""
+    path = root / "record" / fid / f"{fid}.json"
+    if not path.is_file():
+        return None
+    rec: dict[str, Any] = json.loads(path.read_text())
+    return rec
+
+
+def _number(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "" if v is None else str(v)
+
+
+def record_section(fid: str, rec: dict[str, Any], root: Path, assets: dict[str, Path]) -> str:
+    """Our plot, the stamp, the seeds and every judged point with its
+    interval and verdict, from the record."""
+    stamp = rec.get("record", {})
+    out = ["## The record\n"]
+    engine = str(stamp.get("engine", "?"))
+    model = stamp.get("model_version", rec.get("model_version", "?"))
+    if "model" not in engine:
+        engine += f" (model version {model})"
+    out.append(f"Recorded {stamp.get('date', '?')} with engine {engine}, in `record/{fid}/`.\n")
+    seeds = rec.get("seeds") or []
+    if seeds:
+        out.append(f"Seeds: {', '.join(map(str, seeds))} (95% Student-t intervals over them).\n")
+    elif rec.get("seedless"):
+        out.append(f"Seedless, run once: {_cell(rec['seedless'])}.\n")
+    png = root / "record" / fid / str(rec.get("png", f"{fid}.png"))
+    if png.is_file():
+        assets[f"gallery/record/{fid}/{png.name}"] = png.resolve()
+        out.append(f"![{fid}](record/{fid}/{png.name})\n")
+    verdicts = rec.get("verdicts") or {}
+    if verdicts:
+        out.append("Verdicts: " + ", ".join(f"{n} {v}" for v, n in verdicts.items()) + ".\n")
+    panels = rec.get("panels") or []
+    rows = [
+        "| panel | series | x | ours | 95% interval | seeds | paper | verdict "
+        "| at the mean | claim |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in rec.get("points") or []:
+        i = p.get("panel")
+        # Points count panels from 0 (figure.toml's [[expect]] from 1).
+        title = panels[i].get("title", i) if isinstance(i, int) and 0 <= i < len(panels) else i
+        low, high = p.get("ci_low"), p.get("ci_high")
+        interval = f"{_number(low)} .. {_number(high)}" if low is not None else ""
+        rows.append(
+            "| "
+            + " | ".join(
+                _cell(v)
+                for v in (
+                    title,
+                    p.get("series"),
+                    p.get("x"),
+                    _number(p.get("ours")),
+                    interval,
+                    p.get("n"),
+                    _number(p["paper"]) if isinstance(p.get("paper"), (int, float)) else "(trend)",
+                    p.get("verdict"),
+                    p.get("verdict_point"),
+                    p.get("claim"),
+                )
+            )
+            + " |"
+        )
+    out.append("\n".join(rows) + "\n")
+    return "\n".join(out)
+
+
+def figure_page(
+    fid: str,
+    fig: dict[str, Any],
+    header: str,
+    row: str | None,
+    root: Path,
+    assets: dict[str, Path] | None = None,
+) -> str:
+    folder = root / "experiments" / fid
+    notes_path = folder / "NOTES.md"
+    title, notes = _shift_headings(notes_path.read_text()) if notes_path.is_file() else ("", "")
+    notes = rewrite_links(notes, folder, root, assets if assets is not None else {})
+    title = title or f"{fig.get('paper', '')} {fig.get('figure', '')}: {fig.get('title', '')}"
+    files = sorted(p.name for p in folder.iterdir() if p.is_file())
+    parts = [
+        f"# {title}\n",
+        f"*{_cell(fig.get('description'))}*\n",
+        f"**Source:** {_cell(fig.get('source'))}. **Folder:** `experiments/{fid}/` "
+        f"({', '.join(f'`{f}`' for f in files)}).\n",
+        "```sh\n"
+        f"ecnlab reproduce {fid} --quick            # under a minute: PNG, JSON, report\n"
+        f"ecnlab reproduce {fid} --out results/full  # the paper's scale\n"
+        "```\n",
+    ]
+    rec = load_record(root, fid)
+    if rec is not None:
+        parts.append(record_section(fid, rec, root, assets if assets is not None else {}))
+    else:
+        parts.append("## Full-scale results\n")
+        parts.append(NO_RECORD)
+    if row:
+        if rec is not None:
+            parts.append("### Before the record\n")
+            parts.append(
+                "The earlier single-seed run ([full-scale table](index.md#full-scale-results)):\n"
+            )
+        parts.append(f"{header}\n{row}\n")
+    elif rec is None:
+        parts.append("This figure has no full-scale run yet; only its `--quick` form runs.\n")
+    parts.append("## The paper's numbers\n")
+    parts.append(
+        "What the paper reports, as `figure.toml` states it: each row is judged against "
+        "our number by its rule (`matches`, `same direction` or `differs`).\n"
+    )
+    expects = _expectations(fig)
+    n = len(fig.get("expect", []))
+    if n > 12:
+        body = "\n".join("    " + line if line else "" for line in expects.splitlines())
+        parts.append(f'??? note "{n} statements of the paper\'s"\n\n{body}\n')
+    else:
+        parts.append(expects)
+    if notes:
+        parts.append("## Notes\n")
+        parts.append(notes)
+    return "\n".join(parts)
+
+
+def gallery_pages(
+    root: Path = ROOT, assets: dict[str, Path] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Page path -> (nav title, Markdown), in nav order; the images the
+    pages link to go into ``assets`` (site path -> file)."""
+    assets = assets if assets is not None else {}
+    header, rows = full_scale_rows(root)
+    folders = root / "experiments"
+    pages = {
+        "gallery/figure-folders.md": (
+            "Figure folders",
+            rewrite_links((folders / "README.md").read_text(), folders, root, assets),
+        )
+    }
+    for fid, fig in figures(root):
+        nav = f"{fig.get('paper', fid)} {fig.get('figure', '')}".strip()
+        page = figure_page(fid, fig, header, rows.get(fid), root, assets)
+        pages[f"gallery/{fid}.md"] = (nav, page)
+    return pages
+
+
+# MkDocs entry points -------------------------------------------------------
+
+_PAGES: dict[str, tuple[str, str]] = {}
+_ASSETS: dict[str, Path] = {}
+
+
+def on_config(config: Any) -> Any:
+    _PAGES.clear()
+    _ASSETS.clear()
+    _PAGES.update(gallery_pages(ROOT, _ASSETS))
+    for entry in config["nav"] or []:
+        if isinstance(entry, dict) and NAV_TITLE in entry:
+            section = entry[NAV_TITLE]
+            by_paper: dict[str, list[dict[str, str]]] = {}
+            for path, (title, _) in _PAGES.items():
+                if path == "gallery/figure-folders.md":
+                    section.append({title: path})
+                    continue
+                paper, _, fig = title.partition(" Fig")
+                by_paper.setdefault(paper, []).append({("Fig" + fig) if fig else title: path})
+            section.extend({paper: pages} for paper, pages in by_paper.items())
+    return config
+
+
+RECORDS_MARKER = "<!-- records: the hook lists the figures with a record here -->"
+
+
+def records_line(root: Path = ROOT) -> str:
+    """Which figures have a record, linked to their pages."""
+    have = [fid for fid, _ in figures(root) if load_record(root, fid) is not None]
+    if not have:
+        return "No figure has a record yet."
+    links = ", ".join(f"[{fid}]({fid}.md)" for fid in have)
+    return f"Figures with a record ({len(have)} of {len(figures(root))}): {links}."
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if page.file.src_uri == "gallery/index.md":
+        return markdown.replace(RECORDS_MARKER, records_line(ROOT))
+    return markdown
+
+
+def on_files(files: Any, config: Any) -> Any:
+    from mkdocs.structure.files import File
+
+    for path, (_, text) in _PAGES.items():
+        files.append(File.generated(config, path, content=text))
+    for path, source in _ASSETS.items():
+        files.append(File.generated(config, path, content=source.read_bytes()))
+    return files
