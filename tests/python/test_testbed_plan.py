@@ -133,7 +133,6 @@ REFUSALS = [
     (("transport", "dctcp_alpha_init", 0.0), "transport.dctcp_alpha_init = 0.0: ", "1.0"),
     (("transport", "delayed_ack", 2), "transport.delayed_ack = 2: ", "allowed: 1 "),
     (("transport", "delayed_ack_bytes", True), "transport.delayed_ack_bytes = true: ", "false"),
-    (("transport", "host_queue_limit", "30KB"), "transport.host_queue_limit = '30000B': ", ""),
     (("transport", "clock_granularity", "1us"), "transport.clock_granularity = '1us': ", ""),
     (("transport", "ca", "basic"), "transport.ca = 'basic': ", "allowed: 'standard'"),
     (("transport", "mss", 9000), "transport.mss = 9000: the veths' MTU", "allowed: 1460"),
@@ -158,7 +157,7 @@ REFUSALS = [
         "[workload] is given: ",
         "",
     ),
-    (("nic", None, {}), "[nic] is given: the testbed's hosts have no NIC queue", ""),
+    (("nic", None, {}), "[nic] is given: each host's NIC queue is the kernel's token", ""),
 ]
 
 
@@ -210,6 +209,31 @@ def test_keys_at_their_defaults_or_honoured_are_accepted() -> None:
     plan = _plan(cfg)
     assert plan.sample_interval == 0.0 and plan.fct_end == "sender"
     assert plan.route_options[-2:] == ["quickack", "1"]
+    # The congestion control is the route's (congctl): a namespace may set
+    # the sysctl default only to one the machine allows there.
+    assert plan.route_options[-4:-2] == ["congctl", "reno"]
+    assert "net.ipv4.tcp_congestion_control" not in plan.sysctls
+    cubic = _plan(_star(transport={"cc": "cubic"}))
+    assert cubic.route_options[-4:-2] == ["congctl", "cubic"] and cubic.kernel_cc == "cubic"
+
+
+def test_host_queue_limit_bounds_the_kernels_tcp_small_queues() -> None:
+    # The hosts' uplinks are emulated (uplink.py): each connection may have
+    # host_queue_limit bytes waiting in its host's NIC queue, which the
+    # kernel's TSQ enforces with net.ipv4.tcp_limit_output_bytes (the
+    # behaviour itself: tests/scenarios/test_testbed.py).
+    assert _plan(_star()).sysctls["net.ipv4.tcp_limit_output_bytes"] == "3000"
+    plan = _plan(_star(transport={"host_queue_limit": "30KB"}))
+    assert plan.uplinks and plan.sysctls["net.ipv4.tcp_limit_output_bytes"] == "30000"
+    # Without the uplinks (a comparison run) there is no NIC queue to bound:
+    # the default is let through, another value refused.
+    bare = make_plan(resolve(_star()), uplinks=False)
+    assert not bare.uplinks and "net.ipv4.tcp_limit_output_bytes" not in bare.sysctls
+    with pytest.raises(ecnlab.ConfigError) as err:
+        make_plan(resolve(_star(transport={"host_queue_limit": "30KB"})), uplinks=False)
+    text = str(err.value)
+    assert text.startswith("transport.host_queue_limit = '30000B': with the uplinks not"), text
+    assert text.endswith("allowed: '3000B'"), text
 
 
 def test_ect_retransmits_is_refused_only_where_the_switch_drops_not_ect() -> None:

@@ -40,8 +40,10 @@ HONOURED: dict[str, str] = {
     "sender has the receiver's one-byte answer to it",
     "topology.kind": 'only "star" (one switch process)',
     "topology.hosts": "one namespace and agent each, at most MAX_HOSTS",
-    "topology.link_rate": "every switch port's token bucket; one rate for all ports",
-    "topology.link_delay": "added at every switch port after the bucket, twice (two links)",
+    "topology.link_rate": "every switch port's token bucket and every host's uplink (a tbf on "
+    "its veth, uplink.py); one rate for all links",
+    "topology.link_delay": "added at every switch port after the bucket, twice: the frame's "
+    "uplink and downlink",
     "topology.host_delay": "added to link_delay",
     "transport.cc": '"ecn-star": the kernel\'s reno (or cubic) with net.ipv4.tcp_ecn = 1; '
     '"reno": ECN off; "cubic": the kernel\'s cubic, ECN off; '
@@ -50,6 +52,9 @@ HONOURED: dict[str, str] = {
     "transport.min_rto": "the route's rto_min",
     "transport.delayed_ack": "1 only: the route's quickack (an ACK per segment)",
     "transport.slow_start_restart": "net.ipv4.tcp_slow_start_after_idle",
+    "transport.host_queue_limit": "each host's net.ipv4.tcp_limit_output_bytes: the kernel's "
+    "TCP small queues hold a connection back while that many bytes of its frames wait in its "
+    "host's emulated NIC queue (the kernel counts a frame's buffer, not its wire bytes)",
     "transport.ect_retransmits": "the kernel's reno and cubic send retransmissions Not-ECT "
     "(RFC 3168), its dctcp ECT; a value other than the kernel's is refused where the switch "
     "drops Not-ECT packets (drop_not_ect, red, codel)",
@@ -128,11 +133,10 @@ REFUSED: dict[str, str] = {
     "(bic_scale, default 41: C = 0.4), not per run",
     "transport.cubic_fast_convergence": "Linux's cubic takes it from a module parameter of the "
     "whole machine (fast_convergence, default on), not per run",
-    "transport.host_queue_limit": "the testbed's hosts have no NIC queue to bound: a veth "
-    "hands each frame to the switch at once",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
     "[[incast]] and [[ping]])",
-    "nic": "the testbed's hosts have no NIC queue: a veth hands each frame to the switch at once",
+    "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "
+    "the link rate that marks nothing (uplink.py): the engine's NIC disciplines do not run there",
     "flows.rate": "rate-limited flows are not in the testbed yet",
     "flows.cc": "a congestion control per [[flows]] entry is not in the testbed yet (the hosts "
     "run transport.cc)",
@@ -148,6 +152,15 @@ for _key in (
     REFUSED[f"host.{_key}"] = _HOSTS
 
 _SWITCH = "the engine's own queue discipline on every switch port"
+
+KERNEL_CUBIC: dict[str, Any] = {
+    "cubic_beta": 0.7,
+    "cubic_c": 0.4,
+    "cubic_fast_convergence": True,
+}
+"""Linux's cubic module parameters at their defaults (beta 717/1024, bic_scale
+41, fast_convergence 1), as the engine's CUBIC keys: a run at these values
+runs the kernel's cubic as it is."""
 
 
 def _port_keys() -> list[str]:
@@ -287,13 +300,28 @@ def _check_values(cfg: dict[str, Any], kernel_cc: str) -> None:
             )
 
 
-def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno") -> None:
+def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno", *, uplinks: bool = True) -> None:
     """Raise :class:`ConfigError` for the first key of resolved config
     ``cfg`` that the testbed would not honour: its name, its value, why
     and what is allowed. ``kernel_cc``: the kernel congestion control the
-    hosts will run."""
+    hosts will run; ``uplinks``: whether the hosts' uplinks are emulated
+    (without them no NIC queue exists for host_queue_limit to bound)."""
     _check_values(cfg, kernel_cc)
     base = engine_defaults()
+    if not uplinks:
+        key = "transport.host_queue_limit"
+        value, default = (
+            cfg["transport"].get("host_queue_limit"),
+            base["transport"]["host_queue_limit"],
+        )
+        if value != default:
+            raise _refuse(
+                key,
+                value,
+                "with the uplinks not emulated a veth hands each frame to "
+                "the switch at once: no NIC queue to bound",
+                _allowed(default),
+            )
     # A profile first: it fills several keys, which are each refused below.
     profile = cfg["transport"].get("profile")
     _check("transport.profile", "transport.profile", profile, None)
@@ -307,6 +335,10 @@ def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno") -> None:
             if section == "transport" and name == "init_rto":
                 # Its default is min_rto.
                 expected = given.get("min_rto", expected)
+            if section == "transport" and name in KERNEL_CUBIC:
+                # Resolved only for cc = "cubic", at RFC 9438's values,
+                # which are the kernel module's defaults.
+                expected = KERNEL_CUBIC[name]
             _check(f"{section}.{name}", f"{section}.{name}", value, expected)
     for section in _ENTRIES:
         (default,) = base[section]

@@ -11,8 +11,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .plan import SUBNET, TestbedPlan
+from .uplink import nic_commands, nic_stats
 
 __all__ = [
     "Network",
@@ -55,6 +57,10 @@ def check_host() -> None:
         )
     if shutil.which("ip") is None:
         raise TestbedUnavailable("ecnlab testbed needs the `ip` command (iproute2)")
+    if shutil.which("tc") is None:
+        raise TestbedUnavailable(
+            "ecnlab testbed needs the `tc` command (iproute2) to emulate the hosts' uplinks"
+        )
 
 
 def unavailable() -> str | None:
@@ -151,6 +157,8 @@ class Network:
             ip("-n", ns, "addr", "add", f"{plan.ip(h)}/24", "dev", hif)
             self._prep(ns, python, plan.sysctls | _quiet_v6(), [hif])
             ip("-n", ns, "link", "set", "lo", "up")
+            if plan.uplinks:
+                self._make_nic(ns, hif)
             ip("-n", ns, "link", "set", hif, "up")
             # The connected route, with the transport's RTO floor, initial
             # window and ACK policy as route metrics.
@@ -186,6 +194,25 @@ class Network:
         for h in range(plan.hosts):
             # Promiscuous: the frames are addressed to the hosts, not to it.
             ip("-n", sw, "link", "set", self.switch_if(h), "up", "promisc", "on")
+
+    def _make_nic(self, ns: str, ifname: str) -> None:
+        """The host's uplink (uplink.py): a tbf at the link rate on its veth."""
+        for cmd in nic_commands(ns, ifname, self.plan.rate_bps):
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                hint = ""
+                if cmd[0] == "tc":
+                    hint = " (the hosts' uplinks need the kernel's tbf qdisc, CONFIG_NET_SCH_TBF)"
+                raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip() or 'failed'}{hint}")
+
+    def nic_stats(self) -> list[dict[str, Any]]:
+        """Every host's uplink counters (uplink.nic_stats); [] without uplinks."""
+        if not self.plan.uplinks:
+            return []
+        return [
+            {"host": h, **nic_stats(self.host_ns(h), self.host_if(h))}
+            for h in range(self.plan.hosts)
+        ]
 
     @staticmethod
     def _prep(ns: str, python: str, sysctls: dict[str, str], ifnames: Sequence[str]) -> None:

@@ -188,6 +188,7 @@ def build_summary(
     switch: dict[str, Any],
     wall_seconds: float,
     run_id: str,
+    nics: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     received = _gathered(agents, "received")
     span = max(plan.duration - plan.warmup, 1e-9)
@@ -226,6 +227,10 @@ def build_summary(
         "rtt_mean": float(rtts.mean()) if len(rtts) else None,
         "switch": sw,
         "switch_ports": switch["ports"],
+        # Each host's uplink (uplink.py): the tbf's frames, bytes, drops and
+        # waits for tokens; [] where the uplinks were not emulated.
+        "uplinks": plan.uplinks,
+        "host_nics": nics or [],
         "agent_errors": [e for a in agents for e in a["errors"]],
     }
     sized = [f for f in plan.flows if f["size"] >= 0]

@@ -84,6 +84,11 @@ class TestbedPlan:
     sysctls: dict[str, str]
     kernel_cc: str
     route_options: list[str]
+    uplinks: bool = True
+    """Each host's uplink is emulated (uplink.py): a tbf at the link rate on
+    its veth, TSQ bounded by transport.host_queue_limit. False: the
+    testbed as it was before, for comparisons only (a veth hands every
+    frame to the switch at once)."""
     flows: list[dict[str, Any]] = field(default_factory=list)
     incasts: list[dict[str, Any]] = field(default_factory=list)
     """Incast groups: receiver, senders, their flow ids (the simulator's:
@@ -124,9 +129,11 @@ def make_plan(
     kernel_cc: str = "reno",
     available_ccs: tuple[str, ...] = KERNEL_CCS,
     allow_fast: bool = False,
+    uplinks: bool = True,
 ) -> TestbedPlan:
     """The plan for resolved config ``cfg``; raises :class:`ConfigError`
-    naming the key, the value and what the testbed allows."""
+    naming the key, the value and what the testbed allows. ``uplinks``:
+    emulate each host's uplink (see :attr:`TestbedPlan.uplinks`)."""
     topo = cfg.get("topology", {})
     if topo.get("kind") != "star":
         raise _unsupported(
@@ -191,7 +198,7 @@ def make_plan(
         )
     # Every other key: honoured, irrelevant, or refused unless at the
     # engine's default (keys.py).
-    check_keys(cfg, kernel_cc)
+    check_keys(cfg, kernel_cc, uplinks=uplinks)
     # Linux's route metrics carry the transport's RTO floor and initial
     # window; `quickack` acknowledges every segment, as the simulator does
     # with transport.delayed_ack = 1 (the papers' setting, and the only
@@ -201,12 +208,31 @@ def make_plan(
     # of a queue (docs/testbed.md).
     min_rto_ms = max(1, round(parse_time(transport["min_rto"]) * 1e3))
     route_options = ["rto_min", f"{min_rto_ms}ms", "initcwnd", str(int(transport["init_cwnd"]))]
+    # The congestion control too, as the route's `congctl`: a namespace
+    # other than the machine's first may set its default (the sysctl
+    # net.ipv4.tcp_congestion_control) only to one the machine lists in
+    # tcp_allowed_congestion_control, and this machine's lists reno and
+    # bbr, not cubic (EPERM); a route's choice applies to every connection
+    # on it, both ways, with no such list.
+    route_options += ["congctl", sysctls.pop("net.ipv4.tcp_congestion_control")]
     route_options += ["quickack", "1"]
     # The simulator's slow-start restart (RFC 5681 §4.1) is off unless
     # asked for; Linux's is on by default and would shrink an incast
     # connection's window between rounds, which the simulator does not.
     restart = "1" if transport.get("slow_start_restart") else "0"
     sysctls["net.ipv4.tcp_slow_start_after_idle"] = restart
+    if uplinks:
+        # TCP small queues: a connection pauses while more than this many
+        # bytes of its frames wait below TCP, here in its host's emulated
+        # NIC queue (uplink.py), and resumes as they leave, as the
+        # simulator's connections do at transport.host_queue_limit. The
+        # kernel counts a frame's buffer memory (its truesize: between 1.5
+        # and 3 KB for a full frame) rather than its wire bytes, and sends
+        # a frame whenever what waits is not above the limit: the default
+        # 3000 B lets a connection have two full frames waiting, as the
+        # simulator's (measured: two, never three; tests/scenarios).
+        limit = parse_bytes(str(transport["host_queue_limit"]))
+        sysctls["net.ipv4.tcp_limit_output_bytes"] = str(limit)
     run = cfg["run"]
     if run.get("duration") is None:
         raise _unsupported("run.duration", None, "the testbed needs a duration")
@@ -230,6 +256,7 @@ def make_plan(
         sysctls=sysctls,
         kernel_cc=kernel_cc,
         route_options=route_options,
+        uplinks=uplinks,
         warnings=warnings,
     )
     fid = 0

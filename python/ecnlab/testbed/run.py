@@ -28,16 +28,10 @@ from ..runner import ideal_fcts, resolve
 from .netns import Network, available_ccs, check_host
 from .outputs import build_summary, build_tables
 from .plan import TestbedPlan, make_plan
+from .uplink import BUCKET_BYTES, WIRE_OVERHEAD
 
 __all__ = ["run_testbed", "switch_binary", "BUCKET_BYTES", "WIRE_OVERHEAD"]
 
-BUCKET_BYTES = 2_500
-"""Token bucket size: about 1.67 MTU, as MQ-ECN §4.2's rate limiter."""
-
-WIRE_OVERHEAD = 24
-"""Preamble and delimiter (8), FCS (4) and inter-frame gap (12): the emulated
-link carries frames as a real Ethernet wire does, so at 1 Gbps full-sized
-TCP segments give the 941 Mbps of goodput a GbE testbed sees."""
 
 AGENT_START_SECONDS = 60.0
 """How long the agents may take to start and listen (tens of ms on an
@@ -107,14 +101,22 @@ def run_testbed(
     kernel_cc: str = "reno",
     allow_fast: bool = False,
     log: IO[str] | None = None,
+    uplinks: bool = True,
 ) -> Result:
     """Run ``config`` on the testbed, write its files to ``out`` and return
     the result. Raises ConfigError for what the testbed cannot run,
-    TestbedUnavailable where namespaces cannot be made."""
+    TestbedUnavailable where namespaces cannot be made. ``uplinks=False``
+    runs the testbed without its hosts' uplinks (a veth hands every frame
+    to the switch at once), as it was before they were emulated: for
+    comparisons only, since the network is then not the file's."""
     # Every default filled in, as the engine runs it: the plan reads them.
     resolved = resolve(config, overrides)
     plan = make_plan(
-        resolved, kernel_cc=kernel_cc, available_ccs=available_ccs(), allow_fast=allow_fast
+        resolved,
+        kernel_cc=kernel_cc,
+        available_ccs=available_ccs(),
+        allow_fast=allow_fast,
+        uplinks=uplinks,
     )
     check_host()
     binary = switch_binary()
@@ -130,6 +132,7 @@ def run_testbed(
             net.create(sys.executable)
             switch = _start_switch(binary, net, plan, resolved, work, procs)
             t0, agents = _run_agents(net, plan, work, procs)
+            nics = net.nic_stats()
             switch.send_signal(signal.SIGTERM)
             _, err = switch.communicate(timeout=10)
             if switch.returncode != 0:
@@ -143,7 +146,7 @@ def run_testbed(
                     p.wait(timeout=5)
             net.destroy()
     tables = build_tables(plan, agents, report, t0, ideal_fcts(resolved))
-    summary = build_summary(plan, tables, agents, report, time.monotonic() - started, run_id)
+    summary = build_summary(plan, tables, agents, report, time.monotonic() - started, run_id, nics)
     result = Result(summary=summary, tables=tables, config=resolved)
     result.write(out)
     return result

@@ -23,6 +23,10 @@ pub struct SwitchSpec {
     /// bucket (picoseconds): in a star a frame crosses two links, host to
     /// switch and switch to host, so the orchestrator gives both links'
     /// one-way delay here, and a round trip gets four, as in the simulator.
+    /// The uplink's serialisation happens in the sending host's kernel (a
+    /// tbf at the link rate); its constant delay is added here rather than
+    /// before the output queue, which shifts every frame's arrival at the
+    /// queue alike and so changes no frame's arrival at its host.
     #[serde(default)]
     pub delay_ps: u64,
     /// Queue lengths are sampled this often (picoseconds); 0: never.
