@@ -596,8 +596,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         if failed:
             status = EXIT_FAILURE
         print(
-            f"{fid}: {v['matches']} matches, {v['same direction']} same direction, "
-            f"{v['differs']} differ; {doc['sweep']['points']} points ({failed} failed), "
+            f"{fid}: {v['matches']} matches, {v['within noise']} within noise, "
+            f"{v['same direction']} same direction, {v['differs']} differ; "
+            f"{doc['sweep']['points']} points ({failed} failed), "
             f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
         )
     return status
