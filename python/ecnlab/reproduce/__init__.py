@@ -56,11 +56,21 @@ def reproduce(
     scheduler: str | None = None,
     progress: bool | None = None,
     store: str | Path | None = None,
+    record: str | Path | None = None,
+    record_quick: bool = False,
 ) -> dict[str, Any]:
     """Run figure ``fid`` and write ``out/<fid>.png`` and ``out/<fid>.json``;
     returns the JSON document. The points go to ``store`` (default
-    ``out/store``, shared by every figure reproduced into ``out``)."""
+    ``out/store``, shared by every figure reproduced into ``out``).
+    ``record``: also write the figure's record into ``record/<fid>/``
+    (:mod:`.record`; refused for a quick run unless ``record_quick``, for
+    tests and a look at the format)."""
     fig = load_figure(fid)
+    if record is not None and quick and not record_quick:
+        raise ConfigError(
+            "--record keeps full-scale runs only: a --quick reproduction is not recorded "
+            "(drop --quick, or drop --record)"
+        )
     spec = fig.sweep.quick() if quick else fig.sweep
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -97,6 +107,22 @@ def reproduce(
     doc["png"] = png.name
     with atomic_write(out / f"{fid}.json", "w") as handle:
         handle.write(json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n")
+    if record is not None:
+        from ..runner import load_engine
+        from .record import write_record
+
+        keys = {p.key for p in report.points}
+        rows = [r.row() for r in st.records() if r.key in keys]
+        folder = write_record(
+            doc,
+            png,
+            rows,
+            record,
+            model_version=doc["model_version"],
+            engine=str(load_engine().version()),
+            quick_ok=record_quick,
+        )
+        doc["record"] = str(folder)
     return doc
 
 
