@@ -61,6 +61,13 @@ def test_write_record_refuses_a_quick_run(tmp_path: Path) -> None:
                      model_version=MODEL, engine="e")  # fmt: skip
 
 
+def test_write_record_refuses_a_figure_with_failed_points(tmp_path: Path) -> None:
+    doc = {"id": "x", "quick": False, "sweep": {"failed": 2, "errors": ["boom"]}}
+    with pytest.raises(ConfigError, match="2 point"):
+        write_record(doc, tmp_path / "x.png", [], tmp_path, model_version=MODEL, engine="e")
+    assert not (tmp_path / "x").exists()
+
+
 def test_reproduce_refuses_quick_record(tmp_path: Path) -> None:
     from ecnlab.cli import main
     from ecnlab.reproduce import reproduce

@@ -105,6 +105,12 @@ def write_record(
             "--record keeps full-scale runs only: a --quick reproduction is not recorded "
             "(drop --quick, or write it elsewhere with --out)"
         )
+    failed = int(doc.get("sweep", {}).get("failed", 0))
+    if failed:
+        raise ConfigError(
+            f"--record: {failed} point(s) of {doc['id']} failed ({doc['sweep'].get('errors')}); "
+            "the record holds whole figures: rerun to retry them (the store keeps the rest)"
+        )
     fid = str(doc["id"])
     folder = Path(root) / fid
     folder.mkdir(parents=True, exist_ok=True)
