@@ -227,6 +227,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument(
         "--quick", action="store_true", help="a reduced run (fewer flows, one seed): about a minute"
     )
+    p_rep.add_argument(
+        "--record",
+        metavar="DIR",
+        nargs="?",
+        const="",
+        default=None,
+        type=str,
+        help=(
+            "also write the figure's record (PNG, JSON with intervals and verdicts, the store "
+            "index rows; stamped with the model version and date) into DIR/ID/ (default: the "
+            "source tree's record/); full-scale runs only"
+        ),
+    )
     _add_workers(p_rep)
     p_rep.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p_rep.set_defaults(handler=_cmd_reproduce)
@@ -581,6 +594,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for fid in ids:
         load_figure(fid)  # every id checked before anything runs
     out = args.out if args.out is not None else DEFAULT_OUT
+    record = None
+    if args.record is not None:
+        if args.quick:
+            raise _InputError(
+                "reproduce: --record keeps full-scale runs only; drop --quick (a quick run's "
+                "PNG and JSON go to --out)"
+            )
+        from .reproduce.record import default_record_root
+
+        record = Path(args.record) if args.record else default_record_root()
     status = EXIT_OK
     for fid in ids:
         doc = reproduce(
@@ -590,15 +613,18 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             workers=args.workers,
             scheduler=args.scheduler,
             progress=False if args.quiet else None,
+            record=record,
         )
         v = doc["verdicts"]
         failed = doc["sweep"]["failed"]
         if failed:
             status = EXIT_FAILURE
         print(
-            f"{fid}: {v['matches']} matches, {v['same direction']} same direction, "
-            f"{v['differs']} differ; {doc['sweep']['points']} points ({failed} failed), "
+            f"{fid}: {v['matches']} matches, {v['within noise']} within noise, "
+            f"{v['same direction']} same direction, {v['differs']} differ; "
+            f"{doc['sweep']['points']} points ({failed} failed), "
             f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
+            + (f"; recorded in {doc['record']}" if "record" in doc else "")
         )
     return status
 

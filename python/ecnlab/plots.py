@@ -253,12 +253,14 @@ def line_series(
     *,
     normalized: bool = False,
     extra_x: Iterable[Any] = (),
+    colors: Mapping[str, str] | None = None,
 ) -> dict[str, float] | None:
     """Draw each series as a line with markers, labelled with its name.
 
     x values that are all amounts in one unit (with ``extra_x``, x values
     drawn later on the same axes) are placed by value; otherwise they are
-    categories. ``normalized`` draws a dashed line at 1. Returns the map
+    categories. ``normalized`` draws a dashed line at 1; ``colors`` fixes a
+    series' colour (by name; else the next of the cycle). Returns the map
     from ``str(x)`` to its position on the axis, or None for categories.
     """
     every = [r["x"] for rows in series.values() for r in rows] + list(extra_x)
@@ -269,7 +271,8 @@ def line_series(
         y = [math.nan if r["ours"] is None else r["ours"] for r in rows]
         if num:
             x = [num[str(v)] for v in x]
-        ax.plot(x, y, marker=_MARKERS[k % len(_MARKERS)], label=name)
+        color = (colors or {}).get(name)
+        ax.plot(x, y, marker=_MARKERS[k % len(_MARKERS)], label=name, color=color)
     if normalized:
         ax.axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
     return num

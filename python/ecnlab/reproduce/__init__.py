@@ -17,13 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..plots import normalize_series
+from ..plots import amounts
 from ..results import atomic_write
 from ..store import Store
 from ..sweep import Point, run_sweep
-from .figure import Expect, Figure, Panel, experiments_root, figure_ids, load_figure
+from .figure import (
+    SEED_KEY,
+    Expect,
+    Figure,
+    Panel,
+    experiments_root,
+    figure_ids,
+    load_figure,
+)
 from .metrics import PointView, curve, metric
-from .verdict import VERDICTS, judge_best, judge_point, judge_trend, rule_text
+from .noise import mean_interval
+from .verdict import VERDICTS, judge_best, judge_point, judge_trend, noise_check, rule_text
 
 __all__ = [
     "DEFAULT_OUT",
@@ -47,11 +56,21 @@ def reproduce(
     scheduler: str | None = None,
     progress: bool | None = None,
     store: str | Path | None = None,
+    record: str | Path | None = None,
+    record_quick: bool = False,
 ) -> dict[str, Any]:
     """Run figure ``fid`` and write ``out/<fid>.png`` and ``out/<fid>.json``;
     returns the JSON document. The points go to ``store`` (default
-    ``out/store``, shared by every figure reproduced into ``out``)."""
+    ``out/store``, shared by every figure reproduced into ``out``).
+    ``record``: also write the figure's record into ``record/<fid>/``
+    (:mod:`.record`; refused for a quick run unless ``record_quick``, for
+    tests and a look at the format)."""
     fig = load_figure(fid)
+    if record is not None and quick and not record_quick:
+        raise ConfigError(
+            "--record keeps full-scale runs only: a --quick reproduction is not recorded "
+            "(drop --quick, or drop --record)"
+        )
     spec = fig.sweep.quick() if quick else fig.sweep
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -61,6 +80,14 @@ def reproduce(
     st = Store(store_path, create=False)
     doc = evaluate(fig, report.points, st)
     doc["quick"] = quick
+    doc["seeds"] = fig.quick_seeds if quick else fig.seeds
+    doc["seedless"] = fig.seedless or None
+    notes = fig.folder / "NOTES.md"
+    # The figure's notes page: as the repository names it (stable, what the
+    # record keeps) and where it is on this machine (what a report links).
+    doc["notes"] = f"experiments/{fid}/NOTES.md"
+    doc["notes_path"] = str(notes.resolve()) if notes.is_file() else None
+    doc["model_version"] = _model_version()
     doc["store"] = str(store_path)
     doc["sweep"] = {
         "points": report.total,
@@ -80,7 +107,29 @@ def reproduce(
     doc["png"] = png.name
     with atomic_write(out / f"{fid}.json", "w") as handle:
         handle.write(json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n")
+    if record is not None:
+        from ..runner import load_engine
+        from .record import write_record
+
+        keys = {p.key for p in report.points}
+        rows = [r.row() for r in st.records() if r.key in keys]
+        folder = write_record(
+            doc,
+            png,
+            rows,
+            record,
+            model_version=doc["model_version"],
+            engine=str(load_engine().version()),
+            quick_ok=record_quick,
+        )
+        doc["record"] = str(folder)
     return doc
+
+
+def _model_version() -> int:
+    from ..runner import load_engine
+
+    return int(load_engine().model_version())
 
 
 def _clean(value: Any) -> Any:
@@ -165,6 +214,7 @@ def evaluate(fig: Figure, points: list[Point], store: Store) -> dict[str, Any]:
             panels.append(
                 {"title": panel.title, "kind": panel.kind, "curve": panel.curve, "curves": curves}
             )
+    checks = _sorted_checks(checks, panels)
     covered = {(c["panel"], c["series"], json.dumps(c["x"])) for c in checks}
     unjudged = []
     for i, pdata in enumerate(panels):
@@ -191,6 +241,28 @@ def evaluate(fig: Figure, points: list[Point], store: Store) -> dict[str, Any]:
     }
 
 
+def x_order(x: Any) -> tuple[int, float, str]:
+    """Sort key of an x value: amounts by value ("8pkt" before "83pkt"),
+    then anything else as text."""
+    found = amounts([x])
+    if found is not None:
+        return (0, found[0][0], "")
+    return (1, 0.0, str(x))
+
+
+def _sorted_checks(
+    checks: list[dict[str, Any]], panels: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Verdicts by panel, then series (in the panel's order), then x by value
+    (a stable sort: one point's several claims keep their order)."""
+
+    def series_rank(c: dict[str, Any]) -> int:
+        names = list(panels[c["panel"]].get("series", {}))
+        return names.index(c["series"]) if c["series"] in names else len(names)
+
+    return sorted(checks, key=lambda c: (c["panel"], series_rank(c), x_order(c["x"])))
+
+
 def _group(points: list[Point], key: str) -> dict[str, list[Point]]:
     groups: dict[str, list[Point]] = {}
     for p in points:
@@ -204,9 +276,15 @@ def _mean(values: list[float]) -> float:
 
 
 def _panel_values(panel: Panel, points: list[Point], view: Any) -> dict[str, list[dict[str, Any]]]:
-    """{series: [{x, ours, n}]} in grid order, averaged over the keys that
-    are neither x nor series (seeds), reduced and normalised as asked."""
-    raw: dict[str, dict[str, list[tuple[Any, float]]]] = {}
+    """{series: [{x, ours, ci_low, ci_high, n, seeds, per_seed}]} in grid order.
+
+    Each seed's value first (averaged over the keys that are neither x,
+    series nor the seed; reduced over ``reduce.over``; normalised by the
+    ``normalize`` series' value at the same x and seed, so a ratio is paired
+    on the flows that seed draws), then ``ours``: the mean over the seeds,
+    with its 95% interval (``ci_low``, ``ci_high``; null for one seed) and ``n``,
+    the seeds with a value (:mod:`.noise`)."""
+    raw: dict[str, dict[str, dict[Any, list[tuple[Any, float]]]]] = {}
     xs: dict[str, Any] = {}
     # One series per metric when the panel lists several, else per value
     # of the series key.
@@ -219,23 +297,53 @@ def _panel_values(panel: Panel, points: list[Point], view: Any) -> dict[str, lis
         xs.setdefault(xk, xv)
         v = view(p.key)
         over = _param(p, panel.reduce["over"]) if panel.reduce else None
+        seed = p.params.get(SEED_KEY)
         for label, name, args in measures:
             s = label if label is not None else _label(_param(p, panel.series))
             value = metric(v, name, args) if v is not None else math.nan
-            raw.setdefault(s, {}).setdefault(xk, []).append((over, value))
-    out: dict[str, list[dict[str, Any]]] = {}
+            by_seed = raw.setdefault(s, {}).setdefault(xk, {})
+            by_seed.setdefault(seed, []).append((over, value))
+    per_seed: dict[str, dict[str, dict[Any, float]]] = {}
     for s, by_x in raw.items():
-        rows = []
-        for xk, pairs in by_x.items():
-            if panel.reduce:
-                value = _reduce(panel.reduce, pairs)
-            else:
-                value = _mean([v for _, v in pairs])
-            rows.append({"x": xs[xk], "ours": value, "n": len(pairs)})
-        out[s] = rows
+        for xk, by_seed in by_x.items():
+            per_seed.setdefault(s, {})[xk] = {
+                seed: _reduce(panel.reduce, pairs) if panel.reduce else _mean([v for _, v in pairs])
+                for seed, pairs in by_seed.items()
+            }
     if panel.normalize:
-        normalize_series(out, panel.normalize)
+        base = per_seed.get(panel.normalize, {})
+        normalized: dict[str, dict[str, dict[Any, float]]] = {}
+        for s, by_x in per_seed.items():
+            for xk, values in by_x.items():
+                ref = base.get(xk, {})
+                normalized.setdefault(s, {})[xk] = {
+                    seed: _ratio(v, ref.get(seed, math.nan)) for seed, v in values.items()
+                }
+    out: dict[str, list[dict[str, Any]]] = {}
+    for s, by_x in per_seed.items():
+        rows = []
+        for xk, values in by_x.items():
+            seeds = sorted(values, key=lambda k: (k is None, k))
+            shown = normalized[s][xk] if panel.normalize else values
+            iv = mean_interval([shown[k] for k in seeds])
+            row: dict[str, Any] = {
+                "x": xs[xk],
+                "ours": iv.mean,
+                "ci_low": None if math.isnan(iv.low) else iv.low,
+                "ci_high": None if math.isnan(iv.high) else iv.high,
+                "n": iv.n,
+                "seeds": [k for k in seeds if k is not None],
+                "per_seed": [shown[k] for k in seeds],
+            }
+            if panel.normalize:
+                row["raw"] = mean_interval([values[k] for k in seeds]).mean
+            rows.append(row)
+        out[s] = rows
     return out
+
+
+def _ratio(value: float, ref: float) -> float:
+    return value / ref if ref and not math.isnan(ref) else math.nan
 
 
 def _reduce(spec: Mapping[str, Any], pairs: list[tuple[Any, float]]) -> float:
@@ -282,32 +390,45 @@ def _judge(
                 f"expectation on panel {e.panel + 1} ({e.text!r}): than = {e.than!r} is not a "
                 f"series; the panel draws {', '.join(repr(k) for k in series)}"
             )
-        than_rows = {json.dumps(r["x"]): r["ours"] for r in series.get(e.than or "", [])}
+        than_by_x = {json.dumps(r["x"]): r for r in series.get(e.than or "", [])}
         if e.rule in ("best_below", "best_above"):
-            pairs = [(r["ours"], than_rows.get(json.dumps(r["x"]), math.nan)) for r in chosen]
+            pairs = [
+                (r["ours"], than_by_x.get(json.dumps(r["x"]), {}).get("ours", math.nan))
+                for r in chosen
+            ]
             at, verdict = judge_best(e, pairs)
             chosen = chosen[at : at + 1]
         for r in chosen:
+            than_row = than_by_x.get(json.dumps(r["x"])) if e.than else None
             if e.rule in ("best_below", "best_above"):
                 paper = e.paper
             elif trend is not None:
                 verdict, paper = trend, e.paper
             else:
-                than = than_rows.get(json.dumps(r["x"])) if e.than else None
+                than = than_row["ours"] if than_row is not None else None
                 verdict, paper = judge_point(e, r["ours"], than, normalized)
-            out.append(
-                {
-                    "panel": e.panel,
-                    "series": s,
-                    "x": r["x"],
-                    "ours": r["ours"],
-                    # The paper's number for this point, or its stated trend.
-                    "paper": paper if e.rule == "value" else e.text,
-                    "kind": e.rule,
-                    "claim": e.text,
-                    "source": e.source,
-                    "verdict": verdict,
-                    "rule": text,
-                }
-            )
+            noise = noise_check(e, r, than_row) if trend is None else None
+            final = verdict
+            if noise is not None and noise["holds"] and verdict != "matches":
+                final = "within noise"
+            check = {
+                "panel": e.panel,
+                "series": s,
+                "x": r["x"],
+                "ours": r["ours"],
+                "ci_low": r.get("ci_low"),
+                "ci_high": r.get("ci_high"),
+                "n": r.get("n", 1),
+                # The paper's number for this point, or its stated trend.
+                "paper": paper if e.rule == "value" else e.text,
+                "kind": e.rule,
+                "claim": e.text,
+                "source": e.source,
+                "verdict": final,
+                "verdict_point": verdict,
+                "rule": text,
+            }
+            if noise is not None:
+                check["noise"] = {k: v for k, v in noise.items() if k != "holds"}
+            out.append(check)
     return out

@@ -1,37 +1,71 @@
 """Drawing a reproduced figure: one subplot per panel, shaped like the
 paper's (same axes and normalisation), with the paper's numbers overlaid
-where it gives them."""
+where it gives them.
+
+Readability rules: a series keeps one colour in every panel, and the
+paper's number for it is drawn in that colour (a hollow star over our
+line's marker, a black-edged bar over our bar); our mean over seeds
+carries its 95% interval as error bars; a point whose verdict is
+``differs`` is ringed in red.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib import patheffects
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
 
 from ..plots import line_series, new_figure, save_figure
 from .figure import Figure
 
-__all__ = ["draw_figure"]
+__all__ = ["DIFFERS_COLOR", "PAPER_MARKER", "draw_figure", "render_figure", "series_colors"]
+
+PAPER_MARKER = "*"
+"""The paper's numbers on a line panel: a hollow star in the series' colour."""
+DIFFERS_COLOR = "red"
+"""The ring around a point whose verdict is ``differs``."""
+
+
+def series_colors(doc: dict[str, Any]) -> dict[str, str]:
+    """One colour per series name over the whole figure, in order of first
+    appearance ("C0", "C1", ...: matplotlib's default cycle)."""
+    names: list[str] = []
+    for panel in doc["panels"]:
+        for name in list(panel.get("series", {})) + list(panel.get("curves", {})):
+            if name not in names:
+                names.append(name)
+    return {name: f"C{k % 10}" for k, name in enumerate(names)}
 
 
 def draw_figure(fig: Figure, doc: dict[str, Any], path: Path, quick: bool = False) -> Path:
+    return save_figure(render_figure(fig, doc, quick), path)
+
+
+def render_figure(fig: Figure, doc: dict[str, Any], quick: bool = False) -> MplFigure:
     n = len(fig.panels)
     rows, cols = fig.layout or ((n + 2) // 3, min(n, 3))
-    figure = new_figure(4.3 * cols, 3.3 * rows + 0.5)
+    width = 4.3 * cols
+    figure = new_figure(width, 3.3 * rows + 0.7)
     axes: Any = figure.subplots(rows, cols, squeeze=False)
+    colors = series_colors(doc)
     for i, (panel, data) in enumerate(zip(fig.panels, doc["panels"])):
         ax = axes[i // cols][i % cols]
-        paper = [
-            c for c in doc["points"] if c["panel"] == i and isinstance(c["paper"], (int, float))
-        ]
+        checks = [c for c in doc["points"] if c["panel"] == i]
+        paper = [c for c in checks if isinstance(c["paper"], (int, float))]
+        extra: list[Any] = []
         if data["kind"] == "line":
-            _lines(ax, data, paper)
+            extra = _lines(ax, data, paper, checks, colors)
         elif data["kind"] == "bar":
-            _bars(ax, data, paper)
+            extra = _bars(ax, data, paper, checks, colors)
         else:
-            _curves(ax, data)
+            _curves(ax, data, colors)
         ax.set_title(panel.title, fontsize="medium")
         ax.set_xlabel(panel.xlabel or panel.x)
         ax.set_ylabel(panel.ylabel or panel.metric)
@@ -42,36 +76,148 @@ def draw_figure(fig: Figure, doc: dict[str, Any], path: Path, quick: bool = Fals
         if panel.ylim:
             ax.set_ylim(*panel.ylim)
         if panel.legend:
-            ax.legend(fontsize="x-small")
+            handles, labels = ax.get_legend_handles_labels()
+            ax.legend(handles + extra, labels + [h.get_label() for h in extra], fontsize="x-small")
         ax.grid(True, alpha=0.3)
     for j in range(n, rows * cols):
         axes[j // cols][j % cols].set_visible(False)
     counts = ", ".join(f"{v} {k}" for k, v in doc["verdicts"].items())
     suffix = " (quick run: fewer flows and seeds than the paper)" if quick else ""
-    figure.suptitle(f"{fig.paper} {fig.figure}: {fig.title}{suffix}\n[{counts}]", fontsize="medium")
-    return save_figure(figure, path)
+    seeds = _seeds_text(fig, quick)
+    # Wrapped to the figure's width (about 11 characters an inch at this
+    # size), so a long title is not clipped at both edges.
+    head = textwrap.fill(f"{fig.paper} {fig.figure}: {fig.title}{suffix}", int(width * 11))
+    figure.suptitle(f"{head}\n{seeds} [{counts}]", fontsize="medium")
+    return figure
 
 
-def _lines(ax: Any, data: dict[str, Any], paper: list[dict[str, Any]]) -> None:
+def _seeds_text(fig: Figure, quick: bool) -> str:
+    if fig.seedless:
+        return "seedless (one run a point);"
+    seeds = fig.quick_seeds if quick else fig.seeds
+    if len(seeds) < 2:
+        return f"{len(seeds)} seed, no interval;"
+    return f"mean of {len(seeds)} seeds, 95% t interval;"
+
+
+def _paper_proxy() -> Line2D:
+    return Line2D(
+        [],
+        [],
+        linestyle="none",
+        marker=PAPER_MARKER,
+        markersize=10,
+        markerfacecolor="none",
+        markeredgecolor="black",
+        label="paper (in the series' colour)",
+    )
+
+
+def _differs_proxy() -> Line2D:
+    return Line2D(
+        [],
+        [],
+        linestyle="none",
+        marker="o",
+        markersize=11,
+        markerfacecolor="none",
+        markeredgecolor=DIFFERS_COLOR,
+        markeredgewidth=1.5,
+        label="verdict: differs",
+    )
+
+
+def _ring(ax: Any, xs: list[float], ys: list[float]) -> None:
+    ax.scatter(
+        xs,
+        ys,
+        s=180,
+        facecolors="none",
+        edgecolors=DIFFERS_COLOR,
+        linewidths=1.5,
+        zorder=6,
+        gid="differs",
+    )
+
+
+def _bounds(r: dict[str, Any]) -> tuple[float, float] | None:
+    lo, hi = r.get("ci_low"), r.get("ci_high")
+    if lo is None or hi is None or r["ours"] is None or math.isnan(r["ours"]):
+        return None
+    return float(lo), float(hi)
+
+
+def _lines(
+    ax: Any,
+    data: dict[str, Any],
+    paper: list[dict[str, Any]],
+    checks: list[dict[str, Any]],
+    colors: dict[str, str],
+) -> list[Any]:
     num = line_series(
         ax,
         data["series"],
         normalized=bool(data.get("normalize")),
         extra_x=[c["x"] for c in paper],
+        colors=colors,
     )
+
+    def at(x: Any) -> Any:
+        return num[str(x)] if num else x
+
+    for name, rows in data["series"].items():
+        bars = [(at(r["x"]), r["ours"], b) for r in rows if (b := _bounds(r)) is not None]
+        if bars:
+            x, y, b = zip(*bars)
+            ax.errorbar(
+                x,
+                y,
+                yerr=np.abs(
+                    np.array(
+                        [
+                            [yy - lo for yy, (lo, _) in zip(y, b)],
+                            [hi - yy for yy, (_, hi) in zip(y, b)],
+                        ]
+                    )
+                ),
+                fmt="none",
+                ecolor=colors.get(name, "black"),
+                capsize=3,
+                linewidth=1,
+                zorder=4,
+            )
+    extra: list[Any] = []
     if paper:
         ax.scatter(
-            [num[str(c["x"])] if num else c["x"] for c in paper],
+            [at(c["x"]) for c in paper],
             [c["paper"] for c in paper],
+            marker=PAPER_MARKER,
             facecolors="none",
-            edgecolors="black",
-            s=60,
+            edgecolors=[colors.get(c["series"], "black") for c in paper],
+            s=140,
+            linewidths=1.4,
             zorder=5,
-            label="paper",
+            gid="paper",
         )
+        extra.append(_paper_proxy())
+    differs = [c for c in checks if c["verdict"] == "differs" and _finite(c["ours"])]
+    if differs:
+        _ring(ax, [at(c["x"]) for c in differs], [c["ours"] for c in differs])
+        extra.append(_differs_proxy())
+    return extra
 
 
-def _bars(ax: Any, data: dict[str, Any], paper: list[dict[str, Any]]) -> None:
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def _bars(
+    ax: Any,
+    data: dict[str, Any],
+    paper: list[dict[str, Any]],
+    checks: list[dict[str, Any]],
+    colors: dict[str, str],
+) -> list[Any]:
     series = list(data["series"].items())
     xs: list[str] = []
     for _, rows in series:
@@ -82,27 +228,82 @@ def _bars(ax: Any, data: dict[str, Any], paper: list[dict[str, Any]]) -> None:
     where = {}
     for k, (name, rows) in enumerate(series):
         pos = [xs.index(json.dumps(r["x"])) + (k - (len(series) - 1) / 2) * width for r in rows]
-        ax.bar(pos, [r["ours"] for r in rows], width=width, label=name)
+        ax.bar(pos, [r["ours"] for r in rows], width=width, label=name, color=colors.get(name))
         for r, p in zip(rows, pos):
             where[(name, json.dumps(r["x"]))] = p
+            b = _bounds(r)
+            if b is not None:
+                ax.errorbar(
+                    [p],
+                    [r["ours"]],
+                    yerr=[[r["ours"] - b[0]], [b[1] - r["ours"]]],
+                    fmt="none",
+                    ecolor="black",
+                    capsize=3,
+                    linewidth=1,
+                    zorder=4,
+                )
     ax.set_xticks(
         range(len(xs)), [json.loads(x) if isinstance(json.loads(x), str) else x for x in xs]
     )
     if data.get("normalize"):
         ax.axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
-    pts = [(where.get((c["series"], json.dumps(c["x"]))), c["paper"]) for c in paper]
-    pts = [(p, v) for p, v in pts if p is not None]
+    extra: list[Any] = []
+    pts = [
+        (where.get((c["series"], json.dumps(c["x"]))), c["paper"], colors.get(c["series"], "black"))
+        for c in paper
+    ]
+    pts = [t for t in pts if t[0] is not None]
     if pts:
+        # A bar-wide tick in the series' colour, outlined in black so it
+        # shows on its own bar.
         ax.scatter(
-            *zip(*pts), marker="_", color="black", s=300, linewidths=2, zorder=5, label="paper"
+            [t[0] for t in pts],
+            [t[1] for t in pts],
+            marker="_",
+            color=[t[2] for t in pts],
+            s=300 * min(1.0, width / 0.4),
+            linewidths=3,
+            zorder=5,
+            gid="paper",
+            path_effects=[patheffects.withStroke(linewidth=5, foreground="black")],
         )
+        extra.append(
+            Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="_",
+                markersize=12,
+                markeredgewidth=3,
+                color="0.5",
+                label="paper (in the series' colour)",
+                path_effects=[patheffects.withStroke(linewidth=5, foreground="black")],
+            )
+        )
+    differs = [
+        (where.get((c["series"], json.dumps(c["x"]))), c["ours"])
+        for c in checks
+        if c["verdict"] == "differs" and _finite(c["ours"])
+    ]
+    differs = [(p, v) for p, v in differs if p is not None]
+    if differs:
+        _ring(ax, [p for p, _ in differs], [v for _, v in differs])
+        extra.append(_differs_proxy())
+    return extra
 
 
-def _curves(ax: Any, data: dict[str, Any]) -> None:
+def _curves(ax: Any, data: dict[str, Any], colors: dict[str, str]) -> None:
     for name, c in data["curves"].items():
         if not c["x"]:
             continue
         if data["kind"] == "cdf":
-            ax.step(np.asarray(c["x"]), np.asarray(c["y"]), where="post", label=name)
+            ax.step(
+                np.asarray(c["x"]),
+                np.asarray(c["y"]),
+                where="post",
+                label=name,
+                color=colors.get(name),
+            )
         else:
-            ax.plot(c["x"], c["y"], linewidth=0.9, label=name)
+            ax.plot(c["x"], c["y"], linewidth=0.9, label=name, color=colors.get(name))

@@ -19,6 +19,8 @@ from ..errors import ConfigError
 from ..sweep import SweepSpec, load_sweep
 
 __all__ = [
+    "MIN_SEEDS",
+    "SEED_KEY",
     "Expect",
     "Figure",
     "Panel",
@@ -50,6 +52,9 @@ _FIGURE_KEYS = {
     "panel",
     "expect",
     "layout",
+    "seeds",
+    "quick_seeds",
+    "seedless",
 }
 _PANEL_KEYS = {
     "title",
@@ -142,6 +147,18 @@ class Figure:
     panels: list[Panel]
     expects: list[Expect]
     layout: list[int] | None = None
+    # The seeds of a full run and of --quick (empty for a seedless figure),
+    # or why the set-up has no random element (seedless).
+    seeds: list[int] = field(default_factory=list)
+    quick_seeds: list[int] = field(default_factory=list)
+    seedless: str = ""
+
+
+MIN_SEEDS = 3
+"""The fewest seeds of a seeded figure's full run: two give a 95% interval
+12.7 standard errors wide (t with 1 dof), three 4.3."""
+
+SEED_KEY = "run.seed"
 
 
 def experiments_root() -> Path:
@@ -207,6 +224,7 @@ def load_figure(fid: str, root: Path | None = None) -> Figure:
     if not isinstance(sweep_table, Mapping):
         raise ConfigError(f"{where}: [sweep] missing")
     sweep = load_sweep(sweep_table, base_dir=folder, name=fid, where=f"{where} [sweep]")
+    seeds, quick_seeds, seedless = _seeds(data, where, sweep)
     panels = [_panel(p, i, where, sweep) for i, p in enumerate(_tables(data, "panel", where))]
     if not panels:
         raise ConfigError(f"{where}: no [[panel]]; a figure draws at least one")
@@ -226,7 +244,65 @@ def load_figure(fid: str, root: Path | None = None) -> Figure:
         panels=panels,
         expects=expects,
         layout=list(layout) if isinstance(layout, list) else None,
+        seeds=seeds,
+        quick_seeds=quick_seeds,
+        seedless=seedless,
     )
+
+
+def _seed_list(value: Any, at: str) -> list[int]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        or len(set(value)) != len(value)
+    ):
+        raise ConfigError(
+            f"{at} = {value!r}: expected a list of distinct whole numbers, e.g. [1, 2, 3]"
+        )
+    return list(value)
+
+
+def _seeds(
+    data: Mapping[str, Any], where: str, sweep: SweepSpec
+) -> tuple[list[int], list[int], str]:
+    """A figure says how it is seeded: ``seeds`` (full run, at least
+    MIN_SEEDS) and optionally ``quick_seeds`` (default: the first seed), or
+    ``seedless = "why"`` for a set-up the seed does not reach (it runs once;
+    tests/scenarios/test_seedless.py checks the claim). The seeds become the
+    sweep's ``run.seed`` grid key, set here and nowhere else."""
+    if SEED_KEY in sweep.grid or SEED_KEY in sweep.quick_grid:
+        raise ConfigError(
+            f"{where}: [sweep] sets {SEED_KEY!r}: declare a figure's seeds with the top-level "
+            'seeds = [...] (and quick_seeds), or seedless = "why"'
+        )
+    seedless = data.get("seedless")
+    if seedless is not None:
+        if not isinstance(seedless, str) or not seedless.strip():
+            raise ConfigError(
+                f"{where}: seedless = {seedless!r}: expected a string saying why no run depends "
+                "on the seed"
+            )
+        if "seeds" in data or "quick_seeds" in data:
+            raise ConfigError(
+                f"{where}: seedless and seeds both given; a figure has one or the other"
+            )
+        return [], [], seedless.strip()
+    if "seeds" not in data:
+        raise ConfigError(
+            f"{where}: seeds: missing; give seeds = [1, 2, 3] (at least {MIN_SEEDS}), or "
+            'seedless = "why" for a set-up with no random element'
+        )
+    seeds = _seed_list(data["seeds"], f"{where}: seeds")
+    if len(seeds) < MIN_SEEDS:
+        raise ConfigError(
+            f"{where}: seeds = {seeds!r}: a full run needs at least {MIN_SEEDS} seeds for its "
+            "95% intervals"
+        )
+    quick = _seed_list(data.get("quick_seeds", seeds[:1]), f"{where}: quick_seeds")
+    sweep.grid[SEED_KEY] = seeds
+    sweep.quick_grid[SEED_KEY] = quick
+    return seeds, quick, ""
 
 
 def _tables(data: Mapping[str, Any], key: str, where: str) -> list[Mapping[str, Any]]:

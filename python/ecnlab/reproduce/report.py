@@ -7,11 +7,13 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from ..results import atomic_write
 from .figure import figure_ids
+from .verdict import VERDICTS
 
 __all__ = ["write_report"]
 
@@ -24,6 +26,42 @@ def _fmt(v: Any) -> str:
             return "–"
         return f"{v:.4g}"
     return str(v)
+
+
+def _ours(c: dict[str, Any]) -> str:
+    """Our value, with its interval and the number of seeds where there is one."""
+    text = _fmt(c["ours"])
+    if c.get("ci_low") is not None and c.get("ci_high") is not None:
+        text += f" [{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}] n={c.get('n')}"
+    return text
+
+
+def _rows(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """The verdicts by panel, series, then x by value (JSON written before
+    the figure sorted them included)."""
+    from . import x_order
+
+    order: dict[tuple[int, str], int] = {}
+    for i, panel in enumerate(d["panels"]):
+        for k, name in enumerate(panel.get("series", {})):
+            order[(i, name)] = k
+    return sorted(
+        d["points"],
+        key=lambda c: (c["panel"], order.get((c["panel"], c["series"]), 1 << 30), x_order(c["x"])),
+    )
+
+
+def _notes_link(d: dict[str, Any], root: Path) -> str | None:
+    """The figure's notes page relative to the report's folder (where it is
+    on this machine), else as the repository names it."""
+    path = d.get("notes_path")
+    if path and Path(path).is_file():
+        return os.path.relpath(path, root.resolve())
+    return d.get("notes")
+
+
+def _counts(d: dict[str, Any]) -> list[int]:
+    return [d["verdicts"].get(v, 0) for v in VERDICTS]
 
 
 def _docs(directory: Path) -> list[dict[str, Any]]:
@@ -52,51 +90,62 @@ def write_report(directory: str | Path) -> tuple[Path, Path]:
             f"{root}: no reproduced figures (<id>.json) here; run `ecnlab reproduce` first"
         )
     md = ["# ecnlab: the papers' figures, reproduced", ""]
-    md.append("| figure | run | points | matches | same direction | differs | runs (one core) |")
-    md.append("|---|---|---|---|---|---|---|")
+    md.append("| figure | run | seeds | points | " + " | ".join(VERDICTS) + " | runs (one core) |")
+    md.append("|---|---|---|---|" + "---|" * len(VERDICTS) + "---|")
     for d in docs:
-        v = d["verdicts"]
         run = "quick" if d.get("quick") else "full"
+        counts = " | ".join(str(n) for n in _counts(d))
         md.append(
-            f"| [{d['id']}](#{d['id']}) {d['paper']} {d['figure']} | {run} "
-            f"| {d['sweep']['points']} | {v['matches']} | {v['same direction']} | {v['differs']} "
-            f"| {d.get('cpu_seconds', 0):.0f} s |"
+            f"| [{d['id']}](#{d['id']}) {d['paper']} {d['figure']} | {run} | {_seed_text(d)} "
+            f"| {d['sweep']['points']} | {counts} | {d.get('cpu_seconds', 0):.0f} s |"
         )
     md.append("")
     for d in docs:
-        md += _figure_md(d)
+        md += _figure_md(d, root)
     md_path, html_path = root / "report.md", root / "report.html"
     with atomic_write(md_path, "w") as handle:
         handle.write("\n".join(md) + "\n")
     with atomic_write(html_path, "w") as handle:
-        handle.write(_html(docs))
+        handle.write(_html(docs, root))
     return md_path, html_path
 
 
-def _figure_md(d: dict[str, Any]) -> list[str]:
+def _seed_text(d: dict[str, Any]) -> str:
+    if d.get("seedless"):
+        return "seedless"
+    seeds = d.get("seeds") or []
+    return str(len(seeds)) if seeds else "–"
+
+
+def _figure_md(d: dict[str, Any], root: Path) -> list[str]:
     out = [
         f'<a id="{d["id"]}"></a>',
         f"## {d['id']}: {d['paper']} {d['figure']} — {d['title']}",
         "",
     ]
     out.append(f"{d['description']} Source: {d['source']}.")
+    notes = _notes_link(d, root)
+    if notes:
+        out.append(f"Notes: [{d['id']}/NOTES.md]({notes}).")
+    if d.get("seedless"):
+        out.append(f"Seedless: {d['seedless']}.")
     out.append("")
     out.append(f"![{d['id']}]({d.get('png', d['id'] + '.png')})")
     out.append("")
-    out.append("| panel | series | x | ours | paper | verdict | claim |")
+    out.append("| panel | series | x | ours [95% CI] | paper | verdict | claim |")
     out.append("|---|---|---|---|---|---|---|")
-    for c in d["points"]:
+    for c in _rows(d):
         title = d["panels"][c["panel"]]["title"]
         paper = _fmt(c["paper"]) if isinstance(c["paper"], (int, float)) else "(trend)"
         out.append(
-            f"| {title} | {c['series']} | {_fmt(c['x'])} | {_fmt(c['ours'])} | {paper} "
+            f"| {title} | {c['series']} | {_fmt(c['x'])} | {_ours(c)} | {paper} "
             f"| {c['verdict']} | {c['claim']} |"
         )
     out.append("")
     return out
 
 
-def _html(docs: list[dict[str, Any]]) -> str:
+def _html(docs: list[dict[str, Any]], root: Path) -> str:
     e = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
@@ -104,36 +153,39 @@ def _html(docs: list[dict[str, Any]]) -> str:
         "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}"
         "table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}.matches{background:#dfd}"
-        ".same{background:#ffd}.differs{background:#fdd}img{max-width:100%}</style></head><body>",
+        ".within{background:#def}.same{background:#ffd}.differs{background:#fdd}"
+        "img{max-width:100%}</style></head><body>",
         "<h1>ecnlab: the papers' figures, reproduced</h1><table><tr><th>figure</th><th>run</th>"
-        "<th>points</th><th>matches</th><th>same direction</th><th>differs</th></tr>",
+        "<th>seeds</th><th>points</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>",
     ]
     for d in docs:
-        v = d["verdicts"]
         run = "quick" if d.get("quick") else "full"
         parts.append(
             f"<tr><td><a href='#{e(d['id'])}'>{e(d['id'])}</a></td><td>{run}</td>"
-            f"<td>{d['sweep']['points']}</td><td>{v['matches']}</td><td>{v['same direction']}</td>"
-            f"<td>{v['differs']}</td></tr>"
+            f"<td>{_seed_text(d)}</td><td>{d['sweep']['points']}</td>"
+            + "".join(f"<td>{n}</td>" for n in _counts(d))
+            + "</tr>"
         )
     parts.append("</table>")
     for d in docs:
         head = f"{d['id']}: {d['paper']} {d['figure']} — {d['title']}"
         parts.append(f"<h2 id='{e(d['id'])}'>{e(head)}</h2>")
-        parts.append(f"<p>{e(d['description'])} Source: {e(d['source'])}.</p>")
+        notes = _notes_link(d, root)
+        link = f" <a href='{e(notes)}'>Notes</a>." if notes else ""
+        parts.append(f"<p>{e(d['description'])} Source: {e(d['source'])}.{link}</p>")
         parts.append(f"<img src='{e(d.get('png', d['id'] + '.png'))}'>")
         parts.append(
-            "<table><tr><th>panel</th><th>series</th><th>x</th><th>ours</th><th>paper</th>"
+            "<table><tr><th>panel</th><th>series</th><th>x</th><th>ours [95% CI]</th><th>paper</th>"
             "<th>verdict</th><th>claim</th></tr>"
         )
-        for c in d["points"]:
+        for c in _rows(d):
             title = d["panels"][c["panel"]]["title"]
             paper = _fmt(c["paper"]) if isinstance(c["paper"], (int, float)) else "(trend)"
             cls = c["verdict"].split()[0]
             parts.append(
                 f"<tr class='{cls}'><td>{e(title)}</td><td>{e(str(c['series']))}</td>"
                 f"<td>{e(_fmt(c['x']))}</td>"
-                f"<td>{e(_fmt(c['ours']))}</td><td>{e(paper)}</td><td>{e(c['verdict'])}</td>"
+                f"<td>{e(_ours(c))}</td><td>{e(paper)}</td><td>{e(c['verdict'])}</td>"
                 f"<td>{e(c['claim'])}</td></tr>"
             )
         parts.append("</table>")

@@ -1,10 +1,13 @@
 """Judging our numbers against what a paper reports.
 
-Three verdicts: ``matches`` (the number, or the stated relation with its
-amount, holds within the tolerance), ``same direction`` (the effect has the
-paper's sign or trend, not its size), ``differs`` (it does not). Each rule
-says which is which in the JSON it writes (``rule`` text), so a reader can
-check the call.
+Four verdicts: ``matches`` (the number, or the stated relation with its
+amount, holds within the tolerance), ``within noise`` (it does not at our
+mean over seeds, but the paper's number, or the relation's boundary, lies
+inside our 95% interval: the seeds cannot tell the two apart), ``same
+direction`` (the effect has the paper's sign or trend, not its size),
+``differs`` (it does not). Each rule says which is which in the JSON it
+writes (``rule`` text), so a reader can check the call; ``verdict_point``
+keeps the call at the mean alone.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from typing import Any
 
 from .figure import Expect
 
-__all__ = ["VERDICTS", "judge_best", "judge_point", "judge_trend", "rule_text"]
+__all__ = ["VERDICTS", "judge_best", "judge_point", "judge_trend", "noise_check", "rule_text"]
 
-VERDICTS = ("matches", "same direction", "differs")
+VERDICTS = ("matches", "within noise", "same direction", "differs")
+
+_NOISE_TEXT = (
+    "; within noise (over the verdict at our mean): the paper's value lies inside our 95% "
+    "interval over seeds"
+)
 
 
 def _rel(a: float, b: float) -> float:
@@ -25,6 +33,13 @@ def _rel(a: float, b: float) -> float:
 
 def rule_text(e: Expect, normalized: bool) -> str:
     """The rule behind a verdict, in words."""
+    text = _rule_text(e, normalized)
+    if e.rule in ("increasing", "decreasing", "flat"):
+        return text
+    return text + _NOISE_TEXT
+
+
+def _rule_text(e: Expect, normalized: bool) -> str:
     tol = f"{e.tolerance:.0%}"
     if e.rule == "value":
         side = " (normalised: the side of 1)" if normalized else ""
@@ -133,3 +148,50 @@ def judge_best(e: Expect, pairs: list[tuple[float, float]]) -> tuple[int, str]:
     if gap > 0 and abs(gap - want) <= e.tolerance * want:
         return best, "matches"
     return best, "same direction" if gap > 0 else "differs"
+
+
+def noise_check(
+    e: Expect, row: dict[str, Any], than_row: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The interval a point rule's claim is tested against, and whether the
+    paper's side of it lies inside: for ``value`` (or a relation to a paper
+    number) the interval of our value; for a relation to another series, of
+    the gap ours/theirs - 1 taken seed by seed (the seeds pair the flows),
+    against the paper's amount, or 0 (the relation's boundary) where it
+    states none. None where there is no interval (one seed, a trend rule)."""
+    from .noise import mean_interval
+
+    if e.rule in ("increasing", "decreasing", "flat"):
+        return None
+    if e.than is None:
+        if e.paper is None or row.get("ci_low") is None or row.get("ci_high") is None:
+            return None
+        low, high, target = float(row["ci_low"]), float(row["ci_high"]), float(e.paper)
+        quantity = "ours"
+    else:
+        if than_row is None:
+            return None
+        theirs = dict(zip(than_row.get("seeds", []), than_row.get("per_seed", [])))
+        gaps = [
+            _rel(v, theirs[k])
+            for k, v in zip(row.get("seeds", []), row.get("per_seed", []))
+            if k in theirs and theirs[k] and not math.isnan(v) and not math.isnan(theirs[k])
+        ]
+        sign = -1.0 if e.rule in ("below", "best_below") else 1.0
+        amount = e.paper is not None and e.rule != "within"
+        values = [sign * g for g in gaps] if amount else gaps
+        iv = mean_interval(values)
+        if math.isnan(iv.low):
+            return None
+        low, high = iv.low, iv.high
+        target = abs(float(e.paper or 0.0)) if amount else 0.0
+        quantity = (
+            f"{'amount ' + ('below' if sign < 0 else 'above') if amount else 'gap'} to {e.than}"
+        )
+    return {
+        "quantity": quantity,
+        "ci_low": low,
+        "ci_high": high,
+        "target": target,
+        "holds": low <= target <= high,
+    }

@@ -1,0 +1,162 @@
+"""A reproduced figure a reader can read (issue 29): the paper's numbers in
+their series' colour, differing points flagged, intervals drawn, verdict
+rows sorted by x, the notes linked. On a hand-made figure document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from matplotlib.colors import to_rgba
+
+from ecnlab.reproduce import _sorted_checks, x_order
+from ecnlab.reproduce.draw import DIFFERS_COLOR, render_figure, series_colors
+from ecnlab.reproduce.figure import Figure, Panel
+from ecnlab.reproduce.report import write_report
+from ecnlab.sweep import SweepSpec
+
+
+def _row(x: Any, ours: float, lo: float | None = None, hi: float | None = None) -> dict[str, Any]:
+    return {"x": x, "ours": ours, "ci_low": lo, "ci_high": hi, "n": 3 if lo else 1}
+
+
+def _check(series: str, x: Any, ours: float, paper: float, verdict: str) -> dict[str, Any]:
+    return {
+        "panel": 0,
+        "series": series,
+        "x": x,
+        "ours": ours,
+        "ci_low": None,
+        "ci_high": None,
+        "n": 1,
+        "paper": paper,
+        "kind": "value",
+        "claim": "c",
+        "source": "s",
+        "verdict": verdict,
+        "rule": "r",
+    }
+
+
+def _figure(kind: str) -> tuple[Figure, dict[str, Any]]:
+    panel = Panel(title="p", kind=kind, metric="m", x="switch.threshold")
+    fig = Figure(
+        id="toy-fig1",
+        paper="Toy",
+        figure="Fig. 1",
+        title="a title",
+        description="d",
+        source="s",
+        folder=Path("."),
+        sweep=SweepSpec("toy", {}),
+        panels=[panel],
+        expects=[],
+        seeds=[1, 2, 3],
+    )
+    series = {
+        "TSO off": [_row("4pkt", 8.0, 7.5, 8.5), _row("83pkt", 9.9, 9.8, 10.0)],
+        "TSO on": [_row("4pkt", 1.3, 1.0, 1.6), _row("83pkt", 9.8, 9.7, 9.9)],
+    }
+    checks = [
+        _check("TSO on", "83pkt", 9.8, 9.9, "matches"),
+        _check("TSO off", "83pkt", 9.9, 10.0, "matches"),
+        _check("TSO on", "4pkt", 1.3, 5.0, "differs"),
+    ]
+    doc = {
+        "id": "toy-fig1",
+        "paper": "Toy",
+        "figure": "Fig. 1",
+        "title": "a title",
+        "description": "d",
+        "source": "s",
+        "panels": [{"title": "p", "kind": kind, "x": "switch.threshold", "series": series}],
+        "points": checks,
+        "verdicts": {"matches": 2, "within noise": 0, "same direction": 0, "differs": 1},
+        "sweep": {"points": 4},
+        "notes": "experiments/toy-fig1/NOTES.md",
+    }
+    return fig, doc
+
+
+def _collections(ax: Any, gid: str) -> list[Any]:
+    return [c for c in ax.collections if c.get_gid() == gid]
+
+
+def test_paper_points_take_their_series_colour_on_a_line_panel() -> None:
+    fig, doc = _figure("line")
+    colors = series_colors(doc)
+    assert colors == {"TSO off": "C0", "TSO on": "C1"}
+    ax = render_figure(fig, doc).axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert to_rgba(lines["TSO off"].get_color()) == to_rgba("C0")
+    assert to_rgba(lines["TSO on"].get_color()) == to_rgba("C1")
+    [paper] = _collections(ax, "paper")
+    edges = [tuple(c) for c in paper.get_edgecolors()]
+    paper_checks = [c for c in doc["points"]]
+    # Each paper star's edge is its own series' line colour, not black.
+    for edge, check in zip(edges, paper_checks):
+        assert edge == to_rgba(lines[check["series"]].get_color()), check["series"]
+    # The star is hollow, so our marker shows through where they agree.
+    assert all(c[3] == 0 for c in paper.get_facecolors())
+
+
+def test_differing_points_are_ringed_and_intervals_drawn() -> None:
+    fig, doc = _figure("line")
+    ax = render_figure(fig, doc).axes[0]
+    [ring] = _collections(ax, "differs")
+    assert len(ring.get_offsets()) == 1  # only the one "differs" check
+    assert tuple(ring.get_edgecolors()[0]) == to_rgba(DIFFERS_COLOR)
+    assert float(ring.get_offsets()[0][1]) == 1.3
+    # Error bars: one LineCollection per series, a segment per point.
+    bars = [c for c in ax.collections if c.get_gid() is None and len(c.get_segments()) == 2]
+    spans = sorted(tuple(float(v) for v in seg[:, 1]) for c in bars for seg in c.get_segments())
+    assert (1.0, 1.6) in spans and (7.5, 8.5) in spans
+
+
+def test_paper_ticks_take_their_series_colour_on_a_bar_panel() -> None:
+    fig, doc = _figure("bar")
+    ax = render_figure(fig, doc).axes[0]
+    [paper] = _collections(ax, "paper")
+    got = [tuple(c) for c in paper.get_facecolors()]
+    assert got == [to_rgba("C1"), to_rgba("C0"), to_rgba("C1")]
+    assert _collections(ax, "differs")
+
+
+def test_x_sorts_by_value() -> None:
+    xs = ["83pkt", "100pkt", "125pkt", "150pkt", "4pkt", "8pkt"]
+    assert sorted(xs, key=x_order) == ["4pkt", "8pkt", "83pkt", "100pkt", "125pkt", "150pkt"]
+    assert sorted([0.9, 0.3, 0.6], key=x_order) == [0.3, 0.6, 0.9]
+    assert sorted(["b", "a"], key=x_order) == ["a", "b"]
+
+
+def test_checks_sort_by_panel_series_then_x() -> None:
+    _, doc = _figure("line")
+    ordered = _sorted_checks(doc["points"], doc["panels"])
+    assert [(c["series"], c["x"]) for c in ordered] == [
+        ("TSO off", "83pkt"),
+        ("TSO on", "4pkt"),
+        ("TSO on", "83pkt"),
+    ]
+
+
+def test_report_rows_sorted_and_notes_linked(tmp_path: Path) -> None:
+    _, doc = _figure("line")
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("notes\n")
+    doc["notes_path"] = str(notes)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "toy-fig1.json").write_text(json.dumps(doc))
+    md, page = write_report(out)
+    text = md.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| p |")]
+    assert [r.split("|")[3].strip() for r in rows] == ["83pkt", "4pkt", "83pkt"]
+    assert [r.split("|")[2].strip() for r in rows] == ["TSO off", "TSO on", "TSO on"]
+    assert "[toy-fig1/NOTES.md](../NOTES.md)" in text
+    assert "href='../NOTES.md'" in page.read_text()
+    # Without the file on this machine, the repository's path is linked.
+    doc["notes_path"] = None
+    (out / "toy-fig1.json").write_text(json.dumps(doc))
+    md, _ = write_report(out)
+    assert "(experiments/toy-fig1/NOTES.md)" in md.read_text()
