@@ -4,7 +4,7 @@
 Two sets of experiments, each defined here once as the config both tools
 run:
 
-- ``lockout``: bench/testbed_lockout.toml (host 0 sends 1 Reno flow, host 1
+- ``lockout``: bench/testbed/lockout.toml (host 0 sends 1 Reno flow, host 1
   four, all to host 2; 200 Mbps, 100 us links, 30-packet drop-tail buffer).
 - ``spread``: a 5-host star at 200 Mbps with 100 us links, a 100-packet
   buffer, one queue; host 4 receives 1, 4 or 8 long-lived flows from
@@ -19,10 +19,10 @@ the flows' bytes, drops, marks, retransmissions and timeouts (counts and
 per second of the run), the bottleneck port's mean and p99 queue (packets,
 sampled every 100 us after warm-up), and each flow's MB.
 
-    sudo .venv/bin/python bench/testbed_spread.py testbed lockout --csv lockout.csv
-    sudo .venv/bin/python bench/testbed_spread.py testbed spread --csv spread.csv
-    .venv/bin/python bench/testbed_spread.py sim spread --csv sim.csv   # seeds 1-5
-    .venv/bin/python bench/testbed_spread.py summary spread.csv sim.csv  # min-max table
+    sudo .venv/bin/python bench/testbed/spread.py testbed lockout --csv lockout.csv
+    sudo .venv/bin/python bench/testbed/spread.py testbed spread --csv spread.csv
+    .venv/bin/python bench/testbed/spread.py sim spread --csv sim.csv   # seeds 1-5
+    .venv/bin/python bench/testbed/spread.py summary spread.csv sim.csv  # min-max table
 
 ``--no-uplinks`` runs the testbed as it was before it emulated the hosts'
 uplinks (the "before" column of the lock-out table). Testbed runs need
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-LOCKOUT = HERE / "testbed_lockout.toml"
+LOCKOUT = HERE / "lockout.toml"
 
 CCS = ("ecn-star", "cubic")
 SWITCHES = ("droptail", "ecn")
