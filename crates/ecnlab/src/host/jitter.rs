@@ -43,7 +43,9 @@ impl HostJitter {
     /// `landing` without jitter, lands.
     #[inline]
     pub fn landing(&mut self, host: u32, sent: Time, landing: Time) -> Time {
-        let draw = hash64(self.key, sent ^ (host as u64).rotate_right(20)) % self.max;
+        // Scaled by a multiply rather than a division (uniform in [0, max)).
+        let h = hash64(self.key, sent ^ (host as u64).rotate_right(20));
+        let draw = ((h as u128 * self.max as u128) >> 64) as Time;
         let last = &mut self.last[host as usize];
         *last = (*last).max(landing + draw);
         *last
