@@ -3,7 +3,8 @@
 //! kept, delayed ACKs (every n-th packet, or n segments' worth of bytes as
 //! ns-2's FullTcp counts, with a timer), and the ECN echo
 //! its congestion control asks for (RFC 3168 latch, or DCTCP's exact echo
-//! with the delayed-ACK state machine of the DCTCP paper §3.1).
+//! with the delayed-ACK state machine of the DCTCP paper §3.1). Linux's
+//! delayed-ACK rules (`delack_linux.rs`) replace the every-n-th count.
 
 use super::cc::EchoMode;
 
@@ -15,16 +16,28 @@ pub struct AckOut {
     pub ece: bool,
 }
 
+/// When in-order data is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AckRule {
+    /// Every `ack_at`-th packet.
+    Packets,
+    /// Once `ack_at` bytes are unacknowledged (ns-2 FullTcp).
+    Bytes,
+    /// Linux's rules (`delack_linux.rs`); `ack_at` counts the quick ACKs
+    /// left, which keeps `Flow` at its size.
+    Linux,
+}
+
 #[derive(Clone)]
 pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Out-of-order ranges above rcv_nxt, sorted and disjoint.
     ooo: Vec<(u64, u64)>,
     mode: EchoMode,
-    /// `pending` at which the ACK goes at once.
+    /// `pending` at which the ACK goes at once; with Linux's rules, the
+    /// quick ACKs left.
     ack_at: u32,
-    /// `pending` counts payload bytes rather than packets.
-    by_bytes: bool,
+    rule: AckRule,
     /// Data packets (or bytes) received and not yet acknowledged.
     pub pending: u32,
     /// DCTCP: CE bit of the last data packet.
@@ -51,7 +64,7 @@ impl TcpReceiver {
             ooo: Vec::new(),
             mode,
             ack_at: ack_every,
-            by_bytes: false,
+            rule: AckRule::Packets,
             pending: 0,
             ce_state: false,
             ece_latch: false,
@@ -63,9 +76,38 @@ impl TcpReceiver {
     /// ACK goes once `ack_every` segments of `mss` bytes are unacknowledged,
     /// so a shorter segment waits for more data or the delayed-ACK timer.
     pub fn counting_bytes(mut self, mss: u32) -> Self {
-        self.by_bytes = true;
+        self.rule = AckRule::Bytes;
         self.ack_at = self.ack_at.saturating_mul(mss);
         self
+    }
+
+    /// Linux's delayed-ACK rules (`delack_linux.rs`): pending bytes, and
+    /// quick ACKs first.
+    pub fn linux_rules(mut self) -> Self {
+        self.rule = AckRule::Linux;
+        self.ack_at = super::delack_linux::QUICK_ACKS;
+        self
+    }
+
+    /// The receiver `t` asks for: Linux's rules, ns-2's byte counting, or
+    /// every `delayed_ack`-th packet.
+    pub fn for_transport(echo: EchoMode, t: &crate::config::TransportCfg, linux: bool) -> Self {
+        let r = TcpReceiver::new(echo, t.delayed_ack);
+        if linux {
+            r.linux_rules()
+        } else if t.delayed_ack_bytes {
+            r.counting_bytes(t.mss)
+        } else {
+            r
+        }
+    }
+
+    /// An ACK goes out: with Linux's rules, one quick ACK fewer.
+    #[inline]
+    fn sent_ack(&mut self) {
+        if self.rule == AckRule::Linux {
+            self.ack_at = self.ack_at.saturating_sub(1);
+        }
     }
 
     fn ece(&self) -> bool {
@@ -92,6 +134,7 @@ impl TcpReceiver {
                 if ce != self.ce_state && self.pending > 0 {
                     early_ack = Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ce_state });
                     self.pending = 0;
+                    self.sent_ack();
                 }
                 self.ce_state = ce;
             }
@@ -100,6 +143,9 @@ impl TcpReceiver {
                     self.ece_latch = false;
                 }
                 if ce {
+                    if !self.ece_latch && self.rule == AckRule::Linux {
+                        self.ack_at = self.ack_at.max(super::delack_linux::QUICK_ACKS_ON_CE);
+                    }
                     self.ece_latch = true;
                 }
             }
@@ -121,7 +167,7 @@ impl TcpReceiver {
         }
         // One per packet, a GRO-merged segment counting its packets; or
         // its bytes.
-        self.pending += if self.by_bytes {
+        self.pending += if self.rule != AckRule::Packets {
             len
         } else if len > mss {
             len.div_ceil(mss)
@@ -129,10 +175,15 @@ impl TcpReceiver {
             1
         };
         // Out-of-order, duplicate, or hole-filling data is ACKed at once.
-        let now =
-            !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_at;
+        let enough = if self.rule == AckRule::Linux {
+            super::delack_linux::ack_now(self.ack_at, self.pending, mss)
+        } else {
+            self.pending >= self.ack_at
+        };
+        let now = !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || enough;
         let ack = if now {
             self.pending = 0;
+            self.sent_ack();
             Some(AckOut { ack: self.rcv_nxt, sack: self.sack_for(seq), ece: self.ece() })
         } else {
             None
@@ -146,6 +197,7 @@ impl TcpReceiver {
             return None;
         }
         self.pending = 0;
+        self.sent_ack();
         Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ece() })
     }
 }
@@ -217,5 +269,69 @@ mod tests {
         // Counting packets, the same 500-byte segment is acknowledged at once.
         let mut r = TcpReceiver::new(EchoMode::None, 1);
         assert!(r.on_data(0, 500, 1460, false, false).ack.is_some());
+    }
+
+    /// Linux's quick ACKs (`delack_linux.rs`): the first 16 in-order
+    /// segments are each ACKed at once (TCP_MAX_QUICKACKS); after that a
+    /// lone full segment waits (rcv_nxt − rcv_wup = 1 MSS is not more than
+    /// one MSS) and the second releases the ACK.
+    #[test]
+    fn linux_quick_acks_then_every_second_full_segment() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules();
+        for k in 0..16u64 {
+            assert!(r.on_data(k * 1460, mss, mss, false, false).ack.is_some(), "segment {k}");
+        }
+        assert!(r.on_data(16 * 1460, mss, mss, false, false).ack.is_none());
+        assert_eq!(r.on_data(17 * 1460, mss, mss, false, false).ack.map(|a| a.ack), Some(18 * 1460));
+        assert!(r.on_data(18 * 1460, mss, mss, false, false).ack.is_none());
+        // The timer's ACK covers the held segment.
+        assert_eq!(r.flush().map(|a| a.ack), Some(19 * 1460));
+        // A full segment and a short one: 1960 > 1460 bytes waiting, ACK.
+        assert!(r.on_data(19 * 1460, mss, mss, false, false).ack.is_none());
+        assert!(r.on_data(20 * 1460, 500, mss, false, false).ack.is_some());
+        // A short segment alone waits for the timer.
+        assert!(r.on_data(20 * 1460 + 500, 500, mss, false, false).ack.is_none());
+        // A GRO-merged segment of 3 packets is ACKed at once.
+        r.flush();
+        assert!(r.on_data(20 * 1460 + 1000, 3 * mss, mss, false, false).ack.is_some());
+    }
+
+    /// Linux ACKs out-of-order data at once, after the quick ACKs too, and
+    /// the segment filling the hole.
+    #[test]
+    fn linux_acks_out_of_order_data_at_once() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules();
+        for k in 0..16u64 {
+            r.on_data(k * 1460, mss, mss, false, false);
+        }
+        assert!(r.on_data(17 * 1460, mss, mss, false, false).ack.is_some(), "above a hole");
+        let a = r.on_data(16 * 1460, mss, mss, false, false).ack.expect("hole filled");
+        assert_eq!(a.ack, 18 * 1460);
+    }
+
+    /// A CE mark that starts an RFC 3168 echo earns two quick ACKs
+    /// (Linux tcp_ecn_check_ce: tcp_enter_quickack_mode(sk, 2)); a further
+    /// CE while ECE is latched earns none.
+    #[test]
+    fn linux_quick_acks_after_a_fresh_ce() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::Latched, 1).linux_rules();
+        let mut seq = 0;
+        let mut send = |r: &mut TcpReceiver, ce: bool| {
+            let o = r.on_data(seq, mss, mss, ce, false);
+            seq += mss as u64;
+            o.ack.is_some()
+        };
+        for _ in 0..16 {
+            assert!(send(&mut r, false));
+        }
+        assert!(!send(&mut r, false));
+        assert!(send(&mut r, false));
+        // CE: this ACK and the next go at once.
+        assert!(send(&mut r, true));
+        assert!(send(&mut r, true));
+        assert!(!send(&mut r, true));
     }
 }
