@@ -18,7 +18,8 @@
 //!   (the `linux` profile: 40 ms, TCP_ATO_MIN; Linux's ato then adapts to
 //!   the arrival pattern, which is not modelled).
 //!
-//! The rules replace `delayed_ack` and `delayed_ack_bytes`.
+//! The rules replace `delayed_ack` and `delayed_ack_bytes`; the receiver
+//! (`tcp_rx.rs`) applies them.
 
 use crate::config::param::{section, Table};
 
@@ -40,15 +41,7 @@ impl LinuxDelackParams {
 }
 
 /// Quick ACKs at a connection's start (TCP_MAX_QUICKACKS).
-pub const QUICK_ACKS: u32 = 16;
+pub const QUICK_ACKS: u8 = 16;
 
 /// Quick ACKs after a CE mark starts an ECE echo (tcp_ecn_check_ce).
-pub const QUICK_ACKS_ON_CE: u32 = 2;
-
-/// Whether in-order data with `pending` bytes unacknowledged is ACKed now:
-/// in quick-ACK mode (`quick` left), or once more than one full segment
-/// of `mss` bytes waits.
-#[inline]
-pub fn ack_now(quick: u32, pending: u32, mss: u32) -> bool {
-    quick > 0 || pending > mss
-}
+pub const QUICK_ACKS_ON_CE: u8 = 2;

@@ -16,17 +16,15 @@ pub struct AckOut {
     pub ece: bool,
 }
 
-/// When in-order data is acknowledged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum AckRule {
-    /// Every `ack_at`-th packet.
-    Packets,
-    /// Once `ack_at` bytes are unacknowledged (ns-2 FullTcp).
-    Bytes,
-    /// Linux's rules (`delack_linux.rs`); `ack_at` counts the quick ACKs
-    /// left, which keeps `Flow` at its size.
-    Linux,
-}
+// When in-order data is acknowledged (`TcpReceiver::rule`): every
+// `ack_at`-th packet; once `ack_at` bytes are unacknowledged (ns-2
+// FullTcp); or from LINUX up, Linux's rules (`delack_linux.rs`): `ack_at`
+// bytes, one MSS and one byte, and `rule − LINUX` quick ACKs left. The
+// count shares the byte so that `Flow` keeps its size, and the test of it
+// sits where the default receiver, which ACKs every packet, never looks.
+const PACKETS: u8 = 0;
+const BYTES: u8 = 1;
+const LINUX: u8 = 2;
 
 #[derive(Clone)]
 pub struct TcpReceiver {
@@ -34,10 +32,10 @@ pub struct TcpReceiver {
     /// Out-of-order ranges above rcv_nxt, sorted and disjoint.
     ooo: Vec<(u64, u64)>,
     mode: EchoMode,
-    /// `pending` at which the ACK goes at once; with Linux's rules, the
-    /// quick ACKs left.
+    /// `pending` at which the ACK goes at once.
     ack_at: u32,
-    rule: AckRule,
+    /// PACKETS, BYTES, or LINUX plus the quick ACKs left.
+    rule: u8,
     /// Data packets (or bytes) received and not yet acknowledged.
     pub pending: u32,
     /// DCTCP: CE bit of the last data packet.
@@ -64,7 +62,7 @@ impl TcpReceiver {
             ooo: Vec::new(),
             mode,
             ack_at: ack_every,
-            rule: AckRule::Packets,
+            rule: PACKETS,
             pending: 0,
             ce_state: false,
             ece_latch: false,
@@ -76,16 +74,16 @@ impl TcpReceiver {
     /// ACK goes once `ack_every` segments of `mss` bytes are unacknowledged,
     /// so a shorter segment waits for more data or the delayed-ACK timer.
     pub fn counting_bytes(mut self, mss: u32) -> Self {
-        self.rule = AckRule::Bytes;
+        self.rule = BYTES;
         self.ack_at = self.ack_at.saturating_mul(mss);
         self
     }
 
-    /// Linux's delayed-ACK rules (`delack_linux.rs`): pending bytes, and
-    /// quick ACKs first.
-    pub fn linux_rules(mut self) -> Self {
-        self.rule = AckRule::Linux;
-        self.ack_at = super::delack_linux::QUICK_ACKS;
+    /// Linux's delayed-ACK rules (`delack_linux.rs`): quick ACKs first,
+    /// then an ACK once more than one segment of `mss` bytes waits.
+    pub fn linux_rules(mut self, mss: u32) -> Self {
+        self.rule = LINUX + super::delack_linux::QUICK_ACKS;
+        self.ack_at = mss + 1;
         self
     }
 
@@ -94,7 +92,7 @@ impl TcpReceiver {
     pub fn for_transport(echo: EchoMode, t: &crate::config::TransportCfg, linux: bool) -> Self {
         let r = TcpReceiver::new(echo, t.delayed_ack);
         if linux {
-            r.linux_rules()
+            r.linux_rules(t.mss)
         } else if t.delayed_ack_bytes {
             r.counting_bytes(t.mss)
         } else {
@@ -102,12 +100,17 @@ impl TcpReceiver {
         }
     }
 
-    /// An ACK goes out: with Linux's rules, one quick ACK fewer.
+    /// In Linux's quick-ACK mode: spend a quick ACK, true. Tested only
+    /// when no other rule sends the ACK, so the default receiver (every
+    /// packet ACKed) never reaches it; an ACK that goes anyway (out of
+    /// order, a merged burst) spends none, where Linux's spends one.
     #[inline]
-    fn sent_ack(&mut self) {
-        if self.rule == AckRule::Linux {
-            self.ack_at = self.ack_at.saturating_sub(1);
+    fn quick_ack(&mut self) -> bool {
+        let quick = self.rule > LINUX;
+        if quick {
+            self.rule -= 1;
         }
+        quick
     }
 
     fn ece(&self) -> bool {
@@ -134,7 +137,7 @@ impl TcpReceiver {
                 if ce != self.ce_state && self.pending > 0 {
                     early_ack = Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ce_state });
                     self.pending = 0;
-                    self.sent_ack();
+                    self.quick_ack();
                 }
                 self.ce_state = ce;
             }
@@ -143,8 +146,8 @@ impl TcpReceiver {
                     self.ece_latch = false;
                 }
                 if ce {
-                    if !self.ece_latch && self.rule == AckRule::Linux {
-                        self.ack_at = self.ack_at.max(super::delack_linux::QUICK_ACKS_ON_CE);
+                    if !self.ece_latch && self.rule >= LINUX {
+                        self.rule = self.rule.max(LINUX + super::delack_linux::QUICK_ACKS_ON_CE);
                     }
                     self.ece_latch = true;
                 }
@@ -167,23 +170,22 @@ impl TcpReceiver {
         }
         // One per packet, a GRO-merged segment counting its packets; or
         // its bytes.
-        self.pending += if self.rule != AckRule::Packets {
+        self.pending += if self.rule != PACKETS {
             len
         } else if len > mss {
             len.div_ceil(mss)
         } else {
             1
         };
-        // Out-of-order, duplicate, or hole-filling data is ACKed at once.
-        let enough = if self.rule == AckRule::Linux {
-            super::delack_linux::ack_now(self.ack_at, self.pending, mss)
-        } else {
-            self.pending >= self.ack_at
-        };
-        let now = !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || enough;
+        // Out-of-order, duplicate, or hole-filling data is ACKed at once;
+        // so is everything in Linux's quick-ACK mode.
+        let now = !in_order
+            || !self.ooo.is_empty()
+            || self.rcv_nxt - before > len as u64
+            || self.pending >= self.ack_at
+            || self.quick_ack();
         let ack = if now {
             self.pending = 0;
-            self.sent_ack();
             Some(AckOut { ack: self.rcv_nxt, sack: self.sack_for(seq), ece: self.ece() })
         } else {
             None
@@ -197,7 +199,7 @@ impl TcpReceiver {
             return None;
         }
         self.pending = 0;
-        self.sent_ack();
+        self.quick_ack();
         Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ece() })
     }
 }
@@ -278,7 +280,7 @@ mod tests {
     #[test]
     fn linux_quick_acks_then_every_second_full_segment() {
         let mss = 1460;
-        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules();
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules(1460);
         for k in 0..16u64 {
             assert!(r.on_data(k * 1460, mss, mss, false, false).ack.is_some(), "segment {k}");
         }
@@ -302,7 +304,7 @@ mod tests {
     #[test]
     fn linux_acks_out_of_order_data_at_once() {
         let mss = 1460;
-        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules();
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules(1460);
         for k in 0..16u64 {
             r.on_data(k * 1460, mss, mss, false, false);
         }
@@ -317,7 +319,7 @@ mod tests {
     #[test]
     fn linux_quick_acks_after_a_fresh_ce() {
         let mss = 1460;
-        let mut r = TcpReceiver::new(EchoMode::Latched, 1).linux_rules();
+        let mut r = TcpReceiver::new(EchoMode::Latched, 1).linux_rules(1460);
         let mut seq = 0;
         let mut send = |r: &mut TcpReceiver, ce: bool| {
             let o = r.on_data(seq, mss, mss, ce, false);
