@@ -62,16 +62,16 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     t = ecnlab.runner.resolve(star200({"profile": "linux", "min_rto": "5ms"}))["transport"]
     assert (t["cc"], t["init_cwnd"], t["init_rto"], t["max_rto"]) == ("cubic", 10, "1s", "120s")
     assert (t["linux_rto"], t["prr"], t["linux_delayed_ack"]) == (True, "linux", True)
+    assert t["lost_retransmit"] is True
     assert (t["delayed_ack_timeout"], t["ect_retransmits"]) == ("40ms", False)
     assert t["min_rto"] == "5ms"  # given: the profile's 200ms does not apply
-    t = ecnlab.runner.resolve(star200({"profile": "linux", "cc": "reno", "prr": "off"}))[
-        "transport"
-    ]
+    over = {"profile": "linux", "cc": "reno", "prr": "off", "lost_retransmit": False}
+    t = ecnlab.runner.resolve(star200(over))["transport"]
     # prr at its default, "off", is left out of the resolved config.
     assert (t["cc"], t.get("prr"), t["min_rto"], t["linux_rto"]) == ("reno", None, "200ms", True)
     # Without the profile the keys are off and left out of the resolved config.
     t = ecnlab.runner.resolve(star200({"cc": "reno"}))["transport"]
-    assert not {"linux_rto", "prr", "linux_delayed_ack"} & t.keys()
+    assert not {"linux_rto", "prr", "linux_delayed_ack", "lost_retransmit"} & t.keys()
 
 
 def test_the_200mbps_star_is_full_with_the_linux_stack() -> None:
@@ -134,3 +134,30 @@ def test_linux_keys_are_checked() -> None:
     cfg = star200({"cc": "reno", "linux_rto": "yes"})
     with pytest.raises(ecnlab.ConfigError, match=r"transport\.linux_rto"):
         ecnlab.validate(cfg)
+    cfg = star200({"cc": "reno", "lost_retransmit": True})
+    with pytest.raises(
+        ecnlab.ConfigError, match=r"transport\.lost_retransmit = true: needs transport\.prr"
+    ):
+        ecnlab.validate(cfg)
+
+
+def test_lost_retransmissions_through_fq_codel_at_10gbps() -> None:
+    """The issue's FQ-CoDel case without ECN at 10 Gbps (target 5 us,
+    interval 100 us, min_rto 5 ms): lost fast retransmissions were found
+    only by the RTO. With PRR and lost-retransmission detection the
+    sender resends them once later data is SACKed: no timeouts."""
+    base = {"cc": "reno", "min_rto": "5ms"}
+    runs = {}
+    for name, extra in [("ns2", {}), ("linux", {"prr": "linux", "lost_retransmit": True})]:
+        cfg = star(
+            rate="10Gbps",
+            duration="0.5s",
+            warmup="0.1s",
+            switch={"qdisc": "fq-codel", "codel_target": "5us", "codel_interval": "100us"},
+            flows=[{"src": 0, "dst": 2}, {"src": 1, "dst": 2, "count": 4}],
+        )
+        cfg["transport"] = {**base, **extra}
+        cfg["run"]["sample_ports"] = "none"
+        runs[name] = run_checked(cfg).summary
+    assert runs["ns2"]["timeouts"] >= 3, runs["ns2"]
+    assert runs["linux"]["timeouts"] == 0, runs["linux"]

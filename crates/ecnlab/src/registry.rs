@@ -478,6 +478,7 @@ pub fn check_transport(t: &TransportCfg) -> Result<(), ConfigError> {
         }
     }
     check_ect1(t, cc, "transport")?;
+    crate::host::linux::validate(t)?;
     (cc.validate)(t)
 }
 

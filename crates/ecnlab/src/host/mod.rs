@@ -14,6 +14,7 @@ pub mod delack_linux;
 pub mod gro;
 pub mod incast;
 pub mod linux;
+pub mod lost_rtx;
 pub mod lso;
 pub mod paced;
 pub mod persistent;

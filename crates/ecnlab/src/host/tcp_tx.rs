@@ -53,6 +53,8 @@ pub struct TcpParams {
     pub(super) prr: super::prr::PrrKind,
     /// Linux's delayed-ACK rules at the receivers (`transport.linux_delayed_ack`).
     pub linux_delayed_ack: bool,
+    /// Lost-retransmission detection (`transport.lost_retransmit`).
+    lost_retransmit: bool,
 }
 
 impl TcpParams {
@@ -72,12 +74,13 @@ impl TcpParams {
             linux_rto: super::rto_linux::LinuxRtoParams::of(t).linux_rto,
             prr: super::prr::PrrParams::of(t).prr,
             linux_delayed_ack: super::delack_linux::LinuxDelackParams::of(t).linux_delayed_ack,
+            lost_retransmit: super::lost_rtx::LostRtxParams::of(t).lost_retransmit,
         })
     }
 
     /// Whether connections need `LinuxTx` side state.
     fn linux_state(&self) -> bool {
-        self.linux_rto || self.prr != super::prr::PrrKind::Off
+        self.linux_rto || self.prr != super::prr::PrrKind::Off || self.lost_retransmit
     }
 }
 
@@ -104,7 +107,7 @@ pub struct TcpSender {
     /// SACKed ranges above una, sorted and disjoint.
     pub(super) sacked: Vec<(u64, u64)>,
     /// Next hole byte to retransmit in recovery.
-    rtx_next: u64,
+    pub(super) rtx_next: u64,
     cwr_pending: bool,
     /// Largest flight (bytes) since snd_una passed `usage_end`: whether the
     /// window was in use is judged on this (Linux max_packets_out).
@@ -285,7 +288,7 @@ impl TcpSender {
         }
     }
 
-    fn high_sack(&self) -> u64 {
+    pub(super) fn high_sack(&self) -> u64 {
         self.sacked.last().map(|r| r.1).unwrap_or(self.una)
     }
 
@@ -355,6 +358,10 @@ impl TcpSender {
             } else if self.in_recovery {
                 self.rtx_next = self.rtx_next.max(self.una);
                 self.cc.observe(info);
+                if self.p.lost_retransmit {
+                    self.lost_rtx_una_moved();
+                    self.lost_rtx_check();
+                }
                 if let Some(before) = prr_before {
                     self.prr_ack(acked, before, true);
                 }
@@ -384,6 +391,9 @@ impl TcpSender {
                 }
             } else if self.in_recovery {
                 self.cc.observe(info);
+                if self.p.lost_retransmit {
+                    self.lost_rtx_check();
+                }
                 if let Some(before) = prr_before {
                     self.prr_ack(0, before, false);
                 }
@@ -401,6 +411,9 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self) {
+        if self.p.lost_retransmit {
+            self.lost_rtx_reset();
+        }
         if self.p.prr == super::prr::PrrKind::Off {
             let flight_segs = self.flight() as f64 / self.p.mss as f64;
             self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
@@ -456,6 +469,7 @@ impl TcpSender {
                 }
                 self.cc.on_timeout();
                 self.prr_timeout();
+                self.lost_rtx_reset();
                 self.w.cwnd = 1.0;
                 self.in_recovery = false;
                 self.dupacks = 0;
@@ -482,17 +496,27 @@ impl TcpSender {
         let mss = self.p.mss as u64;
         let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap);
         let seg = if self.in_recovery {
-            let pipe = self.pipe();
-            if pipe + mss > cwnd_bytes.max(mss) && !self.rtx_first {
-                return None;
-            }
-            self.rtx_first = false;
-            match self.next_hole() {
-                Some((lo, len)) => {
-                    self.rtx_next = lo + len as u64;
-                    Segment { seq: lo, len, retransmit: true, cwr: false }
+            // A lost retransmission of the first hole goes again at once
+            // (`lost_rtx.rs`).
+            let resend = if self.lx.is_some() { self.lost_rtx_resend() } else { None };
+            if let Some(g) = resend {
+                g
+            } else {
+                let pipe = self.pipe();
+                if pipe + mss > cwnd_bytes.max(mss) && !self.rtx_first {
+                    return None;
                 }
-                None => self.new_data()?,
+                self.rtx_first = false;
+                match self.next_hole() {
+                    Some((lo, len)) => {
+                        self.rtx_next = lo + len as u64;
+                        if lo == self.una && self.p.lost_retransmit {
+                            self.lost_rtx_mark();
+                        }
+                        Segment { seq: lo, len, retransmit: true, cwr: false }
+                    }
+                    None => self.new_data()?,
+                }
             }
         } else if self.pf.on {
             self.pfabric_segment(cwnd_bytes)?
