@@ -398,7 +398,6 @@ pub fn profile(t: &TransportCfg) -> Result<Option<&'static ProfileDecl>, ConfigE
 /// always wins). `switch_buffer` and `pkt` size the profile's "queue − 1".
 pub fn fill_transport(raw: &Map<String, Value>, switch_buffer: Amount, pkt: u64) -> Result<TransportCfg, ConfigError> {
     let t = TransportCfg::read(&Table::new("transport", raw.clone()), false)?;
-    let cc = cc(&t)?;
     let profile = profile(&t)?;
     let given = |key: &str| raw.get(key).is_some_and(|v| !v.is_null());
     let queue_minus_one = {
@@ -419,6 +418,9 @@ pub fn fill_transport(raw: &Map<String, Value>, switch_buffer: Amount, pkt: u64)
             filled.insert(key.into(), value(f));
         }
     }
+    // The congestion control's defaults are those of the one it runs, which
+    // the profile may name.
+    let cc = cc(&TransportCfg::read(&Table::new("transport", filled.clone()), false)?)?;
     for &(key, f) in cc.defaults {
         if !given(key) && !from_profile.iter().any(|e| e.0 == key) {
             filled.insert(key.into(), value(f));
@@ -436,6 +438,16 @@ fn transport_keys() -> Vec<(&'static Param, Vec<&'static str>)> {
             match keys.iter_mut().find(|(q, _)| q.key == p.key) {
                 Some((_, users)) => users.push(d.about.name),
                 None => keys.push((p, vec![d.about.name])),
+            }
+        }
+    }
+    // A profile's own keys (the Linux stack's mechanisms) work with every
+    // congestion control, with or without the profile.
+    let every: Vec<&'static str> = CCS.iter().map(|d| d.about.name).collect();
+    for d in PROFILES {
+        for p in d.about.params.iter().flat_map(|t| t.iter()) {
+            if !keys.iter().any(|(q, _)| q.key == p.key) {
+                keys.push((p, every.clone()));
             }
         }
     }
@@ -466,6 +478,7 @@ pub fn check_transport(t: &TransportCfg) -> Result<(), ConfigError> {
         }
     }
     check_ect1(t, cc, "transport")?;
+    crate::host::linux::validate(t)?;
     (cc.validate)(t)
 }
 

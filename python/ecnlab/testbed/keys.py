@@ -133,6 +133,14 @@ REFUSED: dict[str, str] = {
     "(bic_scale, default 41: C = 0.4), not per run",
     "transport.cubic_fast_convergence": "Linux's cubic takes it from a module parameter of the "
     "whole machine (fast_convergence, default on), not per run",
+    "transport.linux_rto": f"{_KERNEL_TCP} always runs Linux's RTO estimator; a set value waits "
+    "until the testbed takes the linux profile (transport.profile is refused)",
+    "transport.prr": f"{_KERNEL_TCP} always runs PRR; a set value waits until the testbed takes "
+    "the linux profile (transport.profile is refused)",
+    "transport.linux_delayed_ack": "the testbed's routes set quickack (an ACK per segment); "
+    "Linux's delayed-ACK rules wait until the testbed takes the linux profile",
+    "transport.lost_retransmit": f"{_KERNEL_TCP} always detects lost retransmissions (RACK); a "
+    "set value waits until the testbed takes the linux profile (transport.profile is refused)",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
     "[[incast]] and [[ping]])",
     "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "

@@ -450,8 +450,8 @@ mod profiles {
     #[test]
     fn bad_transport_tuning_is_refused() {
         assert_eq!(
-            err("[transport]\nprofile = \"linux\"\n"),
-            "transport.profile: unknown variant `linux`, expected `pfabric`"
+            err("[transport]\nprofile = \"windows\"\n"),
+            "transport.profile: unknown variant `windows`, expected `pfabric` or `linux`"
         );
         assert_eq!(
             err("[transport]\nmax_cwnd = 0\n"),
@@ -574,8 +574,8 @@ fn a_misspelled_name_gets_did_you_mean_in_every_closed_set() {
     // Two names equally near are both offered; none near, none offered.
     assert!(err("[switch]\nscheduler = \"drr\"\n").ends_with("did you mean `wrr` or `dwrr`?"));
     assert_eq!(
-        err("[transport]\nprofile = \"linux\"\n"),
-        "transport.profile: unknown variant `linux`, expected `pfabric`"
+        err("[transport]\nprofile = \"windows\"\n"),
+        "transport.profile: unknown variant `windows`, expected `pfabric` or `linux`"
     );
     // Every registered name of every kind, one letter short, is found.
     use crate::host::cc::CCS;

@@ -6,19 +6,25 @@
 //! host pair their pool in `persistent`. The stack's batching (CEDM
 //! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
 //! coalescing (`coalesce`) and receive offload (`gro`) at receivers. The
-//! hosts' timing noise on the wire is `jitter`.
+//! hosts' timing noise on the wire is `jitter`. The Linux stack's
+//! mechanisms (`linux` and the files it names) are opt-in.
 
 pub mod cc;
 pub mod coalesce;
+pub mod delack_linux;
 pub mod gro;
 pub mod incast;
 pub mod jitter;
+pub mod linux;
+pub mod lost_rtx;
 pub mod lso;
 pub mod paced;
 pub mod persistent;
 pub mod pfabric;
 pub mod profile;
+pub mod prr;
 pub mod ranges;
+pub mod rto_linux;
 pub mod stage;
 pub mod tcp_rx;
 pub mod tcp_tx;

@@ -16,7 +16,7 @@ pub struct ProfileDecl {
 }
 
 /// Every profile: the registry's list, one line each.
-pub const PROFILES: &[&ProfileDecl] = &[&super::pfabric::PROFILE];
+pub const PROFILES: &[&ProfileDecl] = &[&super::pfabric::PROFILE, &super::linux::PROFILE];
 
 /// The profile named `name`.
 pub fn decl(name: &str) -> Option<&'static ProfileDecl> {

@@ -3,7 +3,8 @@
 //! kept, delayed ACKs (every n-th packet, or n segments' worth of bytes as
 //! ns-2's FullTcp counts, with a timer), and the ECN echo
 //! its congestion control asks for (RFC 3168 latch, or DCTCP's exact echo
-//! with the delayed-ACK state machine of the DCTCP paper §3.1).
+//! with the delayed-ACK state machine of the DCTCP paper §3.1). Linux's
+//! delayed-ACK rules (`delack_linux.rs`) replace the every-n-th count.
 
 use super::cc::EchoMode;
 
@@ -15,6 +16,16 @@ pub struct AckOut {
     pub ece: bool,
 }
 
+// When in-order data is acknowledged (`TcpReceiver::rule`): every
+// `ack_at`-th packet; once `ack_at` bytes are unacknowledged (ns-2
+// FullTcp); or from LINUX up, Linux's rules (`delack_linux.rs`): `ack_at`
+// bytes, one MSS and one byte, and `rule − LINUX` quick ACKs left. The
+// count shares the byte so that `Flow` keeps its size, and the test of it
+// sits where the default receiver, which ACKs every packet, never looks.
+const PACKETS: u8 = 0;
+const BYTES: u8 = 1;
+const LINUX: u8 = 2;
+
 #[derive(Clone)]
 pub struct TcpReceiver {
     pub rcv_nxt: u64,
@@ -23,8 +34,8 @@ pub struct TcpReceiver {
     mode: EchoMode,
     /// `pending` at which the ACK goes at once.
     ack_at: u32,
-    /// `pending` counts payload bytes rather than packets.
-    by_bytes: bool,
+    /// PACKETS, BYTES, or LINUX plus the quick ACKs left.
+    rule: u8,
     /// Data packets (or bytes) received and not yet acknowledged.
     pub pending: u32,
     /// DCTCP: CE bit of the last data packet.
@@ -51,7 +62,7 @@ impl TcpReceiver {
             ooo: Vec::new(),
             mode,
             ack_at: ack_every,
-            by_bytes: false,
+            rule: PACKETS,
             pending: 0,
             ce_state: false,
             ece_latch: false,
@@ -63,9 +74,43 @@ impl TcpReceiver {
     /// ACK goes once `ack_every` segments of `mss` bytes are unacknowledged,
     /// so a shorter segment waits for more data or the delayed-ACK timer.
     pub fn counting_bytes(mut self, mss: u32) -> Self {
-        self.by_bytes = true;
+        self.rule = BYTES;
         self.ack_at = self.ack_at.saturating_mul(mss);
         self
+    }
+
+    /// Linux's delayed-ACK rules (`delack_linux.rs`): quick ACKs first,
+    /// then an ACK once more than one segment of `mss` bytes waits.
+    pub fn linux_rules(mut self, mss: u32) -> Self {
+        self.rule = LINUX + super::delack_linux::QUICK_ACKS;
+        self.ack_at = mss + 1;
+        self
+    }
+
+    /// The receiver `t` asks for: Linux's rules, ns-2's byte counting, or
+    /// every `delayed_ack`-th packet.
+    pub fn for_transport(echo: EchoMode, t: &crate::config::TransportCfg, linux: bool) -> Self {
+        let r = TcpReceiver::new(echo, t.delayed_ack);
+        if linux {
+            r.linux_rules(t.mss)
+        } else if t.delayed_ack_bytes {
+            r.counting_bytes(t.mss)
+        } else {
+            r
+        }
+    }
+
+    /// In Linux's quick-ACK mode: spend a quick ACK, true. Tested only
+    /// when no other rule sends the ACK, so the default receiver (every
+    /// packet ACKed) never reaches it; an ACK that goes anyway (out of
+    /// order, a merged burst) spends none, where Linux's spends one.
+    #[inline]
+    fn quick_ack(&mut self) -> bool {
+        let quick = self.rule > LINUX;
+        if quick {
+            self.rule -= 1;
+        }
+        quick
     }
 
     fn ece(&self) -> bool {
@@ -92,6 +137,7 @@ impl TcpReceiver {
                 if ce != self.ce_state && self.pending > 0 {
                     early_ack = Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ce_state });
                     self.pending = 0;
+                    self.quick_ack();
                 }
                 self.ce_state = ce;
             }
@@ -100,6 +146,9 @@ impl TcpReceiver {
                     self.ece_latch = false;
                 }
                 if ce {
+                    if !self.ece_latch && self.rule >= LINUX {
+                        self.rule = self.rule.max(LINUX + super::delack_linux::QUICK_ACKS_ON_CE);
+                    }
                     self.ece_latch = true;
                 }
             }
@@ -121,16 +170,20 @@ impl TcpReceiver {
         }
         // One per packet, a GRO-merged segment counting its packets; or
         // its bytes.
-        self.pending += if self.by_bytes {
+        self.pending += if self.rule != PACKETS {
             len
         } else if len > mss {
             len.div_ceil(mss)
         } else {
             1
         };
-        // Out-of-order, duplicate, or hole-filling data is ACKed at once.
-        let now =
-            !in_order || !self.ooo.is_empty() || self.rcv_nxt - before > len as u64 || self.pending >= self.ack_at;
+        // Out-of-order, duplicate, or hole-filling data is ACKed at once;
+        // so is everything in Linux's quick-ACK mode.
+        let now = !in_order
+            || !self.ooo.is_empty()
+            || self.rcv_nxt - before > len as u64
+            || self.pending >= self.ack_at
+            || self.quick_ack();
         let ack = if now {
             self.pending = 0;
             Some(AckOut { ack: self.rcv_nxt, sack: self.sack_for(seq), ece: self.ece() })
@@ -146,6 +199,7 @@ impl TcpReceiver {
             return None;
         }
         self.pending = 0;
+        self.quick_ack();
         Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ece() })
     }
 }
@@ -217,5 +271,69 @@ mod tests {
         // Counting packets, the same 500-byte segment is acknowledged at once.
         let mut r = TcpReceiver::new(EchoMode::None, 1);
         assert!(r.on_data(0, 500, 1460, false, false).ack.is_some());
+    }
+
+    /// Linux's quick ACKs (`delack_linux.rs`): the first 16 in-order
+    /// segments are each ACKed at once (TCP_MAX_QUICKACKS); after that a
+    /// lone full segment waits (rcv_nxt − rcv_wup = 1 MSS is not more than
+    /// one MSS) and the second releases the ACK.
+    #[test]
+    fn linux_quick_acks_then_every_second_full_segment() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules(1460);
+        for k in 0..16u64 {
+            assert!(r.on_data(k * 1460, mss, mss, false, false).ack.is_some(), "segment {k}");
+        }
+        assert!(r.on_data(16 * 1460, mss, mss, false, false).ack.is_none());
+        assert_eq!(r.on_data(17 * 1460, mss, mss, false, false).ack.map(|a| a.ack), Some(18 * 1460));
+        assert!(r.on_data(18 * 1460, mss, mss, false, false).ack.is_none());
+        // The timer's ACK covers the held segment.
+        assert_eq!(r.flush().map(|a| a.ack), Some(19 * 1460));
+        // A full segment and a short one: 1960 > 1460 bytes waiting, ACK.
+        assert!(r.on_data(19 * 1460, mss, mss, false, false).ack.is_none());
+        assert!(r.on_data(20 * 1460, 500, mss, false, false).ack.is_some());
+        // A short segment alone waits for the timer.
+        assert!(r.on_data(20 * 1460 + 500, 500, mss, false, false).ack.is_none());
+        // A GRO-merged segment of 3 packets is ACKed at once.
+        r.flush();
+        assert!(r.on_data(20 * 1460 + 1000, 3 * mss, mss, false, false).ack.is_some());
+    }
+
+    /// Linux ACKs out-of-order data at once, after the quick ACKs too, and
+    /// the segment filling the hole.
+    #[test]
+    fn linux_acks_out_of_order_data_at_once() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules(1460);
+        for k in 0..16u64 {
+            r.on_data(k * 1460, mss, mss, false, false);
+        }
+        assert!(r.on_data(17 * 1460, mss, mss, false, false).ack.is_some(), "above a hole");
+        let a = r.on_data(16 * 1460, mss, mss, false, false).ack.expect("hole filled");
+        assert_eq!(a.ack, 18 * 1460);
+    }
+
+    /// A CE mark that starts an RFC 3168 echo earns two quick ACKs
+    /// (Linux tcp_ecn_check_ce: tcp_enter_quickack_mode(sk, 2)); a further
+    /// CE while ECE is latched earns none.
+    #[test]
+    fn linux_quick_acks_after_a_fresh_ce() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::Latched, 1).linux_rules(1460);
+        let mut seq = 0;
+        let mut send = |r: &mut TcpReceiver, ce: bool| {
+            let o = r.on_data(seq, mss, mss, ce, false);
+            seq += mss as u64;
+            o.ack.is_some()
+        };
+        for _ in 0..16 {
+            assert!(send(&mut r, false));
+        }
+        assert!(!send(&mut r, false));
+        assert!(send(&mut r, false));
+        // CE: this ACK and the next go at once.
+        assert!(send(&mut r, true));
+        assert!(send(&mut r, true));
+        assert!(!send(&mut r, true));
     }
 }

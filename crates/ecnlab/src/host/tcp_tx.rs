@@ -3,7 +3,9 @@
 //! and exponential backoff. Sequence numbers count payload bytes from 0;
 //! the SYN takes no sequence space. cwnd and ssthresh are in segments.
 //! pFabric's sender replaces parts of this (see `pfabric.rs`), entering
-//! through the few places that test `pf.on`.
+//! through the few places that test `pf.on`; Linux's RTO estimator and PRR
+//! (`rto_linux.rs`, `prr.rs`, glued in `linux.rs`) through the few that
+//! test `lx`.
 
 use super::cc::{AckInfo, Cc, Window};
 use super::persistent::Carried;
@@ -45,6 +47,14 @@ pub struct TcpParams {
     /// Clock granularity G (0: none): RTOs are whole ticks of it.
     tick: Time,
     slow_start_restart: bool,
+    /// Linux's RTO estimator (`transport.linux_rto`).
+    pub(super) linux_rto: bool,
+    /// PRR and its reduction bound (`transport.prr`).
+    pub(super) prr: super::prr::PrrKind,
+    /// Linux's delayed-ACK rules at the receivers (`transport.linux_delayed_ack`).
+    pub linux_delayed_ack: bool,
+    /// Lost-retransmission detection (`transport.lost_retransmit`).
+    lost_retransmit: bool,
 }
 
 impl TcpParams {
@@ -61,7 +71,16 @@ impl TcpParams {
             max_rto: if pfabric { t.min_rto.0 } else { t.max_rto.0 },
             tick: t.clock_granularity.map(|g| g.0).unwrap_or(0),
             slow_start_restart: t.slow_start_restart,
+            linux_rto: super::rto_linux::LinuxRtoParams::of(t).linux_rto,
+            prr: super::prr::PrrParams::of(t).prr,
+            linux_delayed_ack: super::delack_linux::LinuxDelackParams::of(t).linux_delayed_ack,
+            lost_retransmit: super::lost_rtx::LostRtxParams::of(t).lost_retransmit,
         })
+    }
+
+    /// Whether connections need `LinuxTx` side state.
+    fn linux_state(&self) -> bool {
+        self.linux_rto || self.prr != super::prr::PrrKind::Off || self.lost_retransmit
     }
 }
 
@@ -88,7 +107,7 @@ pub struct TcpSender {
     /// SACKed ranges above una, sorted and disjoint.
     pub(super) sacked: Vec<(u64, u64)>,
     /// Next hole byte to retransmit in recovery.
-    rtx_next: u64,
+    pub(super) rtx_next: u64,
     cwr_pending: bool,
     /// Largest flight (bytes) since snd_una passed `usage_end`: whether the
     /// window was in use is judged on this (Linux max_packets_out).
@@ -104,6 +123,9 @@ pub struct TcpSender {
     pub retransmits: u32,
     /// pFabric's sender state; `pf.on` only with cc = "pfabric".
     pub pf: PfabricTx,
+    /// Linux's RTO estimator and PRR state (`linux.rs`), boxed to keep
+    /// `Flow` small; None unless `linux_rto` or `prr` is on.
+    pub(super) lx: Option<Box<super::linux::LinuxTx>>,
 }
 
 impl TcpSender {
@@ -141,6 +163,7 @@ impl TcpSender {
             timeouts: 0,
             retransmits: 0,
             pf: PfabricTx::new(super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric)),
+            lx: p.linux_state().then(Box::default),
         }
     }
 
@@ -196,13 +219,19 @@ impl TcpSender {
             self.cc.set_alpha(a);
         }
         self.last_send = c.last_send;
+        if let Some(lx) = self.lx.as_deref_mut() {
+            lx.rtt.resume(c.rttvar, self.p.min_rto as f64);
+        }
         if self.p.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
-            self.w.cwnd = self.p.init_cwnd.min(self.w.max_cwnd);
+            self.w.cwnd = self.p.init_cwnd.min(self.w.max_cwnd());
         }
     }
 
     #[inline]
     pub(super) fn rtt_sample(&mut self, r: Time) {
+        if self.p.linux_rto {
+            return self.linux_rtt_sample(r);
+        }
         let r = r as f64;
         if self.srtt == 0.0 {
             self.srtt = r;
@@ -212,6 +241,19 @@ impl TcpSender {
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
         let rto = if self.p.tick == 0 { (self.srtt + 4.0 * self.rttvar) as Time } else { self.rto_in_ticks() };
+        self.rto = rto.clamp(self.p.min_rto, self.p.max_rto);
+    }
+
+    /// Linux's estimator (`rto_linux.rs`): RTO = srtt + max(4·mdev peak,
+    /// rto_min); `rttvar` holds that second term.
+    #[cold]
+    #[inline(never)]
+    fn linux_rtt_sample(&mut self, r: Time) {
+        let (una, nxt, min_rto) = (self.una, self.nxt, self.p.min_rto as f64);
+        let lx = self.lx.as_deref_mut().expect("linux_rto keeps its state in LinuxTx");
+        let rto = lx.rtt.sample(&mut self.srtt, r as f64, una, nxt, min_rto) as Time;
+        self.rttvar = lx.rtt.var;
+        let rto = if self.p.tick == 0 { rto } else { rto.div_ceil(self.p.tick) * self.p.tick };
         self.rto = rto.clamp(self.p.min_rto, self.p.max_rto);
     }
 
@@ -246,7 +288,7 @@ impl TcpSender {
         }
     }
 
-    fn high_sack(&self) -> u64 {
+    pub(super) fn high_sack(&self) -> u64 {
         self.sacked.last().map(|r| r.1).unwrap_or(self.una)
     }
 
@@ -262,6 +304,13 @@ impl TcpSender {
 
     pub(super) fn sacked_bytes(&self) -> u64 {
         self.sacked.iter().map(|r| r.1 - r.0).sum()
+    }
+
+    /// RFC 6675's pipe in recovery: the flight less what is SACKed and the
+    /// holes not yet retransmitted.
+    #[inline]
+    pub(super) fn pipe(&self) -> u64 {
+        self.flight() - self.sacked_bytes().min(self.flight()) - self.holes_from(self.rtx_next).min(self.flight())
     }
 
     /// Process an ACK. Returns true when it made progress (new data acked).
@@ -288,7 +337,11 @@ impl TcpSender {
         }
         if progressed {
             let acked = ack - self.una;
+            let mut prr_before = self.prr_sacked_before();
             self.una = ack;
+            if prr_before.is_some() && !self.in_recovery && self.prr_cwr_done() {
+                prr_before = None;
+            }
             self.nxt = self.nxt.max(ack);
             self.max_sent = self.max_sent.max(ack);
             self.dupacks = 0;
@@ -297,6 +350,7 @@ impl TcpSender {
             self.trim_sacks();
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
             let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt };
+            let prior = self.w.cwnd;
             if self.in_recovery && self.una >= self.recover {
                 self.in_recovery = false;
                 self.w.cwnd = self.w.ssthresh;
@@ -304,31 +358,73 @@ impl TcpSender {
             } else if self.in_recovery {
                 self.rtx_next = self.rtx_next.max(self.una);
                 self.cc.observe(info);
+                if self.p.lost_retransmit {
+                    self.lost_rtx_una_moved();
+                    self.lost_rtx_check();
+                }
+                if let Some(before) = prr_before {
+                    self.prr_ack(acked, before, true);
+                }
             } else if self.cc.on_ack(&mut self.w, info) {
                 self.cwr_pending = true;
+                if self.p.prr != super::prr::PrrKind::Off {
+                    self.prr_ecn_cut(prior);
+                    self.prr_ack(acked, self.sacked_bytes(), true);
+                }
+            } else if let Some(before) = prr_before {
+                self.prr_ack(acked, before, true);
             }
             self.rto_deadline = if self.una < self.max_sent { now + self.rto } else { 0 };
         } else if ack == self.una && self.flight() > 0 {
+            let prr_before = self.prr_sacked_before();
+            let sacked_before = if self.lx.is_some() { self.sacked_bytes() } else { 0 };
             self.add_sack(sack.0, sack.1);
             self.dupacks += 1;
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
             let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt };
+            let prior = self.w.cwnd;
             if !self.in_recovery && self.dupacks >= self.p.dupthresh && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
+                if self.p.prr != super::prr::PrrKind::Off {
+                    self.prr_ack(0, sacked_before, false);
+                }
             } else if self.in_recovery {
                 self.cc.observe(info);
+                if self.p.lost_retransmit {
+                    self.lost_rtx_check();
+                }
+                if let Some(before) = prr_before {
+                    self.prr_ack(0, before, false);
+                }
             } else if self.cc.on_ack(&mut self.w, info) {
                 self.cwr_pending = true;
+                if self.p.prr != super::prr::PrrKind::Off {
+                    self.prr_ecn_cut(prior);
+                    self.prr_ack(0, sacked_before, false);
+                }
+            } else if let Some(before) = prr_before {
+                self.prr_ack(0, before, false);
             }
         }
         progressed
     }
 
     fn enter_recovery(&mut self) {
-        let flight_segs = self.flight() as f64 / self.p.mss as f64;
-        self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
-        self.w.cwnd = self.w.ssthresh;
+        if self.p.lost_retransmit {
+            self.lost_rtx_reset();
+        }
+        if self.p.prr == super::prr::PrrKind::Off {
+            let flight_segs = self.flight() as f64 / self.p.mss as f64;
+            self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
+            self.w.cwnd = self.w.ssthresh;
+        } else if !self.prr_continue_into_recovery() {
+            // PRR (`linux.rs`): ssthresh now, cwnd brought down ACK by ACK.
+            let prior = self.w.cwnd;
+            let flight_segs = self.flight() as f64 / self.p.mss as f64;
+            self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
+            self.prr_start(prior, false);
+        }
         self.in_recovery = true;
         self.recover = self.max_sent;
         self.rtx_next = self.una;
@@ -372,6 +468,8 @@ impl TcpSender {
                     self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
                 }
                 self.cc.on_timeout();
+                self.prr_timeout();
+                self.lost_rtx_reset();
                 self.w.cwnd = 1.0;
                 self.in_recovery = false;
                 self.dupacks = 0;
@@ -398,19 +496,27 @@ impl TcpSender {
         let mss = self.p.mss as u64;
         let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap);
         let seg = if self.in_recovery {
-            let pipe = self.flight()
-                - self.sacked_bytes().min(self.flight())
-                - self.holes_from(self.rtx_next).min(self.flight());
-            if pipe + mss > cwnd_bytes.max(mss) && !self.rtx_first {
-                return None;
-            }
-            self.rtx_first = false;
-            match self.next_hole() {
-                Some((lo, len)) => {
-                    self.rtx_next = lo + len as u64;
-                    Segment { seq: lo, len, retransmit: true, cwr: false }
+            // A lost retransmission of the first hole goes again at once
+            // (`lost_rtx.rs`).
+            let resend = if self.lx.is_some() { self.lost_rtx_resend() } else { None };
+            if let Some(g) = resend {
+                g
+            } else {
+                let pipe = self.pipe();
+                if pipe + mss > cwnd_bytes.max(mss) && !self.rtx_first {
+                    return None;
                 }
-                None => self.new_data()?,
+                self.rtx_first = false;
+                match self.next_hole() {
+                    Some((lo, len)) => {
+                        self.rtx_next = lo + len as u64;
+                        if lo == self.una && self.p.lost_retransmit {
+                            self.lost_rtx_mark();
+                        }
+                        Segment { seq: lo, len, retransmit: true, cwr: false }
+                    }
+                    None => self.new_data()?,
+                }
             }
         } else if self.pf.on {
             self.pfabric_segment(cwnd_bytes)?
@@ -427,6 +533,9 @@ impl TcpSender {
         let mut seg = seg;
         if seg.retransmit {
             self.retransmits += 1;
+        }
+        if self.lx.is_some() {
+            self.prr_sent(seg.len);
         }
         if self.cwr_pending && !seg.retransmit {
             seg.cwr = true;

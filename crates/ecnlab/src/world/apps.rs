@@ -175,11 +175,7 @@ impl Apps {
                 size: size.unwrap_or(UNSIZED),
                 finish: UNFINISHED,
                 tx: TcpSender::with_params(t, &params),
-                rx: if t.delayed_ack_bytes {
-                    TcpReceiver::new(echo, t.delayed_ack).counting_bytes(t.mss)
-                } else {
-                    TcpReceiver::new(echo, t.delayed_ack)
-                },
+                rx: TcpReceiver::for_transport(echo, t, params.linux_delayed_ack),
                 rto_event: 0,
                 delack_event: 0,
                 last_data_ts: 0,

@@ -133,7 +133,7 @@ impl Cubic {
             let target = self.w_cubic(t + secs(rtt)).clamp(w.cwnd, 1.5 * w.cwnd);
             w.cwnd += segs * (target - w.cwnd) / w.cwnd;
         }
-        w.cwnd = w.cwnd.min(w.max_cwnd);
+        w.cwnd = w.cwnd.min(w.max_cwnd());
     }
 }
 
@@ -147,7 +147,7 @@ impl CongestionControl for Cubic {
         if w.cwnd < w.ssthresh {
             // Standard slow start up to ssthresh; the rest is avoidance.
             let ss = segs.min(w.ssthresh - w.cwnd);
-            w.cwnd = (w.cwnd + ss).min(w.max_cwnd);
+            w.cwnd = (w.cwnd + ss).min(w.max_cwnd());
             segs -= ss;
         }
         if segs > 0.0 {

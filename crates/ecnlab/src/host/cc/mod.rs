@@ -159,8 +159,11 @@ pub struct Window {
     pub cwnd: f64,
     pub ssthresh: f64,
     /// Growth stops here (`transport.max_cwnd`, ns-2 maxcwnd_); infinite
-    /// when unset.
-    pub max_cwnd: f64,
+    /// when unset. An f32 (exact for every whole number of segments up to
+    /// 2^24) so that `Window` has room for nothing more than before and
+    /// `TcpSender` room for its boxed Linux state (see `Flow`'s size in
+    /// world/apps.rs); read through `max_cwnd()`.
+    max_cwnd: f32,
     /// How congestion avoidance grows the window (`transport.ca`).
     pub ca: CaKind,
     /// Basic congestion avoidance: segments acknowledged since the last
@@ -175,8 +178,14 @@ impl Window {
     /// The window a connection starts with: `cwnd` segments (within
     /// max_cwnd) and no ssthresh yet.
     pub fn new(cwnd: f64, t: &TransportCfg) -> Window {
-        let max_cwnd = t.max_cwnd.map(|m| m as f64).unwrap_or(f64::INFINITY);
-        Window { cwnd: cwnd.min(max_cwnd), ssthresh: f64::INFINITY, max_cwnd, ca: t.ca, ca_acked: 0.0 }
+        let max_cwnd = t.max_cwnd.map(|m| m as f32).unwrap_or(f32::INFINITY);
+        Window { cwnd: cwnd.min(max_cwnd as f64), ssthresh: f64::INFINITY, max_cwnd, ca: t.ca, ca_acked: 0.0 }
+    }
+
+    /// The largest cwnd, in segments (infinite: no limit).
+    #[inline]
+    pub fn max_cwnd(&self) -> f64 {
+        self.max_cwnd as f64
     }
 
     /// Slow start below ssthresh, then one segment per window (RFC 5681);
@@ -213,7 +222,7 @@ impl Window {
                 }
             }
         }
-        self.cwnd = self.cwnd.min(self.max_cwnd);
+        self.cwnd = self.cwnd.min(self.max_cwnd());
     }
 }
 
