@@ -175,6 +175,17 @@ def test_relation_without_amount_within_noise_when_the_sign_is_unsure() -> None:
     assert check["verdict_point"] == "differs" and check["verdict"] == "within noise"
 
 
+def test_an_exact_tie_across_seeds_is_not_noise() -> None:
+    # "a below b" and every seed gives a = b (a long flow at line rate
+    # whatever the threshold): the gap's interval is [0, 0]. It holds the
+    # boundary, but nothing varies, so the verdict at the mean stands.
+    e = Expect(panel=0, rule="below", than="b", text="t")
+    a, b = _row([0.973, 0.973, 0.973]), _row([0.973, 0.973, 0.973])
+    [check] = _judge(e, Panel(title="t", metric="m", x="x"), {"a": [a], "b": [b]})
+    assert check["verdict"] == check["verdict_point"] != "within noise"
+    assert check["noise"]["ci_low"] == check["noise"]["ci_high"] == 0.0
+
+
 def test_trend_rules_have_no_noise_check() -> None:
     e = Expect(panel=0, rule="increasing", text="t")
     assert noise_check(e, _row([1.0, 2.0, 3.0]), None) is None

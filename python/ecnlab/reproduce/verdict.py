@@ -193,5 +193,7 @@ def noise_check(
         "ci_low": low,
         "ci_high": high,
         "target": target,
-        "holds": low <= target <= high,
+        # Seeds that all agree leave a zero-width interval: no noise to
+        # appeal to (an exact tie on a relation's boundary stays a tie).
+        "holds": low < high and low <= target <= high,
     }
