@@ -62,7 +62,7 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     t = ecnlab.runner.resolve(star200({"profile": "linux", "min_rto": "5ms"}))["transport"]
     assert (t["cc"], t["init_cwnd"], t["init_rto"], t["max_rto"]) == ("cubic", 10, "1s", "120s")
     assert (t["linux_rto"], t["prr"], t["linux_delayed_ack"]) == (True, "linux", True)
-    assert t["lost_retransmit"] is True
+    assert (t["lost_retransmit"], t["rto_keeps_sack"], t["rto_rearm_head"]) == (True, True, True)
     assert (t["delayed_ack_timeout"], t["ect_retransmits"]) == ("40ms", False)
     assert t["min_rto"] == "5ms"  # given: the profile's 200ms does not apply
     over = {"profile": "linux", "cc": "reno", "prr": "off", "lost_retransmit": False}
@@ -71,7 +71,8 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     assert (t["cc"], t.get("prr"), t["min_rto"], t["linux_rto"]) == ("reno", None, "200ms", True)
     # Without the profile the keys are off and left out of the resolved config.
     t = ecnlab.runner.resolve(star200({"cc": "reno"}))["transport"]
-    assert not {"linux_rto", "prr", "linux_delayed_ack", "lost_retransmit"} & t.keys()
+    linux_keys = {"linux_rto", "prr", "linux_delayed_ack", "lost_retransmit"}
+    assert not (linux_keys | {"rto_keeps_sack", "rto_rearm_head"}) & t.keys()
 
 
 def test_the_200mbps_star_is_full_with_the_linux_stack() -> None:
