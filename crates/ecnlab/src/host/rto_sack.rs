@@ -36,6 +36,9 @@ impl TcpSender {
     /// Going back after an RTO: move snd_nxt past a SACKed range it has
     /// reached, so the next segment is the next hole (or new data).
     pub(super) fn skip_sacked(&mut self) {
+        if self.nxt >= self.max_sent {
+            return; // new data: nothing above snd_nxt is SACKed
+        }
         for &(l, h) in &self.sacked {
             if l > self.nxt {
                 break;
@@ -45,7 +48,8 @@ impl TcpSender {
     }
 
     /// The flight while going back: snd_nxt - snd_una less what the
-    /// receiver has SACKed in between.
+    /// receiver has SACKed in between. Only there: in the open state the
+    /// flight stays snd_nxt - snd_una, as by default.
     pub(super) fn flight_less_sacked(&self) -> u64 {
         let (una, nxt) = (self.una, self.nxt);
         let sacked: u64 = self.sacked.iter().map(|&(l, h)| h.min(nxt).saturating_sub(l.max(una))).sum();

@@ -491,7 +491,10 @@ impl TcpSender {
         } else if self.pf.on {
             self.pfabric_segment(cwnd_bytes)?
         } else {
-            let in_flight = if self.p.rto_keeps_sack { self.flight_less_sacked() } else { self.nxt - self.una };
+            // Going back after an RTO with the scoreboard kept (`rto_sack.rs`):
+            // SACKed data is not in flight.
+            let back = self.p.rto_keeps_sack && self.una < self.recover;
+            let in_flight = if back { self.flight_less_sacked() } else { self.nxt - self.una };
             if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
                 return None;
             }
