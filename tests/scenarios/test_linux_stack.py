@@ -62,7 +62,7 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     t = ecnlab.runner.resolve(star200({"profile": "linux", "min_rto": "5ms"}))["transport"]
     assert (t["cc"], t["init_cwnd"], t["init_rto"], t["max_rto"]) == ("cubic", 10, "1s", "120s")
     assert (t["linux_rto"], t["prr"], t["linux_delayed_ack"]) == (True, "linux", True)
-    assert t["lost_retransmit"] is True
+    assert (t["lost_retransmit"], t["rto_keeps_sack"], t["rto_rearm_head"]) == (True, True, True)
     assert (t["delayed_ack_timeout"], t["ect_retransmits"]) == ("40ms", False)
     assert t["min_rto"] == "5ms"  # given: the profile's 200ms does not apply
     over = {"profile": "linux", "cc": "reno", "prr": "off", "lost_retransmit": False}
@@ -71,7 +71,8 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     assert (t["cc"], t.get("prr"), t["min_rto"], t["linux_rto"]) == ("reno", None, "200ms", True)
     # Without the profile the keys are off and left out of the resolved config.
     t = ecnlab.runner.resolve(star200({"cc": "reno"}))["transport"]
-    assert not {"linux_rto", "prr", "linux_delayed_ack", "lost_retransmit"} & t.keys()
+    linux_keys = {"linux_rto", "prr", "linux_delayed_ack", "lost_retransmit"}
+    assert not (linux_keys | {"rto_keeps_sack", "rto_rearm_head"}) & t.keys()
 
 
 def test_the_200mbps_star_is_full_with_the_linux_stack() -> None:
@@ -161,3 +162,42 @@ def test_lost_retransmissions_through_fq_codel_at_10gbps() -> None:
         runs[name] = run_checked(cfg).summary
     assert runs["ns2"]["timeouts"] >= 3, runs["ns2"]
     assert runs["linux"]["timeouts"] == 0, runs["linux"]
+
+
+def test_a_recovery_behind_a_full_buffer_retransmits_each_loss_once() -> None:
+    """docs/tcp-retransmissions.md: 8 Reno flows from 4 hosts into one
+    200 Mbps port with a 100-packet drop-tail buffer (about 6 ms of queue)
+    and min_rto 5 ms. The queue holds the RTT steady, so RFC 6298's RTO is
+    barely above it, and the timer, running from the last ACK that moved
+    snd_una, fires while the fast retransmission is still queued: a
+    spurious RTO, then a go-back that resends data the receiver holds or
+    is about to receive. Restarting the timer at the retransmission of
+    snd_una (Linux) gives it a full RTO; with the scoreboard kept and
+    Linux's RTO too, each loss is repaired by one retransmission, as the
+    kernel does on the testbed (bench/testbed/spread.csv: retransmissions
+    equal drops, no timeouts)."""
+    runs = {}
+    for name, extra in [
+        ("default", {}),
+        ("linux", {"linux_rto": True, "rto_keeps_sack": True, "rto_rearm_head": True}),
+    ]:
+        cfg = star(
+            rate="200Mbps",
+            delay="100us",
+            duration="2s",
+            warmup="0.5s",
+            hosts=5,
+            switch={"buffer": "100pkt"},
+            flows=[{"src": h, "dst": 4, "count": 2} for h in range(4)],
+        )
+        cfg["transport"] = {"cc": "ecn-star", "min_rto": "5ms", **extra}
+        cfg["run"]["sample_ports"] = "none"
+        runs[name] = run_checked(cfg).summary
+    d, lx = runs["default"], runs["linux"]
+    # Default: spurious RTOs and go-back-N, more than two copies per loss.
+    assert d["retransmits"] > 2 * d["packets_dropped"], d
+    assert d["timeouts"] > 0.1 * d["packets_dropped"], d
+    # With the three keys: one retransmission per loss (a loss near the
+    # end may still be unrepaired), RTOs only for lost retransmissions.
+    assert abs(lx["retransmits"] - lx["packets_dropped"]) <= 0.02 * lx["packets_dropped"], lx
+    assert lx["timeouts"] <= 0.02 * lx["packets_dropped"], lx

@@ -141,6 +141,11 @@ REFUSED: dict[str, str] = {
     "Linux's delayed-ACK rules wait until the testbed takes the linux profile",
     "transport.lost_retransmit": f"{_KERNEL_TCP} always detects lost retransmissions (RACK); a "
     "set value waits until the testbed takes the linux profile (transport.profile is refused)",
+    "transport.rto_keeps_sack": f"{_KERNEL_TCP} always keeps its SACK scoreboard across an RTO; "
+    "a set value waits until the testbed takes the linux profile (transport.profile is refused)",
+    "transport.rto_rearm_head": f"{_KERNEL_TCP} always restarts its timer when it retransmits "
+    "snd_una; a set value waits until the testbed takes the linux profile (transport.profile is "
+    "refused)",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
     "[[incast]] and [[ping]])",
     "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "

@@ -9,6 +9,10 @@
 //!   segment, at once out of order, a 40 ms timer;
 //! - `lost_retransmit` (`lost_rtx.rs`): a lost retransmission of the first
 //!   hole resent once later data is SACKed, not after an RTO;
+//! - `rto_keeps_sack` (`rto_sack.rs`): the SACK scoreboard kept across an
+//!   RTO, so that the go-back resends only holes;
+//! - `rto_rearm_head` (`rto_rearm.rs`): the retransmission timer restarted
+//!   when snd_una is retransmitted in recovery;
 //!
 //! and Linux's defaults where ecnlab has the key: CUBIC, IW 10, RTO 200 ms
 //! to 120 s starting at 1 s, retransmissions Not-ECT (RFC 3168).
@@ -33,12 +37,14 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             super::prr::PrrParams::PARAMS,
             super::delack_linux::LinuxDelackParams::PARAMS,
             super::lost_rtx::LostRtxParams::PARAMS,
+            super::rto_sack::RtoSackParams::PARAMS,
+            super::rto_rearm::RtoRearmParams::PARAMS,
         ],
         ..crate::switch::scheme::About::new(
             "linux",
             "Linux's TCP: CUBIC, Linux's RTO estimator (min 200ms, initial 1s), PRR with Linux's \
              reduction bound for loss and ECN cuts, Linux's delayed ACKs (quick ACKs, every second \
-             segment, 40ms timer), lost-retransmission detection, IW 10, Not-ECT retransmissions; its keys may be set without it",
+             segment, 40ms timer), lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, IW 10, Not-ECT retransmissions; its keys may be set without it",
             "Linux net/ipv4 tcp_input.c, tcp_output.c; RFC 6298, RFC 6937",
         )
     },
@@ -48,6 +54,8 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("prr", Fill::Json("\"linux\"")),
         ("linux_delayed_ack", Fill::Json("true")),
         ("lost_retransmit", Fill::Json("true")),
+        ("rto_keeps_sack", Fill::Json("true")),
+        ("rto_rearm_head", Fill::Json("true")),
         ("delayed_ack_timeout", Fill::Json("\"40ms\"")),
         ("min_rto", Fill::Json("\"200ms\"")),
         ("init_rto", Fill::Json("\"1s\"")),

@@ -161,6 +161,25 @@ pub fn segment_packets(bytes: u64, t: &TransportCfg) -> u64 {
     (bytes.saturating_sub(t.header as u64) / t.mss as u64).max(1)
 }
 
+impl super::tcp_tx::TcpSender {
+    /// What LSO decides on. Open state: no loss recovery under way,
+    /// neither fast recovery nor the go-back after an RTO (snd_una below
+    /// the recovery point). Room: full packets of new data the window
+    /// allows, as `next_segment` counts them (another while flight + MSS
+    /// fits in cwnd, always one when nothing is in flight).
+    pub fn allowance(&self) -> super::lso::Allowance {
+        let mss = self.p.mss as u64;
+        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap).max(mss);
+        super::lso::Allowance {
+            open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
+            cwr: self.cc.in_cwr(self.una),
+            room: cwnd_bytes.saturating_sub(self.nxt - self.una) / mss,
+            cwnd: self.w.cwnd,
+            rest: self.limit.saturating_sub(self.nxt).div_ceil(mss),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

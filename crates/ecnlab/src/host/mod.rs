@@ -25,6 +25,8 @@ pub mod profile;
 pub mod prr;
 pub mod ranges;
 pub mod rto_linux;
+pub mod rto_rearm;
+pub mod rto_sack;
 pub mod stage;
 pub mod tcp_rx;
 pub mod tcp_tx;

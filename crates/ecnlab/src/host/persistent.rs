@@ -157,9 +157,91 @@ impl PairConnections {
     }
 }
 
+impl super::tcp_tx::TcpSender {
+    /// What this connection hands to the next flow that reuses it.
+    pub fn carried(&self) -> Carried {
+        Carried {
+            srtt: self.srtt,
+            rttvar: self.rttvar,
+            rto: self.rto,
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            alpha: self.cc.alpha(),
+            last_send: self.last_send,
+        }
+    }
+
+    /// Take over a persistent connection: established at once, with the
+    /// state its last flow left. Slow-start restart, when on, sets cwnd to
+    /// the initial window after an idle period longer than the RTO and
+    /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
+    /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
+    pub fn resume(&mut self, c: &Carried, now: Time) {
+        self.state = super::tcp_tx::TxState::Established;
+        self.srtt = c.srtt;
+        self.rttvar = c.rttvar;
+        self.rto = c.rto;
+        self.w.cwnd = c.cwnd;
+        self.w.ssthresh = c.ssthresh;
+        if let Some(a) = c.alpha {
+            self.cc.set_alpha(a);
+        }
+        self.last_send = c.last_send;
+        if let Some(lx) = self.lx.as_deref_mut() {
+            lx.rtt.resume(c.rttvar, self.p.min_rto as f64);
+        }
+        if self.p.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
+            self.w.cwnd = self.p.init_cwnd.min(self.w.max_cwnd());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reused persistent connection (the MQ-ECN authors' ns-2 set-up)
+    /// starts its next flow established, with the RTT estimate, RTO,
+    /// ssthresh and α the last flow left. After an idle time longer than
+    /// the RTO, slow-start restart sets cwnd to the initial window (20 here)
+    /// whatever it was, up or down, and keeps ssthresh: ns-2 FullTcp's
+    /// `idle_restart()` (idle > t_rtxcur_) then `slowdown(CLOSE_CWND_INIT)`.
+    #[test]
+    fn a_reused_connection_keeps_its_state() {
+        use crate::config::TransportCfg;
+        use crate::host::tcp_tx::{TcpSender, TxState};
+        const MSS: u64 = 1460;
+        let t: TransportCfg = serde_json::from_str(
+            "{\"cc\": \"dctcp\", \"init_cwnd\": 20, \"slow_start_restart\": true, \"dctcp_alpha_init\": 0.0}",
+        )
+        .unwrap();
+        let mut old = TcpSender::new(&t);
+        old.limit = 10 * MSS;
+        old.open(0);
+        old.on_synack(100_000_000, 0); // one 100 us RTT sample
+        old.w.cwnd = 7.0;
+        old.w.ssthresh = 9.0;
+        old.cc.set_alpha(0.25);
+        let c = old.carried();
+        let rto = old.rto; // 5 ms: the floor over srtt + 4·rttvar = 300 us
+        assert_eq!(rto, 5_000_000_000);
+        let after = |idle: Time| {
+            let mut s = TcpSender::new(&t);
+            s.limit = 40 * MSS;
+            s.resume(&c, c.last_send + idle);
+            s
+        };
+        // Idle for less than the RTO: the window is the old one.
+        let s = after(rto - 1);
+        assert_eq!(s.state, TxState::Established);
+        assert_eq!((s.w.cwnd, s.w.ssthresh, s.rto), (7.0, 9.0, rto));
+        assert_eq!(s.cc.alpha(), Some(0.25));
+        assert_eq!(s.srtt(), 100_000_000);
+        // Longer: cwnd back to IW 20 (raised from 7), ssthresh still 9.
+        let mut s = after(rto + 1);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (20.0, 9.0));
+        assert_eq!(std::iter::from_fn(|| s.next_segment(c.last_send + rto + 1)).count(), 20);
+    }
 
     fn state(cwnd: f64) -> Carried {
         Carried { srtt: 1.0, rttvar: 0.5, rto: 5, cwnd, ssthresh: 20.0, alpha: Some(0.1), last_send: 7 }

@@ -5,10 +5,9 @@
 //! pFabric's sender replaces parts of this (see `pfabric.rs`), entering
 //! through the few places that test `pf.on`; Linux's RTO estimator and PRR
 //! (`rto_linux.rs`, `prr.rs`, glued in `linux.rs`) through the few that
-//! test `lx`.
+//! test `lx`. LSO's view of the window is in `lso.rs`.
 
 use super::cc::{AckInfo, Cc, Window};
-use super::persistent::Carried;
 use super::pfabric::PfabricTx;
 use crate::config::TransportCfg;
 use crate::units::Time;
@@ -36,17 +35,17 @@ pub struct Segment {
 #[derive(Debug)]
 pub struct TcpParams {
     pub(super) mss: u32,
-    init_cwnd: f64,
+    pub(super) init_cwnd: f64,
     /// Duplicate ACKs that start fast retransmit (3; never for pFabric).
     dupthresh: u32,
     /// The flight's ceiling in bytes: the receive window (rx_window full
     /// segments), or no limit.
-    flight_cap: u64,
-    min_rto: Time,
+    pub(super) flight_cap: u64,
+    pub(super) min_rto: Time,
     max_rto: Time,
     /// Clock granularity G (0: none): RTOs are whole ticks of it.
     tick: Time,
-    slow_start_restart: bool,
+    pub(super) slow_start_restart: bool,
     /// Linux's RTO estimator (`transport.linux_rto`).
     pub(super) linux_rto: bool,
     /// PRR and its reduction bound (`transport.prr`).
@@ -55,6 +54,10 @@ pub struct TcpParams {
     pub linux_delayed_ack: bool,
     /// Lost-retransmission detection (`transport.lost_retransmit`).
     lost_retransmit: bool,
+    /// The SACK scoreboard kept across an RTO (`transport.rto_keeps_sack`).
+    rto_keeps_sack: bool,
+    /// The timer restarted at a retransmission of snd_una (`transport.rto_rearm_head`).
+    rto_rearm_head: bool,
 }
 
 impl TcpParams {
@@ -75,6 +78,8 @@ impl TcpParams {
             prr: super::prr::PrrParams::of(t).prr,
             linux_delayed_ack: super::delack_linux::LinuxDelackParams::of(t).linux_delayed_ack,
             lost_retransmit: super::lost_rtx::LostRtxParams::of(t).lost_retransmit,
+            rto_keeps_sack: super::rto_sack::RtoSackParams::of(t).rto_keeps_sack,
+            rto_rearm_head: super::rto_rearm::RtoRearmParams::of(t).rto_rearm_head,
         })
     }
 
@@ -113,12 +118,12 @@ pub struct TcpSender {
     /// window was in use is judged on this (Linux max_packets_out).
     max_flight: u64,
     usage_end: u64,
-    srtt: f64,
-    rttvar: f64,
+    pub(super) srtt: f64,
+    pub(super) rttvar: f64,
     pub rto: Time,
     /// Retransmission timer deadline; 0 = not armed.
     pub rto_deadline: Time,
-    last_send: Time,
+    pub(super) last_send: Time,
     pub timeouts: u32,
     pub retransmits: u32,
     /// pFabric's sender state; `pf.on` only with cc = "pfabric".
@@ -188,43 +193,6 @@ impl TcpSender {
     pub fn open_established(&mut self, now: Time) {
         self.state = TxState::Established;
         self.last_send = now;
-    }
-
-    /// What this connection hands to the next flow that reuses it.
-    pub fn carried(&self) -> Carried {
-        Carried {
-            srtt: self.srtt,
-            rttvar: self.rttvar,
-            rto: self.rto,
-            cwnd: self.w.cwnd,
-            ssthresh: self.w.ssthresh,
-            alpha: self.cc.alpha(),
-            last_send: self.last_send,
-        }
-    }
-
-    /// Take over a persistent connection: established at once, with the
-    /// state its last flow left. Slow-start restart, when on, sets cwnd to
-    /// the initial window after an idle period longer than the RTO and
-    /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
-    /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
-    pub fn resume(&mut self, c: &Carried, now: Time) {
-        self.state = TxState::Established;
-        self.srtt = c.srtt;
-        self.rttvar = c.rttvar;
-        self.rto = c.rto;
-        self.w.cwnd = c.cwnd;
-        self.w.ssthresh = c.ssthresh;
-        if let Some(a) = c.alpha {
-            self.cc.set_alpha(a);
-        }
-        self.last_send = c.last_send;
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.rtt.resume(c.rttvar, self.p.min_rto as f64);
-        }
-        if self.p.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
-            self.w.cwnd = self.p.init_cwnd.min(self.w.max_cwnd());
-        }
     }
 
     #[inline]
@@ -473,7 +441,9 @@ impl TcpSender {
                 self.w.cwnd = 1.0;
                 self.in_recovery = false;
                 self.dupacks = 0;
-                self.sacked.clear();
+                if !self.p.rto_keeps_sack {
+                    self.sacked.clear(); // go back N (`rto_sack.rs`)
+                }
                 self.nxt = self.una;
                 self.recover = self.max_sent;
                 self.after_loss();
@@ -521,7 +491,10 @@ impl TcpSender {
         } else if self.pf.on {
             self.pfabric_segment(cwnd_bytes)?
         } else {
-            let in_flight = self.nxt - self.una;
+            // Going back after an RTO with the scoreboard kept (`rto_sack.rs`):
+            // SACKed data is not in flight.
+            let back = self.p.rto_keeps_sack && self.una < self.recover;
+            let in_flight = if back { self.flight_less_sacked() } else { self.nxt - self.una };
             if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
                 return None;
             }
@@ -533,6 +506,9 @@ impl TcpSender {
         let mut seg = seg;
         if seg.retransmit {
             self.retransmits += 1;
+            if self.p.rto_rearm_head && self.in_recovery && seg.seq == self.una {
+                self.rto_deadline = now + self.rto; // `rto_rearm.rs`
+            }
         }
         if self.lx.is_some() {
             self.prr_sent(seg.len);
@@ -547,23 +523,6 @@ impl TcpSender {
             self.rto_deadline = now + self.rto;
         }
         Some(seg)
-    }
-
-    /// What LSO decides on. Open state: no loss recovery under way,
-    /// neither fast recovery nor the go-back after an RTO (snd_una below
-    /// the recovery point). Room: full packets of new data the window
-    /// allows, as `next_segment` counts them (another while flight + MSS
-    /// fits in cwnd, always one when nothing is in flight).
-    pub fn allowance(&self) -> super::lso::Allowance {
-        let mss = self.p.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap).max(mss);
-        super::lso::Allowance {
-            open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
-            cwr: self.cc.in_cwr(self.una),
-            room: cwnd_bytes.saturating_sub(self.nxt - self.una) / mss,
-            cwnd: self.w.cwnd,
-            rest: self.limit.saturating_sub(self.nxt).div_ceil(mss),
-        }
     }
 
     /// The first un-SACKed, not yet retransmitted hole below high_sack.
@@ -585,6 +544,9 @@ impl TcpSender {
     }
 
     fn new_data(&mut self) -> Option<Segment> {
+        if self.p.rto_keeps_sack {
+            self.skip_sacked();
+        }
         if self.nxt >= self.limit {
             return None;
         }
@@ -618,46 +580,6 @@ mod tests {
 
     fn send_all(s: &mut TcpSender, now: Time) -> Vec<Segment> {
         std::iter::from_fn(|| s.next_segment(now)).collect()
-    }
-
-    /// A reused persistent connection (the MQ-ECN authors' ns-2 set-up)
-    /// starts its next flow established, with the RTT estimate, RTO,
-    /// ssthresh and α the last flow left. After an idle time longer than
-    /// the RTO, slow-start restart sets cwnd to the initial window (20 here)
-    /// whatever it was, up or down, and keeps ssthresh: ns-2 FullTcp's
-    /// `idle_restart()` (idle > t_rtxcur_) then `slowdown(CLOSE_CWND_INIT)`.
-    #[test]
-    fn a_reused_connection_keeps_its_state() {
-        let t: TransportCfg = serde_json::from_str(
-            "{\"cc\": \"dctcp\", \"init_cwnd\": 20, \"slow_start_restart\": true, \"dctcp_alpha_init\": 0.0}",
-        )
-        .unwrap();
-        let mut old = TcpSender::new(&t);
-        old.limit = 10 * MSS;
-        old.open(0);
-        old.on_synack(100_000_000, 0); // one 100 us RTT sample
-        old.w.cwnd = 7.0;
-        old.w.ssthresh = 9.0;
-        old.cc.set_alpha(0.25);
-        let c = old.carried();
-        let rto = old.rto; // 5 ms: the floor over srtt + 4·rttvar = 300 us
-        assert_eq!(rto, 5_000_000_000);
-        let after = |idle: Time| {
-            let mut s = TcpSender::new(&t);
-            s.limit = 40 * MSS;
-            s.resume(&c, c.last_send + idle);
-            s
-        };
-        // Idle for less than the RTO: the window is the old one.
-        let s = after(rto - 1);
-        assert_eq!(s.state, TxState::Established);
-        assert_eq!((s.w.cwnd, s.w.ssthresh, s.rto), (7.0, 9.0, rto));
-        assert_eq!(s.cc.alpha(), Some(0.25));
-        assert_eq!(s.srtt(), 100_000_000);
-        // Longer: cwnd back to IW 20 (raised from 7), ssthresh still 9.
-        let mut s = after(rto + 1);
-        assert_eq!((s.w.cwnd, s.w.ssthresh), (20.0, 9.0));
-        assert_eq!(send_all(&mut s, c.last_send + rto + 1).len(), 20);
     }
 
     /// After an RTO the sender slow-starts from one segment (RFC 5681 §3.1):
@@ -761,26 +683,6 @@ mod tests {
         assert!(!s.in_recovery);
         let seg = s.next_segment(41).expect("new data");
         assert!(seg.cwr && !seg.retransmit);
-    }
-
-    /// Slow start stops at ssthresh; the rest of a stretch ACK counts as
-    /// congestion avoidance (Linux tcp_slow_start).
-    #[test]
-    fn slow_start_capped_at_ssthresh() {
-        let mut w = super::super::cc::Window::new(8.0, &TransportCfg::default());
-        w.ssthresh = 10.0;
-        let a = AckInfo {
-            acked: 5 * MSS,
-            ece: false,
-            una: 0,
-            snd_max: 0,
-            mss: MSS as u32,
-            cwnd_limited: true,
-            now: 0,
-            srtt: 0,
-        };
-        w.grow(&a);
-        assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
     }
 
     fn sender(json: &str) -> TcpSender {

@@ -304,6 +304,18 @@ pub struct AckInfo {
 mod tests {
     use super::*;
 
+    /// Slow start stops at ssthresh; the rest of a stretch ACK counts as
+    /// congestion avoidance (Linux tcp_slow_start).
+    #[test]
+    fn slow_start_capped_at_ssthresh() {
+        let mut w = Window::new(8.0, &TransportCfg::default());
+        w.ssthresh = 10.0;
+        let a =
+            AckInfo { acked: 5 * 1460, ece: false, una: 0, snd_max: 0, mss: 1460, cwnd_limited: true, now: 0, srtt: 0 };
+        w.grow(&a);
+        assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
+    }
+
     fn window(json: &str, cwnd: f64, ssthresh: f64) -> Window {
         let t: TransportCfg = serde_json::from_str(json).unwrap();
         let mut w = Window::new(cwnd, &t);
