@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..results import atomic_write
+from . import _clean  # the reproduction's JSON cleaning (non-finite numbers to null)
 
 __all__ = [
     "RECORD_FORMAT",
@@ -58,16 +58,6 @@ def default_record_root() -> Path:
             "give the record folder: --record DIR"
         )
     return root.parent / "record"
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
 
 
 def _compact(doc: Mapping[str, Any]) -> dict[str, Any]:
