@@ -68,6 +68,15 @@ impl Default for TransportCfg {
 }
 
 impl TransportCfg {
+    /// A scheme's own `[transport]` keys (its `section!`'s `read`), taken
+    /// from the ones this section keeps for schemes (`extra`).
+    pub fn scheme_keys<P>(
+        &self,
+        read: fn(&super::param::Table, bool) -> Result<P, ConfigError>,
+    ) -> Result<P, ConfigError> {
+        read(&super::param::Table::new("transport", self.extra.clone()), true)
+    }
+
     pub fn packet_bytes(&self) -> u64 {
         (self.mss + self.header) as u64
     }

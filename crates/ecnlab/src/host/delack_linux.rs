@@ -21,7 +21,7 @@
 //! The rules replace `delayed_ack` and `delayed_ack_bytes`; the receiver
 //! (`tcp_rx.rs`) applies them.
 
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 
 section! {
     /// The key of Linux's delayed-ACK rules in `[transport]`.
@@ -36,7 +36,7 @@ section! {
 
 impl LinuxDelackParams {
     pub fn of(t: &crate::config::TransportCfg) -> LinuxDelackParams {
-        LinuxDelackParams::read(&Table::new("transport", t.extra.clone()), true).expect("a checked config")
+        t.scheme_keys(LinuxDelackParams::read).expect("a checked config")
     }
 }
 

@@ -17,7 +17,7 @@
 //! without, not yet explained). Not modelled from RACK: time-based loss marking with a
 //! reordering window, and the tail loss probe.
 
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 
 section! {
     /// The key of lost-retransmission detection in `[transport]`.
@@ -31,7 +31,7 @@ section! {
 
 impl LostRtxParams {
     pub fn of(t: &crate::config::TransportCfg) -> LostRtxParams {
-        LostRtxParams::read(&Table::new("transport", t.extra.clone()), true).expect("a checked config")
+        t.scheme_keys(LostRtxParams::read).expect("a checked config")
     }
 }
 

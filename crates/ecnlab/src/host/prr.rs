@@ -23,7 +23,7 @@
 //! sndcnt on every ACK. Amounts are in bytes, the proportional share
 //! rounded up to whole segments (Linux counts packets).
 
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 use crate::config::values::by_name;
 
 by_name! {
@@ -55,7 +55,7 @@ section! {
 
 impl PrrParams {
     pub fn of(t: &crate::config::TransportCfg) -> PrrParams {
-        PrrParams::read(&Table::new("transport", t.extra.clone()), true).expect("a checked config")
+        t.scheme_keys(PrrParams::read).expect("a checked config")
     }
 }
 

@@ -21,7 +21,7 @@
 //! srtt + var. The first sample R gives srtt = R, 4·mdev = 2R and var =
 //! max(2R, rto_min): RTO = max(3R, R + rto_min).
 
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 
 section! {
     /// The key of Linux's RTO estimator in `[transport]`.
@@ -35,7 +35,7 @@ section! {
 
 impl LinuxRtoParams {
     pub fn of(t: &crate::config::TransportCfg) -> LinuxRtoParams {
-        LinuxRtoParams::read(&Table::new("transport", t.extra.clone()), true).expect("a checked config")
+        t.scheme_keys(LinuxRtoParams::read).expect("a checked config")
     }
 }
 

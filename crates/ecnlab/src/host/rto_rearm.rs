@@ -13,7 +13,7 @@
 //! retransmission that is lost still ends in an RTO, one RTO after it was
 //! sent.
 
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 
 section! {
     /// The key of the timer restart at a retransmission of snd_una, in `[transport]`.
@@ -27,7 +27,7 @@ section! {
 
 impl RtoRearmParams {
     pub fn of(t: &crate::config::TransportCfg) -> RtoRearmParams {
-        RtoRearmParams::read(&Table::new("transport", t.extra.clone()), true).expect("a checked config")
+        t.scheme_keys(RtoRearmParams::read).expect("a checked config")
     }
 }
 

@@ -12,7 +12,7 @@
 //! go-back after an RTO skips the SACKed ranges and resends only holes,
 //! and the SACKed bytes below snd_nxt do not count as in flight.
 
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 
 section! {
     /// The key of the scoreboard kept across an RTO, in `[transport]`.
@@ -26,7 +26,7 @@ section! {
 
 impl RtoSackParams {
     pub fn of(t: &crate::config::TransportCfg) -> RtoSackParams {
-        RtoSackParams::read(&Table::new("transport", t.extra.clone()), true).expect("a checked config")
+        t.scheme_keys(RtoSackParams::read).expect("a checked config")
     }
 }
 

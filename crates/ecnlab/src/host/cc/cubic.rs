@@ -14,7 +14,7 @@
 
 use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Window, MIN_CWND};
 use crate::config::bad;
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 use crate::units::{secs, Time};
 
 section! {
@@ -34,7 +34,7 @@ section! {
 
 impl CubicParams {
     pub fn of(t: &crate::config::TransportCfg) -> Result<CubicParams, crate::config::ConfigError> {
-        CubicParams::read(&Table::new("transport", t.extra.clone()), true)
+        t.scheme_keys(CubicParams::read)
     }
 }
 

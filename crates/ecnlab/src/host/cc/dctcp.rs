@@ -5,7 +5,7 @@
 
 use super::{AckInfo, CcDecl, CongestionControl, EchoMode, OncePerWindow, Window, MIN_CWND};
 use crate::config::bad;
-use crate::config::param::{section, Table};
+use crate::config::param::section;
 
 section! {
     /// DCTCP's keys in `[transport]`.
@@ -20,7 +20,7 @@ section! {
 
 impl DctcpParams {
     pub fn of(t: &crate::config::TransportCfg) -> Result<DctcpParams, crate::config::ConfigError> {
-        DctcpParams::read(&Table::new("transport", t.extra.clone()), true)
+        t.scheme_keys(DctcpParams::read)
     }
 }
 
