@@ -112,6 +112,7 @@ impl Event {
 
 /// Slot width: 2^14 ps = 16.4 ns.
 const SLOT_BITS: u32 = 14;
+const _: () = assert!(SLOT_BITS % 2 == 0, "radix_sort_slot takes two passes of SLOT_BITS / 2");
 /// Slots per bucket and buckets per wheel: 64 of 16.4 ns make a bucket of
 /// 1.05 µs, and 64 buckets reach 67 µs ahead.
 const FAN_BITS: u32 = 6;
@@ -161,7 +162,7 @@ fn sort_slot(cur: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
     if n <= 1 {
         return;
     }
-    if n <= 32 {
+    if n <= 16 {
         scratch.clear();
         scratch.resize(n, (0, 0));
         for (i, e) in cur.iter().enumerate() {
@@ -173,14 +174,35 @@ fn sort_slot(cur: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
         std::mem::swap(cur, scratch);
         return;
     }
-    for i in 1..n {
-        let e = cur[i];
-        let mut j = i;
-        while j > 0 && cur[j - 1].0 > e.0 {
-            cur[j] = cur[j - 1];
-            j -= 1;
+    radix_sort_slot(cur, scratch);
+}
+
+/// A dense slot (a large fabric's busy microsecond: hundreds of events a
+/// bucket, dozens a slot) is sorted by the low `SLOT_BITS` of its times,
+/// the only bits in which a slot's entries differ, in two stable counting
+/// passes of 7 bits: linear in the slot, where the insertion sort this
+/// replaces was quadratic (a tenth of a k = 32 fat-tree's run time).
+fn radix_sort_slot(cur: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
+    const R: u32 = SLOT_BITS / 2;
+    const MASK: usize = (1 << R) - 1;
+    debug_assert!(cur.iter().all(|e| e.0 >> SLOT_BITS == cur[0].0 >> SLOT_BITS), "one slot's entries");
+    scratch.clear();
+    scratch.resize(cur.len(), (0, 0));
+    for shift in [0, R] {
+        let mut at = [0u32; 1 << R];
+        for e in cur.iter() {
+            at[(e.0 >> shift) as usize & MASK] += 1;
         }
-        cur[j] = e;
+        let mut sum = 0;
+        for c in at.iter_mut() {
+            (*c, sum) = (sum, sum + *c);
+        }
+        for e in cur.iter() {
+            let b = (e.0 >> shift) as usize & MASK;
+            scratch[at[b] as usize] = *e;
+            at[b] += 1;
+        }
+        std::mem::swap(cur, scratch);
     }
 }
 
