@@ -355,6 +355,22 @@ impl EventQueue {
         Some(Event::decode(e.1))
     }
 
+    /// The two events likely to come next, as `likely_next`; the second
+    /// only where the same slot holds it (a guess: a slot not yet served
+    /// is in insertion order).
+    #[inline]
+    pub fn likely_next_two(&self) -> [Option<Event>; 2] {
+        let pending = &self.cur[self.cur_pos..];
+        let slot = match pending.is_empty() {
+            false => pending,
+            true => match self.next_fine_slot() {
+                Some(s) => &self.fine[s][..],
+                None => &[],
+            },
+        };
+        [slot.first().map(|e| Event::decode(e.1)), slot.get(1).map(|e| Event::decode(e.1))]
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         self.pop_until(Time::MAX)

@@ -118,11 +118,21 @@ impl Packet {
     }
 }
 
+/// `Arena::hop` of a packet whose next landing is not at a switch, or
+/// whose egress there is drawn on arrival (per-packet ECMP).
+pub const NO_HOP: u32 = u32::MAX;
+
 /// Slab of packets with a free list.
 #[derive(Default)]
 pub struct Arena {
     slots: Vec<Packet>,
     free: Vec<u32>,
+    /// Per slot: the port the packet will leave by at the switch it lands
+    /// on next, resolved when it left the previous node (see
+    /// `World::resolve_hop`). Beside the slots, not in them: the packet's
+    /// line has no byte to spare, and the run loop reads a hop one event
+    /// ahead to start loading that port.
+    hop: Vec<u32>,
 }
 
 impl Arena {
@@ -137,9 +147,27 @@ impl Arena {
             }
             None => {
                 self.slots.push(p);
+                self.hop.push(NO_HOP);
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// The egress port resolved for packet `i`'s next switch, or NO_HOP.
+    #[inline]
+    pub fn hop(&self, i: u32) -> u32 {
+        self.hop[i as usize]
+    }
+
+    #[inline]
+    pub fn set_hop(&mut self, i: u32, port: u32) {
+        self.hop[i as usize] = port;
+    }
+
+    /// Where `hop(i)` lives (to prefetch it).
+    #[inline]
+    pub fn hop_slot(&self, i: u32) -> &u32 {
+        &self.hop[i as usize]
     }
 
     #[inline]

@@ -10,7 +10,7 @@ use crate::config::{Config, EcmpMode};
 use crate::ecmp::{self, Ecmp};
 use crate::engine::EventQueue;
 use crate::host::jitter::HostJitter;
-use crate::packet::{Arena, Kind, Packet};
+use crate::packet::{Arena, Kind, Packet, NO_HOP};
 use crate::rng::hash64;
 use crate::switch::marker::Marker;
 use crate::switch::Qdisc;
@@ -32,6 +32,12 @@ pub struct Fabric {
     pub(super) in_transit: u64,
     /// The hosts' frames' landing wobble (`host.jitter`).
     jitter: HostJitter,
+    /// Per port: the switch (index) at its link's far end, or NO_HOP for
+    /// a host (see `World::resolve_hop`).
+    next_switch: Vec<u32>,
+    /// Per-packet ECMP: a packet's egress is drawn as it lands, in event
+    /// order, so it cannot be resolved a hop early.
+    spray: bool,
 }
 
 impl Fabric {
@@ -59,6 +65,15 @@ impl Fabric {
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
             ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
             jitter: HostJitter::new(cfg.host.jitter.0, cfg.run.seed, net.hosts),
+            next_switch: net
+                .ports
+                .iter()
+                .map(|p| match net.nodes[p.peer as usize].kind {
+                    NodeKind::Switch { index } => index,
+                    NodeKind::Host { .. } => NO_HOP,
+                })
+                .collect(),
+            spray: cfg.topology.ecmp == EcmpMode::PerPacket,
             net,
             in_transit: 0,
         }
@@ -399,6 +414,20 @@ impl World<'_> {
         self.arena.free(id);
     }
 
+    /// Resolve the port packet `id`, leaving by `port`, will leave the
+    /// next switch by, while the packet is in cache: the run loop then
+    /// starts loading that port an event before the packet lands, instead
+    /// of a route lookup and the port's lines missing one after the other
+    /// as it lands (most of a hop's stall on a large fabric). The same
+    /// choice as on landing: routes are static and per-flow ECMP a pure
+    /// hash; spraying, which draws, keeps choosing on landing.
+    #[inline]
+    pub(super) fn resolve_hop(&mut self, port: u32, id: u32) {
+        let sw = self.fabric.next_switch[port as usize];
+        let hop = if sw == NO_HOP || self.fabric.spray { NO_HOP } else { self.route(sw, id) };
+        self.arena.set_hop(id, hop);
+    }
+
     /// The port of switch `sw` that packet `id` leaves by.
     #[inline]
     pub(super) fn route(&mut self, sw: u32, id: u32) -> u32 {
@@ -426,6 +455,7 @@ impl World<'_> {
             self.flow_hash(key, p.src, p.dst)
         };
         let id = self.arena.alloc(p, hash);
+        self.resolve_hop(nic, id);
         self.rec.sent += 1;
         self.enqueue(nic, id, NO_PORT);
     }

@@ -32,7 +32,7 @@ pub use recorder::Recorder;
 use crate::config::{Config, ConfigError};
 use crate::engine::{Event, EventQueue};
 use crate::output::Sink;
-use crate::packet::Arena;
+use crate::packet::{Arena, NO_HOP};
 use crate::prefetch::{prefetch, prefetch_all};
 use crate::topology::NodeKind;
 use crate::units::{secs, Time};
@@ -134,13 +134,34 @@ impl<'a> World<'a> {
         }
         let mut last_report = wall;
         let ends_early = !self.apps.open_ended && self.apps.unfinished > 0;
+        // The packet whose lines were asked for an event ago (see below).
+        let mut ahead = NO_HOP;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
-            if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
-                // Its packet and the port it left (all four lines: its
-                // catch-up reads the last two) are the next event's first,
-                // and usually missing, reads.
+            // A landing packet's first, and on a large fabric missing,
+            // reads: the packet, the port it left (all four lines: its
+            // catch-up reads the last two), its resolved hop, then the
+            // port that hop names. The first three are asked for two
+            // events ahead; the last, which needs the hop, one ahead.
+            // (Its flow's lines, asked for one ahead where it lands at a
+            // host, made no difference: paired, k = 32 and k = 8.)
+            let [next, after] = self.q.likely_next_two();
+            if let Some(Event::Arrive { port, pkt }) = next {
+                if pkt == ahead {
+                    let hop = self.arena.hop(pkt);
+                    if hop != NO_HOP {
+                        prefetch_all(&self.fabric.net.ports[hop as usize]);
+                    }
+                } else {
+                    prefetch(self.arena.get(pkt));
+                    prefetch_all(&self.fabric.net.ports[port as usize]);
+                }
+            }
+            ahead = NO_HOP;
+            if let Some(Event::Arrive { port, pkt }) = after {
                 prefetch(self.arena.get(pkt));
+                prefetch(self.arena.hop_slot(pkt));
                 prefetch_all(&self.fabric.net.ports[port as usize]);
+                ahead = pkt;
             }
             self.dispatch(ev);
             if ends_early && self.apps.unfinished == 0 {
@@ -193,6 +214,22 @@ impl<'a> World<'a> {
         1.0 - self.apps.unfinished as f64 / sized.max(1) as f64
     }
 
+    /// Packet `pkt`, sent on `port`, lands at a switch that sends it on by
+    /// `egress`.
+    #[inline(always)]
+    fn switch_arrive(&mut self, port: u32, pkt: u32, egress: u32) {
+        // Start loading the egress port (if the run loop has not), so its
+        // misses overlap the upstream port's catch-up.
+        prefetch_all(&self.fabric.net.ports[egress as usize]);
+        self.catch_up(port, self.q.now, None);
+        // By now the egress port's lines are likely in, so the address of
+        // its queue's line costs no stall.
+        let service = self.arena.get(pkt).service;
+        self.fabric.net.ports[egress as usize].qdisc.prefetch_for(service);
+        self.resolve_hop(egress, pkt);
+        self.enqueue(egress, pkt, port);
+    }
+
     #[inline]
     fn dispatch(&mut self, ev: Event) {
         match ev {
@@ -202,19 +239,16 @@ impl<'a> World<'a> {
             }
             Event::Arrive { port, pkt } => {
                 self.fabric.in_transit -= 1;
+                let hop = self.arena.hop(pkt);
+                if hop != NO_HOP {
+                    // A switch, its egress resolved a hop ago.
+                    return self.switch_arrive(port, pkt, hop);
+                }
                 let node = self.fabric.net.ports[port as usize].peer;
                 match self.fabric.net.nodes[node as usize].kind {
                     NodeKind::Switch { index } => {
-                        // Route first and start loading the egress port, so
-                        // its misses overlap the upstream port's catch-up.
                         let egress = self.route(index, pkt);
-                        prefetch_all(&self.fabric.net.ports[egress as usize]);
-                        self.catch_up(port, self.q.now, None);
-                        // By now the egress port's lines are likely in, so
-                        // the address of its queue's line costs no stall.
-                        let service = self.arena.get(pkt).service;
-                        self.fabric.net.ports[egress as usize].qdisc.prefetch_for(service);
-                        self.enqueue(egress, pkt, port);
+                        self.switch_arrive(port, pkt, egress)
                     }
                     NodeKind::Host { .. } => {
                         self.catch_up(port, self.q.now, None);
