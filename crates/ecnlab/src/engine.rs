@@ -112,7 +112,7 @@ impl Event {
 
 /// Slot width: 2^14 ps = 16.4 ns.
 const SLOT_BITS: u32 = 14;
-const _: () = assert!(SLOT_BITS % 2 == 0, "radix_sort_slot takes two passes of SLOT_BITS / 2");
+const _: () = assert!(SLOT_BITS.is_multiple_of(2), "radix_sort_slot takes two passes of SLOT_BITS / 2");
 /// Slots per bucket and buckets per wheel: 64 of 16.4 ns make a bucket of
 /// 1.05 µs, and 64 buckets reach 67 µs ahead.
 const FAN_BITS: u32 = 6;
