@@ -336,3 +336,15 @@ def test_gallery_table_of_records_is_read_from_record(tmp_path: Path) -> None:
     assert "(record at model 3: rerun)" in gallery.record_table(tmp_path)
     # The real index keeps the marker the hook replaces.
     assert gallery.RECORD_TABLE_MARKER in (DOCS / "gallery" / "index.md").read_text()
+
+
+def test_every_recorded_figure_says_what_the_seeds_changed() -> None:
+    # Issue 29: each figure's page says which verdicts changed with seeds and
+    # intervals. A figure recorded without that paragraph is named here.
+    missing = [
+        fid
+        for fid, _ in gallery.figures(ROOT)
+        if gallery.load_record(ROOT, fid) is not None
+        and "\n## Seeds and noise" not in (ROOT / "experiments" / fid / "NOTES.md").read_text()
+    ]
+    assert missing == [], f"add a 'Seeds and noise' section to these figures' NOTES.md: {missing}"
