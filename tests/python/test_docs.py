@@ -348,3 +348,16 @@ def test_every_recorded_figure_says_what_the_seeds_changed() -> None:
         and "\n## Seeds and noise" not in (ROOT / "experiments" / fid / "NOTES.md").read_text()
     ]
     assert missing == [], f"add a 'Seeds and noise' section to these figures' NOTES.md: {missing}"
+
+
+def test_every_figure_says_which_set_up_choices_it_uses() -> None:
+    # Issue 29 left three modelling choices open (delayed ACKs on the Linux
+    # testbeds, serial_gap, the MQ-ECN authors' set-up options); each figure's
+    # notes say which it uses and why (docs/gallery/set-up-choices.md).
+    missing = [
+        fid
+        for fid, _ in gallery.figures(ROOT)
+        if "\n## Set-up choice" not in (ROOT / "experiments" / fid / "NOTES.md").read_text()
+    ]
+    assert missing == [], f"add a 'Set-up choice' section to these figures' NOTES.md: {missing}"
+    assert "gallery/set-up-choices.md" in nav_pages()
