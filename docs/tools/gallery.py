@@ -2,10 +2,11 @@
 ``experiments/``, made at build time from the folder itself (``figure.toml``
 and ``NOTES.md``), so the site never holds a second copy that can go stale.
 
-Each page gets the figure's title and source, the row of the full-scale
-table in ``docs/gallery/index.md`` that covers it (the only full-scale
-evidence there is until the record of issue 29 exists), the paper's numbers
-and trends as ``figure.toml`` states them, and the figure's notes.
+Each page gets the figure's title and source, its record (``record/<id>/``,
+issue 29) where there is one, the row of the earlier single-seed table in
+``docs/gallery/index.md`` that covers it, the paper's numbers and trends as
+``figure.toml`` states them, and the figure's notes. The index's table of
+the records is made from ``record/`` too (``record_table``).
 ``experiments/README.md`` (the folder format) becomes one more page.
 
 ``gallery_pages(root)`` is the whole mapping (page path -> Markdown, in nav
@@ -168,7 +169,8 @@ NO_RECORD = (
     "    This figure has no record yet: the run at the paper's scale with its seeds and "
     "95% intervals, kept in the repository under `record/` (issue 29), so this page cannot "
     "show our plot or interval verdicts. What exists is the single-seed run below, if any "
-    "(the [full-scale table](index.md#full-scale-results)).\n"
+    "(the [earlier single-seed table](index.md#before-the-record), run by an engine "
+    "older than model 4).\n"
 )
 
 
@@ -279,7 +281,8 @@ def figure_page(
         if rec is not None:
             parts.append("### Before the record\n")
             parts.append(
-                "The earlier single-seed run ([full-scale table](index.md#full-scale-results)):\n"
+                "The earlier single-seed run, by an engine older than model 4 "
+                "([the table](index.md#before-the-record)):\n"
             )
         parts.append(f"{header}\n{row}\n")
     elif rec is None:
@@ -287,7 +290,7 @@ def figure_page(
     parts.append("## The paper's numbers\n")
     parts.append(
         "What the paper reports, as `figure.toml` states it: each row is judged against "
-        "our number by its rule (`matches`, `same direction` or `differs`).\n"
+        "our number by its rule (`matches`, `within noise`, `same direction` or `differs`).\n"
     )
     expects = _expectations(fig)
     n = len(fig.get("expect", []))
@@ -348,6 +351,73 @@ def on_config(config: Any) -> Any:
 
 
 RECORDS_MARKER = "<!-- records: the hook lists the figures with a record here -->"
+RECORD_TABLE_MARKER = "<!-- record-table: the hook writes the table of the records here -->"
+VERDICTS = ("matches", "within noise", "same direction", "differs")
+
+
+def engine_model_version(root: Path = ROOT) -> int | None:
+    """The engine's MODEL_VERSION, read from its source (the site builds
+    without the engine), or None where it cannot be found."""
+    lib = root / "crates" / "ecnlab" / "src" / "lib.rs"
+    if not lib.is_file():
+        return None
+    m = re.search(r"pub const MODEL_VERSION: u32 = (\d+);", lib.read_text())
+    return int(m.group(1)) if m else None
+
+
+def _earlier(row: str | None) -> str:
+    """The verdicts cell of the earlier single-seed table's row, labelled."""
+    if not row:
+        return "no full-scale run"
+    cell = row.split(" | ")[1].strip()
+    counts = "(matches / same direction / differs)"
+    if cell.startswith("quick:"):
+        return f"quick form only: {cell[len('quick:') :].strip()} {counts}; no full-scale run"
+    if cell.startswith("quick"):
+        return "quick form, and one slice at full scale (see the notes); no full run"
+    return f"{cell} {counts}"
+
+
+def record_table(root: Path = ROOT) -> str:
+    """One row per figure from its record's JSON (so the table cannot go
+    stale): verdict counts, how many verdicts the interval changed, seeds,
+    model version and date. A figure with no record at the engine's model
+    version says so and gives the earlier single-seed verdicts, labelled."""
+    model = engine_model_version(root)
+    at = f"model {model}" if model is not None else "the engine's model version"
+    _, earlier = full_scale_rows(root)
+    out = [
+        "| figure | " + " | ".join(VERDICTS) + " | changed by the interval | seeds "
+        "| model | recorded | before the record (one seed, engine of 23 Nov 2026) |",
+        "|---|" + "---:|" * (len(VERDICTS) + 1) + "---|---|---|---|",
+    ]
+    for fid, _ in figures(root):
+        rec = load_record(root, fid)
+        link = f"[{fid}]({fid}.md)"
+        stamp = (rec or {}).get("record", {})
+        version = stamp.get("model_version", (rec or {}).get("model_version"))
+        if rec is None or (model is not None and version != model):
+            what = f"**not recorded at {at}**"
+            if rec is not None:
+                what += f" (record at model {version}: rerun)"
+            blanks = " | ".join([""] * (len(VERDICTS) + 3))
+            out.append(f"| {link} | {what} | {blanks} | {_earlier(earlier.get(fid))} |")
+            continue
+        counts = rec.get("verdicts") or {}
+        changed = sum(
+            1 for p in rec.get("points") or [] if p.get("verdict") != p.get("verdict_point")
+        )
+        seeds = rec.get("seeds") or []
+        seeds_cell = ", ".join(map(str, seeds)) if seeds else "seedless, run once"
+        cells = [str(counts.get(v, 0)) for v in VERDICTS] + [
+            str(changed),
+            seeds_cell,
+            str(version),
+            _cell(stamp.get("date", "?")),
+            "",
+        ]
+        out.append(f"| {link} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def records_line(root: Path = ROOT) -> str:
@@ -361,7 +431,8 @@ def records_line(root: Path = ROOT) -> str:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if page.file.src_uri == "gallery/index.md":
-        return markdown.replace(RECORDS_MARKER, records_line(ROOT))
+        markdown = markdown.replace(RECORDS_MARKER, records_line(ROOT))
+        return markdown.replace(RECORD_TABLE_MARKER, record_table(ROOT))
     return markdown
 
 

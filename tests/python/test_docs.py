@@ -289,3 +289,75 @@ def test_gallery_shows_a_figures_record(tmp_path: Path) -> None:
     assert gallery.records_line(tmp_path) == (
         "Figures with a record (1 of 2): [x-fig2](x-fig2.md)."
     )
+
+
+def test_gallery_table_of_records_is_read_from_record(tmp_path: Path) -> None:
+    # The index's table of the records is made from record/<id>/<id>.json at
+    # build time, so it shows the committed record's counts; a figure with no
+    # record at the engine's model version says so, with its earlier
+    # single-seed verdicts (the hand-kept table) labelled as such.
+    exp = tmp_path / "experiments"
+    for fid in ("x-fig1", "x-fig2", "x-fig3"):
+        (exp / fid).mkdir(parents=True)
+        (exp / fid / "figure.toml").write_text(f'id = "{fid}"\npaper = "X"\nfigure = "Fig. 1"\n')
+    (tmp_path / "docs" / "gallery").mkdir(parents=True)
+    (tmp_path / "docs" / "gallery" / "index.md").write_text(
+        "| figure | verdicts | the paper's numbers → ours | one core |\n|---|---|---|---|\n"
+        "| [x-fig1](x-fig1.md) | 7 / 2 / 1 | ... | 1 s |\n"
+        "| [x-fig3](x-fig3.md) | quick: 3 / 1 / 0 | ... | 1 s |\n"
+    )
+    lib = tmp_path / "crates" / "ecnlab" / "src"
+    lib.mkdir(parents=True)
+    (lib / "lib.rs").write_text("pub const MODEL_VERSION: u32 = 4;\n")
+    rec = tmp_path / "record" / "x-fig2"
+    rec.mkdir(parents=True)
+    points = [
+        {"verdict": "within noise", "verdict_point": "differs"},
+        {"verdict": "matches", "verdict_point": "matches"},
+    ]
+    body = {
+        "record": {"model_version": 4, "date": "2026-11-27"},
+        "seeds": [1, 2, 3],
+        "verdicts": {"matches": 1, "within noise": 1, "same direction": 0, "differs": 0},
+        "points": points,
+    }
+    (rec / "x-fig2.json").write_text(json.dumps(body))
+    assert gallery.engine_model_version(tmp_path) == 4
+    table = gallery.record_table(tmp_path)
+    assert "| [x-fig2](x-fig2.md) | 1 | 1 | 0 | 0 | 1 | 1, 2, 3 | 4 | 2026-11-27 |  |" in table
+    assert (
+        "| [x-fig1](x-fig1.md) | **not recorded at model 4** |" in table
+        and "| 7 / 2 / 1 (matches / same direction / differs) |" in table
+    )
+    assert "quick form only: 3 / 1 / 0" in table
+    # A record made by an older model version is not shown as current.
+    body["record"]["model_version"] = 3
+    (rec / "x-fig2.json").write_text(json.dumps(body))
+    assert "(record at model 3: rerun)" in gallery.record_table(tmp_path)
+    # The real index keeps the marker the hook replaces.
+    assert gallery.RECORD_TABLE_MARKER in (DOCS / "gallery" / "index.md").read_text()
+
+
+def test_every_recorded_figure_says_what_the_seeds_changed() -> None:
+    # Issue 29: each figure's page says which verdicts changed with seeds and
+    # intervals. A figure recorded without that paragraph is named here.
+    missing = [
+        fid
+        for fid, _ in gallery.figures(ROOT)
+        if gallery.load_record(ROOT, fid) is not None
+        and "\n## Seeds and noise" not in (ROOT / "experiments" / fid / "NOTES.md").read_text()
+    ]
+    assert missing == [], f"add a 'Seeds and noise' section to these figures' NOTES.md: {missing}"
+
+
+def test_every_figure_says_which_set_up_choices_it_uses() -> None:
+    # Issue 29 left three modelling choices open (delayed ACKs on the Linux
+    # testbeds, serial_gap, the MQ-ECN authors' set-up options); each figure's
+    # notes say which it uses and why (docs/gallery/set-up-choices.md).
+    missing = [
+        fid
+        for fid, _ in gallery.figures(ROOT)
+        if "\n## Set-up choice" not in (ROOT / "experiments" / fid / "NOTES.md").read_text()
+    ]
+    assert missing == [], f"add a 'Set-up choice' section to these figures' NOTES.md: {missing}"
+    assert "gallery/set-up-choices.md" in nav_pages()

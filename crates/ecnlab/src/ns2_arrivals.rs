@@ -15,7 +15,7 @@
 //! host 132 at nearly the same time in the authors' §5.2 runs. Those
 //! bunches share a receiver's link, which is why medium and large flows
 //! take longer in the authors' simulation than under independent Poisson
-//! arrivals (README, "How ecnlab compares with the authors' ns-2").
+//! arrivals (docs/validation/ns2.md, difference 7).
 //!
 //! This module replays that process. Per pair, the flow rate is the
 //! script's λ / (S − 1): λ = the source's link rate × `load` / (8 × the mean

@@ -4,8 +4,8 @@
 //!
 //! Each record is an Ethernet, IPv4 and TCP (or ICMP echo) header built
 //! from the simulated packet; the payload is not stored (the record's
-//! original length says how long the frame was). The mapping, also in the
-//! README:
+//! original length says how long the frame was). The mapping, also in
+//! docs/guide/running.md ("Packet captures"):
 //! - host h is 10.(h >> 8 & 255).(h & 255).1; a node's MAC is 02:00 and its
 //!   id in 4 bytes; the frame goes from the port's node to its peer;
 //! - DSCP is the packet's stage tag when hosts tag stages (ML-ECN), else its

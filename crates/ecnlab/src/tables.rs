@@ -1,5 +1,5 @@
 //! The output tables and their columns, in the order they are written
-//! (README: "Each run writes these files").
+//! (docs/guide/running.md: "Each run writes these files").
 
 use crate::output::table_rows;
 use crate::report::Table;

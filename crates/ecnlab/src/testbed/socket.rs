@@ -5,7 +5,7 @@
 //! (`txring`) writes to. Plain non-blocking recv/send, one frame per call. A receive
 //! ring (PACKET_RX_RING / TPACKET_V3) or AF_XDP would take frames in
 //! batches without a copy per frame and without a call per frame; at the
-//! rates measured here (README, "ecnlab testbed") the calls are not what
+//! rates measured here (docs/testbed.md) the calls are not what
 //! limits the switch, so the simpler form came first.
 
 use std::ffi::CString;

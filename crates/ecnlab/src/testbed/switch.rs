@@ -41,10 +41,10 @@ const RX_BATCH: usize = 32;
 /// other 50 ms. With 60 µs here, at 200 Mbps (a frame every 61 µs) the
 /// loop spun nearly all the time and stalled for 50 ms every second: every
 /// flow's 10 ms RTO fired, and the port lost 4-5% of its capacity
-/// (README, "How fast the switch keeps up").
+/// (docs/testbed.md, "How fast the switch keeps up").
 const SPIN_PS: Time = 20_000_000;
 /// A sleep until a frame's tokens ends this much early. This VM wakes a
-/// real-time task 20 µs late at the median (README): the wake-up then
+/// real-time task 20 µs late at the median (docs/testbed.md): the wake-up then
 /// lands about 5 µs after the tokens, which the bucket absorbs (a frame
 /// may wait (bucket − frame) / rate, 38 µs at 200 Mbps, before the
 /// bucket overflows and capacity is lost).

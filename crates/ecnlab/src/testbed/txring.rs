@@ -2,7 +2,7 @@
 //! second thread that writes them to the sockets, like a NIC's transmit
 //! ring. A send to a veth runs the receiving host's TCP in the caller
 //! (7 µs on average here, sometimes over 50): done in the pacing loop it
-//! made the loop miss its buckets' times (README, "ecnlab testbed").
+//! made the loop miss its buckets' times (docs/testbed.md).
 //!
 //! One producer (the loop), one consumer (the sender thread): a ring of
 //! fixed frame slots with a head and a tail index; nothing allocates.
