@@ -499,6 +499,12 @@ mod tests {
             let compact = RouteTable::build_direct_up_to(&peers, &out, &nics, &mut || true, 0).unwrap();
             let direct = RouteTable::build_direct_up_to(&peers, &out, &nics, &mut || true, usize::MAX).unwrap();
             assert!(!compact.is_direct() && direct.is_direct());
+            // Shared rows: in a fat-tree every edge switch routes all other
+            // leaves up (one row), every core sends leaf l down to l's pod
+            // (one row), and the aggregation switches of a pod share one
+            // (k rows): k + 2. In the leaf-spine, leaves and spines: 2.
+            let k = topo.strip_prefix("kind = \"fat-tree\"\nk = ").map(|k| k.parse::<usize>().unwrap());
+            assert_eq!(compact.distinct_rows(), k.map_or(2, |k| k + 2), "{topo}");
             for sw in 0..net.switches.len() as u32 {
                 for d in 0..net.hosts {
                     assert_eq!(compact.get(sw, d), direct.get(sw, d), "{topo}: switch {sw} -> host{d}");
