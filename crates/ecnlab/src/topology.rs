@@ -160,6 +160,11 @@ impl Network {
         self.routes.get(sw, dst)
     }
 
+    /// The route table is the direct per-host one (a small fabric).
+    pub fn routes_are_direct(&self) -> bool {
+        self.routes.is_direct()
+    }
+
     /// The ports a packet from `src` to `dst` leaves by when every switch
     /// takes its first equal-cost port (at most 64).
     pub fn first_path(&self, src: u32, dst: u32) -> impl Iterator<Item = &Port> + '_ {

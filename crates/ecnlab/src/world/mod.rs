@@ -136,32 +136,16 @@ impl<'a> World<'a> {
         let ends_early = !self.apps.open_ended && self.apps.unfinished > 0;
         // The packet whose lines were asked for an event ago (see below).
         let mut ahead = NO_HOP;
+        let early_hops = self.fabric.early_hops;
         while let Some((_, ev)) = self.q.pop_until(self.end) {
-            // A landing packet's first, and on a large fabric missing,
-            // reads: the packet, the port it left (all four lines: its
-            // catch-up reads the last two), its resolved hop, then the
-            // port that hop names. The first three are asked for two
-            // events ahead; the last, which needs the hop, one ahead.
-            // (Its flow's lines, asked for one ahead where it lands at a
-            // host, made no difference: paired, k = 32 and k = 8.)
-            let [next, after] = self.q.likely_next_two();
-            if let Some(Event::Arrive { port, pkt }) = next {
-                if pkt == ahead {
-                    let hop = self.arena.hop(pkt);
-                    if hop != NO_HOP {
-                        prefetch_all(&self.fabric.net.ports[hop as usize]);
-                    }
-                } else {
-                    prefetch(self.arena.get(pkt));
-                    prefetch_all(&self.fabric.net.ports[port as usize]);
-                }
-            }
-            ahead = NO_HOP;
-            if let Some(Event::Arrive { port, pkt }) = after {
+            if early_hops {
+                ahead = self.load_two_ahead(ahead);
+            } else if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
+                // Its packet and the port it left (all four lines: its
+                // catch-up reads the last two) are the next event's first,
+                // and usually missing, reads.
                 prefetch(self.arena.get(pkt));
-                prefetch(self.arena.hop_slot(pkt));
                 prefetch_all(&self.fabric.net.ports[port as usize]);
-                ahead = pkt;
             }
             self.dispatch(ev);
             if ends_early && self.apps.unfinished == 0 {
@@ -192,6 +176,36 @@ impl<'a> World<'a> {
             Some(e) => Err(Stop::Output(e.clone())),
             None => Ok(()),
         }
+    }
+
+    /// On a large fabric (`Fabric::early_hops`), a landing packet's first,
+    /// and mostly missing, reads: the packet, the port it left (all four
+    /// lines: its catch-up reads the last two), its resolved hop, then the
+    /// port that hop names. The first three are asked for two events ahead;
+    /// the last, which needs the hop, one ahead. `ahead`: the packet asked
+    /// for two ahead at the last event; returns this event's.
+    #[inline(always)]
+    fn load_two_ahead(&self, ahead: u32) -> u32 {
+        let [next, after] = self.q.likely_next_two();
+        if let Some(Event::Arrive { port, pkt }) = next {
+            if pkt == ahead {
+                let hop = self.arena.hop(pkt);
+                if hop != NO_HOP {
+                    prefetch_all(&self.fabric.net.ports[hop as usize]);
+                }
+            } else {
+                prefetch(self.arena.get(pkt));
+                prefetch_all(&self.fabric.net.ports[port as usize]);
+            }
+        }
+        // (Its flow's lines, asked for one ahead where it lands at a host,
+        // made no difference, nor its queue's and threshold's lines asked
+        // for a third event ahead: paired, k = 32 and k = 8.)
+        let Some(Event::Arrive { port, pkt }) = after else { return NO_HOP };
+        prefetch(self.arena.get(pkt));
+        prefetch(self.arena.hop_slot(pkt));
+        prefetch_all(&self.fabric.net.ports[port as usize]);
+        pkt
     }
 
     /// The run stops early, now: its outputs end here.
