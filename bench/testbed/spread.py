@@ -202,8 +202,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--only", default="", help="only cases with all of these labels, e.g. cubic,ecn,8"
     )
+    ap.add_argument(
+        "--transport",
+        default="{}",
+        help='sim: [transport] keys (JSON) over each config\'s, e.g. \'{"profile": "linux"}\'',
+    )
     args = ap.parse_args(argv)
+    import json
+
     import ecnlab
+
+    transport = json.loads(args.transport)
 
     want = {w for w in args.only.split(",") if w}
     new = not args.csv.exists()
@@ -216,6 +225,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             for run in range(1, args.runs + 1):
                 cfg = build(run)
+                cfg["transport"] = {**cfg.get("transport", {}), **transport}
                 with tempfile.TemporaryDirectory() as out:
                     if args.tool == "sim":
                         result = ecnlab.run(cfg, out=out, progress=False)

@@ -10,7 +10,10 @@ CUBIC. Checks from what each mechanism predicts, on the issue's networks:
   is at least srtt + min_rto;
 - a sized flow of 17 full segments: Linux's receiver quick-ACKs the first
   16 and holds the 17th's ACK for the 40 ms timer (an odd segment out),
-  where one more segment releases it at once.
+  where one more segment releases it at once;
+- a sized flow from a 10 Gbps host into a 1 Gbps port with a few packets
+  of buffer: its first window overflows the buffer and loses its tail,
+  which RACK-TLP (RFC 8985) repairs in milliseconds instead of an RTO.
 
 Every run is checked for determinism and conservation."""
 
@@ -63,6 +66,7 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     assert (t["cc"], t["init_cwnd"], t["init_rto"], t["max_rto"]) == ("cubic", 10, "1s", "120s")
     assert (t["linux_rto"], t["prr"], t["linux_delayed_ack"]) == (True, "linux", True)
     assert (t["lost_retransmit"], t["rto_keeps_sack"], t["rto_rearm_head"]) == (True, True, True)
+    assert (t["tlp"], t["rack"]) == (True, True)
     assert (t["delayed_ack_timeout"], t["ect_retransmits"]) == ("40ms", False)
     assert t["min_rto"] == "5ms"  # given: the profile's 200ms does not apply
     over = {"profile": "linux", "cc": "reno", "prr": "off", "lost_retransmit": False}
@@ -72,7 +76,7 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     # Without the profile the keys are off and left out of the resolved config.
     t = ecnlab.runner.resolve(star200({"cc": "reno"}))["transport"]
     linux_keys = {"linux_rto", "prr", "linux_delayed_ack", "lost_retransmit"}
-    assert not (linux_keys | {"rto_keeps_sack", "rto_rearm_head"}) & t.keys()
+    assert not (linux_keys | {"rto_keeps_sack", "rto_rearm_head", "tlp", "rack"}) & t.keys()
 
 
 def test_the_200mbps_star_is_full_with_the_linux_stack() -> None:
@@ -140,6 +144,14 @@ def test_linux_keys_are_checked() -> None:
         ecnlab.ConfigError, match=r"transport\.lost_retransmit = true: needs transport\.prr"
     ):
         ecnlab.validate(cfg)
+    cfg = star200({"profile": "linux", "tlp_slack": "soon"})
+    with pytest.raises(ecnlab.ConfigError, match=r"transport\.tlp_slack"):
+        ecnlab.validate(cfg)
+    cfg = star200({"cc": "pfabric", "tlp": True})
+    with pytest.raises(
+        ecnlab.ConfigError, match=r"transport\.tlp = true: is not for cc = \"pfabric\""
+    ):
+        ecnlab.validate(cfg)
 
 
 def test_lost_retransmissions_through_fq_codel_at_10gbps() -> None:
@@ -201,3 +213,107 @@ def test_a_recovery_behind_a_full_buffer_retransmits_each_loss_once() -> None:
     # end may still be unrepaired), RTOs only for lost retransmissions.
     assert abs(lx["retransmits"] - lx["packets_dropped"]) <= 0.02 * lx["packets_dropped"], lx
     assert lx["timeouts"] <= 0.02 * lx["packets_dropped"], lx
+
+
+def tail_loss(segments: int, buffer: int, transport: dict[str, Any]) -> dict[str, Any]:
+    """One sized flow from host 0 (10 Gbps) to host 1 (1 Gbps, 25 us
+    links): its initial window of 10 segments reaches the 1 Gbps port ten
+    times faster than it drains, so the buffer (`buffer` packets, plus the
+    one being sent) keeps the head of the window and drops the rest."""
+    cfg = star(
+        hosts=2,
+        rate=["10Gbps", "1Gbps"],
+        duration="1s",
+        warmup="0s",
+        switch={"buffer": f"{buffer}pkt"},
+        flows=[{"src": 0, "dst": 1, "size": f"{segments * 1460}B"}],
+    )
+    cfg["transport"] = {"profile": "linux", **transport}
+    cfg["run"]["fct_end"] = "sender"
+    cfg["run"]["sample_ports"] = "none"
+    return cfg
+
+
+def flow0(res: ecnlab.Result) -> dict[str, Any]:
+    return res["flows"].to_pandas().iloc[0].to_dict()
+
+
+def test_a_lost_tail_is_repaired_by_a_loss_probe_not_the_rto() -> None:
+    """RFC 8985 §7 (host/tlp.rs). 10 segments into a 5-packet buffer: the
+    last 4 are dropped and nothing after them arrives, so no duplicate ACK
+    comes. The linux profile without TLP waits for the RTO (srtt + 200
+    ms): the flow ends after 200 ms. With TLP the probe, the last segment
+    again, goes a PTO = 2·srtt + 2 ms (Linux's slack) after the last ACK;
+    its SACK starts recovery (RACK's verdict: everything below it went a
+    PTO earlier) and the three other holes follow in two round trips of
+    about 0.15 ms: done within 2 ms + a few srtt, no timeout, each loss
+    resent once."""
+    off = flow0(run_checked(tail_loss(10, 5, {"tlp": False, "rack": False})))
+    on = flow0(run_checked(tail_loss(10, 5, {})))
+    assert (off["drops"], off["timeouts"]) == (4, 1), off
+    assert off["fct"] > 200e-3, off
+    assert (on["drops"], on["retransmits"], on["timeouts"]) == (4, 4, 0), on
+    assert 2e-3 < on["fct"] < 3.5e-3, on
+
+
+def test_a_lone_lost_segment_is_probed_at_the_rto_time() -> None:
+    """RFC 8985 §7.2: with one segment in flight the PTO adds the
+    receiver's worst-case delayed ACK (200 ms), and the RTO caps it. 10
+    segments into an 8-packet buffer lose only the last; once the other 9
+    are ACKed it is alone in flight, so the probe (a retransmission of it)
+    comes when the RTO would have fired, about 200 ms, and no RTO is
+    counted: cwnd is not collapsed to one segment."""
+    off = flow0(run_checked(tail_loss(10, 8, {"tlp": False, "rack": False})))
+    on = flow0(run_checked(tail_loss(10, 8, {})))
+    assert (off["drops"], off["timeouts"], on["drops"], on["timeouts"]) == (1, 1, 1, 0)
+    assert abs(on["fct"] - off["fct"]) < 1e-6 and 200e-3 < on["fct"] < 201e-3, (on, off)
+
+
+def test_rack_resends_holes_below_too_few_sacks() -> None:
+    """RFC 8985 §6 (host/rack.rs). 11 segments into a 5-packet buffer: the
+    window of 10 loses segments 6-9; the 11th, sent on the first ACKs, gets
+    through and is SACKed. One duplicate ACK is too few for fast
+    retransmit, and no probe goes while data is SACKed, so TLP alone waits
+    for the RTO. RACK's timer starts recovery a quarter of min_rtt after
+    the SACK: the flow is done in about five round trips, well under 1 ms."""
+    runs = {
+        name: flow0(run_checked(tail_loss(11, 5, t)))
+        for name, t in [("tlp", {"rack": False}), ("rack-tlp", {})]
+    }
+    assert runs["tlp"]["timeouts"] == 1 and runs["tlp"]["fct"] > 200e-3, runs
+    assert runs["rack-tlp"]["timeouts"] == 0 and runs["rack-tlp"]["fct"] < 1e-3, runs
+    assert runs["rack-tlp"]["retransmits"] == runs["rack-tlp"]["drops"] == 4, runs
+
+
+def test_two_senders_into_a_small_buffer_finish_without_an_rto() -> None:
+    """A two-sender incast: 10 segments each from two 1 Gbps hosts into a
+    5-packet buffer at the receiver's 1 Gbps port. Arriving at twice the
+    drain rate, the windows interleave until the buffer is full, then
+    every other packet is lost: flow 0 loses its 9th segment (the 10th is
+    SACKed: one duplicate ACK), flow 1 its 6th to 8th and its 10th (the
+    9th SACKed). Too few duplicate ACKs for fast retransmit, and no probe
+    while data is SACKed: without RACK both wait for the RTO (about 200
+    ms). With it (RFC 8985 §6.2-6.3) recovery starts a quarter of min_rtt
+    after the SACK, and flow 1's recovery resends its lost last segment
+    once a retransmission sent after it is delivered: both are done
+    within 1 ms (a few round trips of 0.1-0.2 ms), each loss resent
+    once."""
+
+    def incast(transport: dict[str, Any]) -> list[dict[str, Any]]:
+        cfg = star(
+            rate="1Gbps",
+            duration="1s",
+            warmup="0s",
+            switch={"buffer": "5pkt"},
+            flows=[{"src": h, "dst": 2, "size": f"{10 * 1460}B"} for h in (0, 1)],
+        )
+        cfg["transport"] = {"profile": "linux", **transport}
+        cfg["run"]["fct_end"] = "sender"
+        cfg["run"]["sample_ports"] = "none"
+        return run_checked(cfg)["flows"].to_pandas().to_dict("records")
+
+    off = incast({"tlp": False, "rack": False})
+    on = incast({})
+    assert all(f["timeouts"] == 1 and f["fct"] > 200e-3 for f in off), off
+    assert all(f["timeouts"] == 0 and f["fct"] < 1e-3 for f in on), on
+    assert [f["retransmits"] for f in on] == [f["drops"] for f in on] == [1, 4], on

@@ -146,6 +146,14 @@ REFUSED: dict[str, str] = {
     "transport.rto_rearm_head": f"{_KERNEL_TCP} always restarts its timer when it retransmits "
     "snd_una; a set value waits until the testbed takes the linux profile (transport.profile is "
     "refused)",
+    "transport.tlp": f"{_KERNEL_TCP} always sends tail loss probes (RACK-TLP); a set value waits "
+    "until the testbed takes the linux profile (transport.profile is refused)",
+    "transport.tlp_slack": f"{_KERNEL_TCP} adds its own TCP_TIMEOUT_MIN (two jiffies) to the "
+    "probe timeout; a set value waits until the testbed takes the linux profile",
+    "transport.tlp_delack": f"{_KERNEL_TCP} adds its own TCP_RTO_MIN to a lone segment's probe "
+    "timeout; a set value waits until the testbed takes the linux profile",
+    "transport.rack": f"{_KERNEL_TCP} always detects losses by time (RACK); a set value waits "
+    "until the testbed takes the linux profile (transport.profile is refused)",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
     "[[incast]] and [[ping]])",
     "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "

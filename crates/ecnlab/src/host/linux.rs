@@ -13,6 +13,12 @@
 //!   RTO, so that the go-back resends only holes;
 //! - `rto_rearm_head` (`rto_rearm.rs`): the retransmission timer restarted
 //!   when snd_una is retransmitted in recovery;
+//! - `tlp` (`tlp.rs`): the tail loss probe of RACK-TLP, a probe about two
+//!   round trips after the last ACK so that a lost tail is repaired by
+//!   fast recovery, not the RTO;
+//! - `rack` (`rack.rs`): RACK's time-based loss detection, which starts
+//!   recovery a quarter of min_rtt after SACKs too few for fast
+//!   retransmit, and resends a recovery's lost tail;
 //!
 //! and Linux's defaults where ecnlab has the key: CUBIC, IW 10, RTO 200 ms
 //! to 120 s starting at 1 s, retransmissions Not-ECT (RFC 3168).
@@ -26,6 +32,7 @@ use super::cc::Fill;
 use super::prr::{Prr, PrrAck, PrrKind};
 use super::rto_linux::LinuxRtt;
 use super::tcp_tx::TcpSender;
+use crate::units::Time;
 
 /// Linux's defaults (net/ipv4 tcp.h: TCP_RTO_MIN 200 ms, TCP_RTO_MAX
 /// 120 s, TCP_TIMEOUT_INIT 1 s, TCP_INIT_CWND 10, TCP_DELACK_MIN 40 ms;
@@ -39,13 +46,15 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             super::lost_rtx::LostRtxParams::PARAMS,
             super::rto_sack::RtoSackParams::PARAMS,
             super::rto_rearm::RtoRearmParams::PARAMS,
+            super::tlp::TlpParams::PARAMS,
+            super::rack::RackParams::PARAMS,
         ],
         ..crate::switch::scheme::About::new(
             "linux",
             "Linux's TCP: CUBIC, Linux's RTO estimator (min 200ms, initial 1s), PRR with Linux's \
              reduction bound for loss and ECN cuts, Linux's delayed ACKs (quick ACKs, every second \
-             segment, 40ms timer), lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, IW 10, Not-ECT retransmissions; its keys may be set without it",
-            "Linux net/ipv4 tcp_input.c, tcp_output.c; RFC 6298, RFC 6937",
+             segment, 40ms timer), lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, IW 10, Not-ECT retransmissions; its keys may be set without it",
+            "Linux net/ipv4 tcp_input.c, tcp_output.c; RFC 6298, RFC 6937, RFC 8985",
         )
     },
     fills: &[
@@ -56,6 +65,8 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("lost_retransmit", Fill::Json("true")),
         ("rto_keeps_sack", Fill::Json("true")),
         ("rto_rearm_head", Fill::Json("true")),
+        ("tlp", Fill::Json("true")),
+        ("rack", Fill::Json("true")),
         ("delayed_ack_timeout", Fill::Json("\"40ms\"")),
         ("min_rto", Fill::Json("\"200ms\"")),
         ("init_rto", Fill::Json("\"1s\"")),
@@ -78,6 +89,14 @@ pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::Co
             "needs transport.prr (\"crb\", \"ssrb\" or \"linux\"): it is not validated with prr = \"off\"",
         ));
     }
+    let pfabric = super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
+    if pfabric && super::tlp::TlpParams::of(t).tlp {
+        return Err(crate::config::bad(
+            "transport.tlp",
+            true,
+            "is not for cc = \"pfabric\", whose sender has its own timeout and no window to probe",
+        ));
+    }
     Ok(())
 }
 
@@ -95,6 +114,10 @@ pub struct LinuxTx {
     /// whether its retransmission is known lost (`lost_rtx.rs`).
     pub rtx_mark: u64,
     pub resend_una: bool,
+    /// The tail loss probe's timer and episode (`tlp.rs`).
+    pub tlp: super::tlp::Tlp,
+    /// RACK's reordering timer (`rack.rs`).
+    pub rack: super::rack::Rack,
 }
 
 impl TcpSender {
@@ -179,6 +202,23 @@ impl TcpSender {
             if in_recovery || lx.cwr {
                 lx.prr.out += len as u64;
             }
+        }
+    }
+
+    /// The sender's next timer (0: none): the RTO, or earlier a tail loss
+    /// probe's PTO or RACK's reordering timer, which stand in front of it.
+    #[inline]
+    pub fn timer_deadline(&self) -> Time {
+        let rto = self.rto_deadline;
+        match self.lx.as_deref() {
+            Some(lx) => [lx.tlp.pto_at, lx.rack.reo_at].into_iter().filter(|&t| t != 0).fold(rto, |a, t| {
+                if a == 0 {
+                    t
+                } else {
+                    a.min(t)
+                }
+            }),
+            None => rto,
         }
     }
 

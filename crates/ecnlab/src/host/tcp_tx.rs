@@ -4,8 +4,9 @@
 //! the SYN takes no sequence space. cwnd and ssthresh are in segments.
 //! pFabric's sender replaces parts of this (see `pfabric.rs`), entering
 //! through the few places that test `pf.on`; Linux's RTO estimator and PRR
-//! (`rto_linux.rs`, `prr.rs`, glued in `linux.rs`) through the few that
-//! test `lx`. LSO's view of the window is in `lso.rs`.
+//! (`rto_linux.rs`, `prr.rs`, glued in `linux.rs`) and RACK-TLP
+//! (`tlp.rs`, `rack.rs`) through the few that test `lx` or their keys.
+//! LSO's view of the window is in `lso.rs`.
 
 use super::cc::{AckInfo, Cc, Window};
 use super::pfabric::PfabricTx;
@@ -58,11 +59,18 @@ pub struct TcpParams {
     rto_keeps_sack: bool,
     /// The timer restarted at a retransmission of snd_una (`transport.rto_rearm_head`).
     rto_rearm_head: bool,
+    /// The tail loss probe (`transport.tlp`), and the PTO's additions to
+    /// 2·srtt with more than one segment out and with one (`tlp.rs`).
+    pub(super) tlp: bool,
+    pub(super) tlp_times: (Time, Time),
+    /// RACK's time-based loss detection (`transport.rack`, `rack.rs`).
+    pub(super) rack: bool,
 }
 
 impl TcpParams {
     pub fn new(t: &TransportCfg) -> Arc<TcpParams> {
         let pfabric = super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
+        let tlp = super::tlp::TlpParams::of(t);
         Arc::new(TcpParams {
             mss: t.mss,
             init_cwnd: t.init_cwnd as f64,
@@ -80,12 +88,15 @@ impl TcpParams {
             lost_retransmit: super::lost_rtx::LostRtxParams::of(t).lost_retransmit,
             rto_keeps_sack: super::rto_sack::RtoSackParams::of(t).rto_keeps_sack,
             rto_rearm_head: super::rto_rearm::RtoRearmParams::of(t).rto_rearm_head,
+            tlp: tlp.tlp,
+            tlp_times: (tlp.tlp_slack.0, tlp.tlp_delack.0),
+            rack: super::rack::RackParams::of(t).rack,
         })
     }
 
     /// Whether connections need `LinuxTx` side state.
     fn linux_state(&self) -> bool {
-        self.linux_rto || self.prr != super::prr::PrrKind::Off || self.lost_retransmit
+        self.linux_rto || self.prr != super::prr::PrrKind::Off || self.lost_retransmit || self.tlp || self.rack
     }
 }
 
@@ -262,12 +273,23 @@ impl TcpSender {
 
     /// Bytes of holes in [from, high_sack): lost and not yet retransmitted.
     fn holes_from(&self, from: u64) -> u64 {
-        let high = self.high_sack();
+        let high = self.lost_high();
         if from >= high {
             return 0;
         }
         let sacked_above: u64 = self.sacked.iter().map(|&(l, h)| h.min(high).saturating_sub(l.max(from))).sum();
         (high - from) - sacked_above
+    }
+
+    /// Where the data recovery calls lost ends: the highest SACK, or above
+    /// it the tail RACK has marked lost (`rack.rs`).
+    #[inline]
+    fn lost_high(&self) -> u64 {
+        let high = self.high_sack();
+        match self.lx.as_deref() {
+            Some(lx) => high.max(lx.rack.lost_end),
+            None => high,
+        }
     }
 
     pub(super) fn sacked_bytes(&self) -> u64 {
@@ -288,6 +310,9 @@ impl TcpSender {
         }
         if self.pf.on {
             self.pf.heard_from_peer();
+        }
+        if self.p.tlp {
+            self.tlp_ack(ack, sack); // `tlp.rs`
         }
         let progressed = ack > self.una;
         // Was the window in use over the last window of data (Linux
@@ -351,7 +376,9 @@ impl TcpSender {
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
             let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt };
             let prior = self.w.cwnd;
-            if !self.in_recovery && self.dupacks >= self.p.dupthresh && self.una >= self.recover {
+            // A SACK of a tail loss probe starts recovery at once (`tlp.rs`).
+            let lost = self.dupacks >= self.p.dupthresh || self.p.tlp && self.tlp_probe_sacked();
+            if !self.in_recovery && lost && self.una >= self.recover {
                 self.enter_recovery();
                 self.cc.observe(info);
                 if self.p.prr != super::prr::PrrKind::Off {
@@ -375,12 +402,21 @@ impl TcpSender {
                 self.prr_ack(0, before, false);
             }
         }
+        if self.p.rack {
+            self.rack_after_ack(now, ts_echo); // `rack.rs`
+        }
+        if self.p.tlp {
+            self.tlp_after_ack(now, progressed);
+        }
         progressed
     }
 
-    fn enter_recovery(&mut self) {
+    pub(super) fn enter_recovery(&mut self) {
         if self.p.lost_retransmit {
             self.lost_rtx_reset();
+        }
+        if self.p.tlp {
+            self.tlp_reset();
         }
         if self.p.prr == super::prr::PrrKind::Off {
             let flight_segs = self.flight() as f64 / self.p.mss as f64;
@@ -403,7 +439,7 @@ impl TcpSender {
     /// Any loss response: no ECN cut for the data already sent, and (with
     /// ECN) CWR on the next new data so the receiver stops echoing ECE for
     /// congestion already answered (RFC 3168 §6.1.2).
-    fn after_loss(&mut self) {
+    pub(super) fn after_loss(&mut self) {
         self.cc.on_loss(self.max_sent);
         if self.cc.echo_mode() != super::cc::EchoMode::None {
             self.cwr_pending = true;
@@ -438,6 +474,8 @@ impl TcpSender {
                 self.cc.on_timeout();
                 self.prr_timeout();
                 self.lost_rtx_reset();
+                self.tlp_reset();
+                self.rack_reset();
                 self.w.cwnd = 1.0;
                 self.in_recovery = false;
                 self.dupacks = 0;
@@ -490,6 +528,8 @@ impl TcpSender {
             }
         } else if self.pf.on {
             self.pfabric_segment(cwnd_bytes)?
+        } else if let Some(g) = self.tlp_probe() {
+            g // the tail loss probe, whatever cwnd (`tlp.rs`)
         } else {
             // Going back after an RTO with the scoreboard kept (`rto_sack.rs`):
             // SACKed data is not in flight.
@@ -522,12 +562,15 @@ impl TcpSender {
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto;
         }
+        if self.p.tlp && !seg.retransmit {
+            self.tlp_after_send(now);
+        }
         Some(seg)
     }
 
     /// The first un-SACKed, not yet retransmitted hole below high_sack.
     fn next_hole(&self) -> Option<(u64, u32)> {
-        let high = self.high_sack();
+        let high = self.lost_high();
         let mut at = self.rtx_next.max(self.una);
         for &(l, h) in &self.sacked {
             if at < l {
@@ -543,7 +586,7 @@ impl TcpSender {
         Some((at, len))
     }
 
-    fn new_data(&mut self) -> Option<Segment> {
+    pub(super) fn new_data(&mut self) -> Option<Segment> {
         if self.p.rto_keeps_sack {
             self.skip_sacked();
         }

@@ -374,11 +374,12 @@ impl World<'_> {
         }
     }
 
-    /// Keep one timer event no later than the sender's RTO deadline; stale
-    /// events are recognised by their time and ignored.
+    /// Keep one timer event no later than the sender's next deadline (its
+    /// RTO, or with the Linux stack a tail loss probe's or RACK's reordering
+    /// timer); stale events are recognised by their time and ignored.
     pub(super) fn sync_rto(&mut self, fid: u32) {
         let f = &mut self.apps.flows[fid as usize];
-        let d = f.tx.rto_deadline;
+        let d = f.tx.timer_deadline();
         if d != 0 && (f.rto_event == 0 || f.rto_event > d) {
             f.rto_event = d;
             self.q.at(d, Event::Rto { flow: fid });
@@ -392,7 +393,7 @@ impl World<'_> {
             return;
         }
         f.rto_event = 0;
-        let d = f.tx.rto_deadline;
+        let d = f.tx.timer_deadline();
         if d == 0 {
             return;
         }
@@ -401,7 +402,14 @@ impl World<'_> {
             self.q.at(d, Event::Rto { flow: fid });
             return;
         }
-        if f.tx.on_timeout(now) {
+        if f.tx.pto_fired(now) {
+            // The tail loss probe (`host/tlp.rs`): one segment now,
+            // whatever the NIC queue or an LSO deferral would say.
+            self.send_packet(fid);
+        } else if f.tx.reo_fired(now) {
+            // RACK marked the holes lost (`host/rack.rs`): recovery is
+            // under way, and try_send sends what it allows.
+        } else if f.tx.on_timeout(now) {
             self.send_syn(fid);
         }
         self.try_send(fid);
