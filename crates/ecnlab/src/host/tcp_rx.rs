@@ -178,11 +178,13 @@ impl TcpReceiver {
             1
         };
         // Out-of-order, duplicate, or hole-filling data is ACKed at once;
-        // so is everything in Linux's quick-ACK mode.
+        // so is everything in Linux's quick-ACK mode, and under Linux's
+        // rules a short segment the application reads at once.
         let now = !in_order
             || !self.ooo.is_empty()
             || self.rcv_nxt - before > len as u64
             || self.pending >= self.ack_at
+            || self.rule >= LINUX && len < mss
             || self.quick_ack();
         let ack = if now {
             self.pending = 0;
@@ -191,6 +193,15 @@ impl TcpReceiver {
             None
         };
         RxOutcome { delivered: self.rcv_nxt - before, early_ack, ack }
+    }
+
+    /// Linux's rules: data arrives after the connection was idle longer
+    /// than the receiver's RTO, so it is in quick-ACK mode again
+    /// (`delack_linux.rs`).
+    pub fn idle_restart(&mut self) {
+        if self.rule >= LINUX {
+            self.rule = self.rule.max(LINUX + super::delack_linux::QUICK_ACKS);
+        }
     }
 
     /// The delayed-ACK timer fired.
@@ -292,11 +303,48 @@ mod tests {
         // A full segment and a short one: 1960 > 1460 bytes waiting, ACK.
         assert!(r.on_data(19 * 1460, mss, mss, false, false).ack.is_none());
         assert!(r.on_data(20 * 1460, 500, mss, false, false).ack.is_some());
-        // A short segment alone waits for the timer.
-        assert!(r.on_data(20 * 1460 + 500, 500, mss, false, false).ack.is_none());
         // A GRO-merged segment of 3 packets is ACKed at once.
+        assert!(r.on_data(20 * 1460 + 500, 3 * mss, mss, false, false).ack.is_some());
+    }
+
+    /// A short segment in order is ACKed at once under Linux's rules, the
+    /// application reading it at once (tcp_cleanup_rbuf with the segment
+    /// marked ICSK_ACK_PUSHED: the read drained the queue): a message's
+    /// last segment does not wait 40 ms for the timer. A full one still
+    /// waits for a second.
+    #[test]
+    fn linux_acks_a_short_segment_at_once() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules(mss);
+        r.rule = LINUX; // the quick ACKs spent
+        assert!(r.on_data(0, mss, mss, false, false).ack.is_none());
+        assert_eq!(r.on_data(1460, 700, mss, false, false).ack.map(|a| a.ack), Some(2160));
+        assert!(r.on_data(2160, 200, mss, false, false).ack.is_some(), "a short segment alone");
+        assert!(r.on_data(2360, mss, mss, false, false).ack.is_none());
+        // Counting bytes as ns-2 does, a short segment alone waits.
+        let mut r = TcpReceiver::new(EchoMode::None, 2).counting_bytes(mss);
+        assert!(r.on_data(0, 500, mss, false, false).ack.is_none());
+    }
+
+    /// After an idle spell longer than the receiver's RTO the next data
+    /// is in quick-ACK mode again, 16 ACKs at once (Linux
+    /// tcp_event_data_recv: tcp_incr_quickack when the gap since the last
+    /// data exceeds icsk_rto); the default receiver is unaffected.
+    #[test]
+    fn linux_quick_acks_again_after_idle() {
+        let mss = 1460;
+        let mut r = TcpReceiver::new(EchoMode::None, 1).linux_rules(mss);
+        r.rule = LINUX;
+        assert!(r.on_data(0, mss, mss, false, false).ack.is_none());
         r.flush();
-        assert!(r.on_data(20 * 1460 + 1000, 3 * mss, mss, false, false).ack.is_some());
+        r.idle_restart();
+        for k in 1..17u64 {
+            assert!(r.on_data(k * 1460, mss, mss, false, false).ack.is_some(), "segment {k}");
+        }
+        assert!(r.on_data(17 * 1460, mss, mss, false, false).ack.is_none());
+        let mut plain = TcpReceiver::new(EchoMode::None, 2);
+        plain.idle_restart();
+        assert_eq!(plain.rule, PACKETS);
     }
 
     /// Linux ACKs out-of-order data at once, after the quick ACKs too, and

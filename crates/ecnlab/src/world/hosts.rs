@@ -30,6 +30,9 @@ pub(super) struct Hosts {
     /// other runs never look.
     pub(super) flow_ect: Vec<(Ecn, Ecn)>,
     pub(super) delack_timeout: Time,
+    /// Linux's delayed-ACK rules: a connection idle longer than this (the
+    /// receiver's RTO) is in quick-ACK mode again; Time::MAX otherwise.
+    pub(super) requick_after: Time,
     pub(super) host_queue_limit: u64,
     /// Senders a NIC drop unblocked, to wake (see `drop_at`).
     pub(super) woken: Vec<u32>,
@@ -68,6 +71,7 @@ impl Hosts {
             ect_rtx,
             flow_ect,
             delack_timeout: t.delayed_ack_timeout.0,
+            requick_after: crate::host::delack_linux::requick_after(t),
             host_queue_limit: t.host_queue_limit.0,
             woken: Vec::new(),
             lso: Lso::new(&cfg.host, t, flows),
@@ -213,6 +217,11 @@ impl World<'_> {
         f.rx_high = f.rx_high.max(end);
         let before = f.rx.rcv_nxt;
         if f.rx.pending == 0 {
+            if p.ts.saturating_sub(f.last_data_ts) > self.hosts.requick_after {
+                // Linux's rules: idle longer than the receiver's RTO (the
+                // senders' timestamps measure the gap; `delack_linux.rs`).
+                f.rx.idle_restart();
+            }
             // A held-back ACK echoes the earliest unacknowledged timestamp
             // (RFC 7323 §4.3), so delayed ACKs do not shrink RTT samples.
             f.last_data_ts = p.ts;
