@@ -17,7 +17,7 @@
 //! the next span's entries, which it spreads over its buckets. (A radix
 //! heap did that job with each entry moving six times between buckets, a
 //! quarter of all instructions; a binary heap for everything beyond the
-//! wheel cost a sixth of a sparse run's time.)
+//! wheel cost 15% of a sparse run's time.)
 //!
 //! Simultaneous events run in the order they were scheduled: buckets and
 //! slots keep insertion order per time and the sort is stable; an event
