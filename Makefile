@@ -78,6 +78,10 @@ bench:
 	@echo
 	@echo "scale (bench/scale.sh: the same fat-tree experiment as k grows):"
 	@bench/scale.sh
+	@echo
+	@echo "sparse (bench/scale/sparse_k*.toml: long-horizon timers on 320 Kbps links):"
+	@for f in bench/scale/sparse_k16.toml bench/scale/sparse_k32.toml; do \
+	  ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
 
 # The scale table alone (fat-tree k = 8, 16, 32; about 3 min on one core).
 bench-scale:

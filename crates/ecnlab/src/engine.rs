@@ -1,30 +1,42 @@
-//! The event queue: a two-level timing wheel with a heap for far events.
+//! The event queue: a two-level timing wheel, with coarser levels above it
+//! for far events.
 //!
 //! Events are spaced tens of nanoseconds apart and scheduled microseconds
 //! ahead (a transmission, a link delay). The wheel has 64 buckets of
 //! 1.05 µs (67 µs ahead); an event is appended to its bucket's array. When
 //! the wheel reaches a bucket, its entries are spread over 64 slots of
 //! 16.4 ns, and each slot, when reached, is sorted (about seven entries,
-//! placed by rank without branches) and served from a small array. Every event is thus written and read in
-//! sequence, never chased through a linked list: a list per slot, walked
-//! on every pop, cost a tenth of the run time in cache misses. Events
-//! beyond the wheel (timers of milliseconds, far flow starts) wait in a
-//! binary heap; the next event is the earlier of the two. (A radix heap
-//! did the same job with each entry moving six times between buckets, a
-//! quarter of all instructions.)
+//! placed by rank without branches) and served from a small array. Every
+//! event is thus written and read in sequence, never chased through a
+//! linked list: a list per slot, walked on every pop, cost a tenth of the
+//! run time in cache misses. Events
+//! beyond the wheel (timers of milliseconds, far flow starts, packets on
+//! slow links) wait in the levels of `levels.rs`: rings of 64 buckets of
+//! 67 µs, 4.3 ms, 275 ms and 17.6 s, and a heap beyond 1126 s. When the
+//! wheel has served the last bucket of its 67 µs span, the levels hand it
+//! the next span's entries, which it spreads over its buckets. (A radix
+//! heap did that job with each entry moving six times between buckets, a
+//! quarter of all instructions; a binary heap for everything beyond the
+//! wheel cost 15% of a sparse run's time.)
 //!
 //! Simultaneous events run in the order they were scheduled: buckets and
-//! slots keep insertion order and the sort is stable; an event due in a
-//! slot already being served goes after every entry of its time; the heap
-//! orders by (time, insertion); and an event in the heap was always
-//! scheduled before any wheel event at the same time (it went to the heap
-//! because its time lay beyond the wheel, which only moves forward), so on
-//! a tie the heap goes first. A run is a pure function of its config and
-//! seed.
+//! slots keep insertion order per time and the sort is stable; an event
+//! due in a slot already being served goes after every entry of its time;
+//! and the levels hand over a span's entries in that order (see
+//! `levels.rs`). A span's entries can meet a wheel bucket that already
+//! holds events scheduled straight into it (a bucket of the next span is
+//! within 63 buckets); they go ahead of those, because an event of the
+//! same time in the levels was scheduled earlier: it went there when its
+//! bucket lay 64 or more ahead of the wheel's, the wheel only moves
+//! forward, and the one in the bucket was scheduled when it lay fewer
+//! than 64 ahead. A bucket is spread into slots before any event can be
+//! scheduled straight into them. A run is a pure function of its config
+//! and seed.
+
+mod levels;
 
 use crate::units::Time;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use levels::Levels;
 
 /// Everything that can happen. Small plain values, never closures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,11 +152,13 @@ pub struct EventQueue {
     /// insertion order.
     coarse: Vec<Vec<Entry>>,
     coarse_occupied: u64,
-    /// Entries in `fine` and `coarse`.
+    /// Entries outside `cur`: in `fine`, `coarse` and `levels`.
     in_wheel: usize,
-    /// Events beyond the wheel: (time, insertion number, code).
-    far: BinaryHeap<Reverse<(Time, u64, u64)>>,
-    far_seq: u64,
+    /// Events of later spans than `fine_bucket`'s, 64 buckets or more
+    /// ahead; `levels.span` is `fine_bucket >> FAN_BITS` between calls.
+    levels: Levels,
+    /// Room for the entries of a bucket that a span's entries go ahead of.
+    held: Vec<Vec<Entry>>,
     len: usize,
     pub now: Time,
     pub processed: u64,
@@ -225,8 +239,8 @@ impl EventQueue {
             coarse: vec![Vec::new(); FAN],
             coarse_occupied: 0,
             in_wheel: 0,
-            far: BinaryHeap::new(),
-            far_seq: 0,
+            levels: Levels::new(),
+            held: vec![Vec::new(); FAN],
             len: 0,
             now: 0,
             processed: 0,
@@ -258,18 +272,17 @@ impl EventQueue {
             self.coarse[b].push((time, code));
             self.coarse_occupied |= 1 << b;
         } else {
-            return self.push_far(time, code);
+            self.push_far(time, code);
         }
         self.in_wheel += 1;
     }
 
-    /// Kept out of line: rare, and the heap's code would crowd the
-    /// per-packet path that inlines `at`.
+    /// Kept out of line: rare in dense runs, and the levels' code would
+    /// crowd the per-packet path that inlines `at`.
     #[cold]
     #[inline(never)]
     fn push_far(&mut self, time: Time, code: u64) {
-        self.far.push(Reverse((time, self.far_seq, code)));
-        self.far_seq += 1;
+        self.levels.push(time, code);
     }
 
     /// Into the slots being served (an event due within nanoseconds), after
@@ -299,9 +312,9 @@ impl EventQueue {
         self.at(time, Event::TxDone { port })
     }
 
-    /// Move the wheel's earliest occupied slot into `cur` (the wheel holds
-    /// an entry), sorted by time; the slot is in insertion order and the
-    /// sort is stable, so ties keep it.
+    /// Move the wheel's earliest occupied slot into `cur` (an entry is
+    /// queued outside it), sorted by time; the slot is in insertion order
+    /// per time and the sort is stable, so ties keep it.
     fn serve_next_slot(&mut self) {
         loop {
             if let Some(s) = self.next_fine_slot() {
@@ -314,24 +327,82 @@ impl EventQueue {
                 sort_slot(&mut self.cur, &mut self.scratch);
                 return;
             }
-            // The bucket is spent: spread the next occupied one over the
-            // slots, keeping each slot's insertion order.
-            debug_assert!(self.coarse_occupied != 0, "the wheel holds an entry but no bucket is marked");
-            let next = (self.fine_bucket + 1) as usize & (FAN - 1);
-            let d = self.coarse_occupied.rotate_right(next as u32).trailing_zeros() as u64;
-            self.fine_bucket += 1 + d;
-            self.cur_slot = (self.fine_bucket << FAN_BITS) - 1;
-            let b = self.fine_bucket as usize & (FAN - 1);
-            self.coarse_occupied &= !(1 << b);
-            let mut bucket = std::mem::take(&mut self.coarse[b]);
-            for &e in &bucket {
-                let s = (e.0 >> SLOT_BITS) as usize & (FAN - 1);
-                self.fine[s].push(e);
-                self.fine_occupied |= 1 << s;
+            // The bucket is spent. The ring holds buckets `fine_bucket + 1`
+            // to `fine_bucket + 64`, by bucket number mod 64.
+            let next = (self.coarse_occupied != 0).then(|| {
+                let from = (self.fine_bucket + 1) as usize & (FAN - 1);
+                self.fine_bucket + 1 + self.coarse_occupied.rotate_right(from as u32).trailing_zeros() as u64
+            });
+            match next {
+                Some(b) if b >> FAN_BITS == self.levels.span => self.spread_bucket(b),
+                _ => {
+                    // The span is spent: on to the next one holding an entry
+                    // (or at least no later than the first).
+                    let to = match (next, self.levels.first_span()) {
+                        (Some(b), Some(l)) => (b >> FAN_BITS).min(l),
+                        (Some(b), None) => b >> FAN_BITS,
+                        (None, Some(l)) => l,
+                        (None, None) => unreachable!("an entry is queued but neither the wheel nor a level holds it"),
+                    };
+                    self.enter_span(to);
+                }
             }
-            bucket.clear();
-            self.coarse[b] = bucket;
         }
+    }
+
+    /// Spread bucket `b` (the ring's next occupied one) over the slots,
+    /// keeping each slot's insertion order.
+    fn spread_bucket(&mut self, b: u64) {
+        self.fine_bucket = b;
+        self.cur_slot = (b << FAN_BITS) - 1;
+        let r = b as usize & (FAN - 1);
+        self.coarse_occupied &= !(1 << r);
+        let mut bucket = std::mem::take(&mut self.coarse[r]);
+        for &e in &bucket {
+            let s = (e.0 >> SLOT_BITS) as usize & (FAN - 1);
+            self.fine[s].push(e);
+            self.fine_occupied |= 1 << s;
+        }
+        bucket.clear();
+        self.coarse[r] = bucket;
+    }
+
+    /// Make span `to` the wheel's: its entries from the levels go into the
+    /// ring, ahead of any scheduled straight into the same buckets (they
+    /// were scheduled earlier: see the module doc). The ring holds nothing
+    /// before span `to`.
+    #[cold]
+    #[inline(never)]
+    fn enter_span(&mut self, to: u64) {
+        let entries = self.levels.enter(to);
+        let mut arriving = 0u64;
+        for e in &entries {
+            arriving |= 1 << ((e.0 >> (SLOT_BITS + FAN_BITS)) as usize & (FAN - 1));
+        }
+        let clash = arriving & self.coarse_occupied;
+        let mut bits = clash;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            std::mem::swap(&mut self.coarse[r], &mut self.held[r]);
+        }
+        for &e in &entries {
+            let r = (e.0 >> (SLOT_BITS + FAN_BITS)) as usize & (FAN - 1);
+            self.coarse[r].push(e);
+        }
+        self.coarse_occupied |= arriving;
+        let mut bits = clash;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (c, h) = (&mut self.coarse[r], &mut self.held[r]);
+            c.extend_from_slice(h);
+            h.clear();
+        }
+        self.levels.recycle(entries);
+        // The last bucket before the span, spent: the ring now holds the
+        // span's buckets in order from ring index 0.
+        self.fine_bucket = (to << FAN_BITS) - 1;
     }
 
     /// The first occupied slot of bucket `fine_bucket` after `cur_slot`.
@@ -345,7 +416,9 @@ impl EventQueue {
 
     /// Most likely the next event, for prefetching what it will touch: the
     /// next of the slot being served, else the first entry of the next
-    /// occupied slot of this bucket (far events are not looked at).
+    /// occupied slot of this bucket (nothing further is looked at: the first
+    /// entry of the ring's next bucket, which in a sparse run is usually the
+    /// next event, gained under 1% there).
     #[inline]
     pub fn likely_next(&self) -> Option<Event> {
         let e = match self.cur.get(self.cur_pos) {
@@ -380,31 +453,13 @@ impl EventQueue {
     /// otherwise.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if self.cur_pos == self.cur.len() && self.in_wheel > 0 {
+        if self.cur_pos == self.cur.len() {
+            if self.in_wheel == 0 {
+                return None;
+            }
             self.serve_next_slot();
         }
-        let wheel = self.cur.get(self.cur_pos).copied();
-        if let Some(Reverse((t, _, _))) = self.far.peek() {
-            // On a tie the far event was scheduled first (see above).
-            if wheel.is_none_or(|w| *t <= w.0) {
-                if *t > limit {
-                    return None;
-                }
-                let Reverse((t, _, code)) = self.far.pop().expect("peeked");
-                let popped = self.popped(t, code);
-                if wheel.is_none() && self.in_wheel == 0 {
-                    // The wheel is empty: move it to now, or every event
-                    // scheduled from here would count as far.
-                    let slot = self.now >> SLOT_BITS;
-                    self.cur.clear();
-                    self.cur_pos = 0;
-                    self.cur_slot = slot;
-                    self.fine_bucket = slot >> FAN_BITS;
-                }
-                return Some(popped);
-            }
-        }
-        let (t, code) = wheel?;
+        let (t, code) = self.cur[self.cur_pos];
         if t > limit {
             return None;
         }
@@ -457,7 +512,7 @@ mod tests {
     }
 
     /// Once the wheel has emptied and a far event moved time on by a
-    /// second, events within the wheel's 67 µs go into it again, not all into the heap
+    /// second, events within the wheel's 67 µs go into it again, not all into the levels
     /// (which would keep the order but lose the wheel's speed).
     #[test]
     fn wheel_follows_time_after_a_far_event() {
@@ -469,7 +524,7 @@ mod tests {
         for i in 0..100 {
             q.after(500_000 * (i + 1), Event::Ping { probe: 2 + i as u32 });
         }
-        assert_eq!(q.far.len(), 0, "near events went to the heap");
+        assert_eq!(q.levels.len(), 0, "near events went to the levels");
         assert_eq!(q.in_wheel, 100);
         for i in 0..100 {
             assert_eq!(q.pop().map(|e| e.1), Some(Event::Ping { probe: 2 + i }));
@@ -578,3 +633,6 @@ mod tests {
         assert_eq!(popped, reference);
     }
 }
+
+#[cfg(test)]
+mod order_tests;
