@@ -253,10 +253,12 @@ impl<'a> World<'a> {
             }
             Event::Arrive { port, pkt } => {
                 self.fabric.in_transit -= 1;
-                let hop = self.arena.hop(pkt);
-                if hop != NO_HOP {
-                    // A switch, its egress resolved a hop ago.
-                    return self.switch_arrive(port, pkt, hop);
+                if self.fabric.early_hops {
+                    let hop = self.arena.hop(pkt);
+                    if hop != NO_HOP {
+                        // A switch, its egress resolved a hop ago.
+                        return self.switch_arrive(port, pkt, hop);
+                    }
                 }
                 let node = self.fabric.net.ports[port as usize].peer;
                 match self.fabric.net.nodes[node as usize].kind {
