@@ -217,6 +217,19 @@ def test_keys_at_their_defaults_or_honoured_are_accepted() -> None:
     assert cubic.route_options[-4:-2] == ["congctl", "cubic"] and cubic.kernel_cc == "cubic"
 
 
+def test_linux_delayed_acks_are_the_kernels_own() -> None:
+    # transport.linux_delayed_ack models the kernel's receive rules, so the
+    # testbed runs them by leaving the routes' quickack out; its timer
+    # starts at TCP_ATO_MIN (40 ms) and cannot be set per route.
+    plan = _plan(_star(transport={"linux_delayed_ack": True, "delayed_ack_timeout": "40ms"}))
+    assert "quickack" not in plan.route_options
+    assert _plan(_star()).route_options[-2:] == ["quickack", "1"]
+    with pytest.raises(ecnlab.ConfigError) as e:
+        _plan(_star(transport={"linux_delayed_ack": True, "delayed_ack_timeout": "1ms"}))
+    text = str(e.value)
+    assert "transport.delayed_ack_timeout" in text and '"40ms"' in text, text
+
+
 def test_host_queue_limit_bounds_the_kernels_tcp_small_queues() -> None:
     # The hosts' uplinks are emulated (uplink.py): each connection may have
     # host_queue_limit bytes waiting in its host's NIC queue, which the

@@ -51,6 +51,9 @@ HONOURED: dict[str, str] = {
     "transport.init_cwnd": "the route's initcwnd",
     "transport.min_rto": "the route's rto_min",
     "transport.delayed_ack": "1 only: the route's quickack (an ACK per segment)",
+    "transport.linux_delayed_ack": "the routes leave quickack out: the kernel's own delayed "
+    "ACKs, the rules the key models (quick ACKs at the start and after idle, every second "
+    "full segment, a short segment at once, a 40 ms timer)",
     "transport.slow_start_restart": "net.ipv4.tcp_slow_start_after_idle",
     "transport.host_queue_limit": "each host's net.ipv4.tcp_limit_output_bytes: the kernel's "
     "TCP small queues hold a connection back while that many bytes of its frames wait in its "
@@ -78,7 +81,9 @@ IRRELEVANT: dict[str, str] = {
     "topology.hosts_per_leaf": "leaf-spine's (the engine refuses it on a star)",
     "topology.k": "fat-tree's (the engine refuses it on a star)",
     "topology.ecmp": "a star has one path between two hosts",
-    "transport.delayed_ack_timeout": "with delayed_ack = 1 no ACK waits for it",
+    "transport.delayed_ack_timeout": "with delayed_ack = 1 no ACK waits for it; with "
+    "linux_delayed_ack the kernel's timer, which starts at TCP_ATO_MIN (40 ms): another "
+    "value is refused",
     "switch.mlecn_levels": "ML-ECN's (marking ml-ecn is refused; the engine refuses it otherwise)",
     "fabric": "overrides for switch-to-switch ports, which a star has none of",
     "switch.recipe": "a name for the values it fills in, each judged here as its own key "
@@ -137,8 +142,6 @@ REFUSED: dict[str, str] = {
     "until the testbed takes the linux profile (transport.profile is refused)",
     "transport.prr": f"{_KERNEL_TCP} always runs PRR; a set value waits until the testbed takes "
     "the linux profile (transport.profile is refused)",
-    "transport.linux_delayed_ack": "the testbed's routes set quickack (an ACK per segment); "
-    "Linux's delayed-ACK rules wait until the testbed takes the linux profile",
     "transport.lost_retransmit": f"{_KERNEL_TCP} always detects lost retransmissions (RACK); a "
     "set value waits until the testbed takes the linux profile (transport.profile is refused)",
     "transport.rto_keeps_sack": f"{_KERNEL_TCP} always keeps its SACK scoreboard across an RTO; "
@@ -251,6 +254,8 @@ def _check(key: str, pattern: str, value: Any, default: Any) -> None:
     raise _refuse(key, shown, why, _allowed(default))
 
 
+KERNEL_ATO_MIN = 40e-3
+"""Linux's TCP_ATO_MIN: where its delayed-ACK timer starts (seconds)."""
 MIN_SAMPLE_INTERVAL = 100e-6
 """The switch samples its queues no more often (its report is JSON)."""
 MIN_GOODPUT_INTERVAL = 1e-3
@@ -293,6 +298,16 @@ def _check_values(cfg: dict[str, Any], kernel_cc: str) -> None:
         raise _refuse("switch.qdisc", qdisc, why, "'composed' (left out)")
     if switch["marking"] == "ml-ecn":
         raise _refuse("switch.marking", "ml-ecn", _STAGES, "any other marking")
+    if transport.get("linux_delayed_ack") and abs(
+        parse_time(transport["delayed_ack_timeout"]) - KERNEL_ATO_MIN
+    ) > 1e-9:
+        raise _refuse(
+            "transport.delayed_ack_timeout",
+            transport["delayed_ack_timeout"],
+            "with linux_delayed_ack the kernel's own delayed-ACK timer runs, which starts at "
+            "TCP_ATO_MIN and is not set per route",
+            '"40ms"',
+        )
     if int(transport["delayed_ack"]) != 1:
         raise _refuse(
             "transport.delayed_ack",

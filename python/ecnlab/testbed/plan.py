@@ -202,7 +202,9 @@ def make_plan(
     # Linux's route metrics carry the transport's RTO floor and initial
     # window; `quickack` acknowledges every segment, as the simulator does
     # with transport.delayed_ack = 1 (the papers' setting, and the only
-    # value check_keys lets through). Linux's own delayed ACKs hold an odd
+    # value check_keys lets through), unless the run asks for Linux's
+    # delayed-ACK rules (transport.linux_delayed_ack), which are then the
+    # kernel's own. Linux's own delayed ACKs hold an odd
     # last segment back for its delayed-ACK timer, which stalled a single
     # Reno flow for milliseconds after each ECN cut and cost it its share
     # of a queue (docs/testbed.md).
@@ -215,7 +217,8 @@ def make_plan(
     # bbr, not cubic (EPERM); a route's choice applies to every connection
     # on it, both ways, with no such list.
     route_options += ["congctl", sysctls.pop("net.ipv4.tcp_congestion_control")]
-    route_options += ["quickack", "1"]
+    if not transport.get("linux_delayed_ack"):
+        route_options += ["quickack", "1"]
     # The simulator's slow-start restart (RFC 5681 §4.1) is off unless
     # asked for; Linux's is on by default and would shrink an incast
     # connection's window between rounds, which the simulator does not.
