@@ -298,9 +298,10 @@ def _check_values(cfg: dict[str, Any], kernel_cc: str) -> None:
         raise _refuse("switch.qdisc", qdisc, why, "'composed' (left out)")
     if switch["marking"] == "ml-ecn":
         raise _refuse("switch.marking", "ml-ecn", _STAGES, "any other marking")
-    if transport.get("linux_delayed_ack") and abs(
-        parse_time(transport["delayed_ack_timeout"]) - KERNEL_ATO_MIN
-    ) > 1e-9:
+    if (
+        transport.get("linux_delayed_ack")
+        and abs(parse_time(transport["delayed_ack_timeout"]) - KERNEL_ATO_MIN) > 1e-9
+    ):
         raise _refuse(
             "transport.delayed_ack_timeout",
             transport["delayed_ack_timeout"],
