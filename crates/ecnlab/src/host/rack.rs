@@ -170,28 +170,18 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::TransportCfg;
-    use crate::host::tcp_tx::{Segment, TcpSender};
+    use crate::host::tcp_tx::TcpSender;
+    use crate::host::tlp::tests::send_all;
     use crate::units::Time;
 
     const MSS: u64 = 1460;
     const US: Time = 1_000_000;
     const MS: Time = 1000 * US;
 
+    /// TLP's test sender (the `linux` profile's recovery, TLP on), RACK on
+    /// or off.
     fn sender(rack: bool) -> TcpSender {
-        let json = format!(
-            r#"{{"cc": "reno", "init_cwnd": 10, "prr": "linux", "linux_rto": true, "min_rto": "200ms", "tlp": true, "rack": {rack}}}"#
-        );
-        let t: TransportCfg = serde_json::from_str(&json).unwrap();
-        let mut s = TcpSender::new(&t);
-        s.limit = u64::MAX;
-        s.open(0);
-        s.on_synack(100 * US, 0);
-        s
-    }
-
-    fn send_all(s: &mut TcpSender, now: Time) -> Vec<Segment> {
-        std::iter::from_fn(|| s.next_segment(now)).collect()
+        crate::host::tlp::tests::sender(true, &format!(r#", "rack": {rack}"#))
     }
 
     /// RFC 8985 §6.2-6.3 on the lock-out's pattern: 10 segments out at

@@ -242,7 +242,7 @@ impl TcpSender {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::config::TransportCfg;
     use crate::host::tcp_tx::{Segment, TcpSender};
     use crate::units::Time;
@@ -252,8 +252,9 @@ mod tests {
     const MS: Time = 1000 * US;
 
     /// A Reno sender with the `linux` profile's recovery (PRR, Linux's
-    /// RTO, min_rto 200 ms), TLP on or off, established with a 100 us RTT.
-    fn sender(tlp: bool, extra: &str) -> TcpSender {
+    /// RTO, min_rto 200 ms), TLP on or off, established with a 100 us RTT
+    /// (`rack.rs`'s tests use it too).
+    pub(in crate::host) fn sender(tlp: bool, extra: &str) -> TcpSender {
         let json = format!(
             r#"{{"cc": "reno", "init_cwnd": 10, "prr": "linux", "linux_rto": true, "min_rto": "200ms", "tlp": {tlp}{extra}}}"#
         );
@@ -265,7 +266,7 @@ mod tests {
         s
     }
 
-    fn send_all(s: &mut TcpSender, now: Time) -> Vec<Segment> {
+    pub(in crate::host) fn send_all(s: &mut TcpSender, now: Time) -> Vec<Segment> {
         std::iter::from_fn(|| s.next_segment(now)).collect()
     }
 
