@@ -421,11 +421,7 @@ impl EventQueue {
     /// next event, gained under 1% there).
     #[inline]
     pub fn likely_next(&self) -> Option<Event> {
-        let e = match self.cur.get(self.cur_pos) {
-            Some(e) => e,
-            None => self.fine[self.next_fine_slot()?].first()?,
-        };
-        Some(Event::decode(e.1))
+        self.upcoming().first().map(|e| Event::decode(e.1))
     }
 
     /// The two events likely to come next, as `likely_next`; the second
@@ -433,15 +429,18 @@ impl EventQueue {
     /// is in insertion order).
     #[inline]
     pub fn likely_next_two(&self) -> [Option<Event>; 2] {
-        let pending = &self.cur[self.cur_pos..];
-        let slot = match pending.is_empty() {
-            false => pending,
-            true => match self.next_fine_slot() {
-                Some(s) => &self.fine[s][..],
-                None => &[],
-            },
-        };
+        let slot = self.upcoming();
         [slot.first().map(|e| Event::decode(e.1)), slot.get(1).map(|e| Event::decode(e.1))]
+    }
+
+    /// The entries `likely_next` looks at: what is left of the slot being
+    /// served, else the next occupied slot of this bucket (unsorted).
+    #[inline]
+    fn upcoming(&self) -> &[Entry] {
+        match self.cur.get(self.cur_pos..).filter(|p| !p.is_empty()) {
+            Some(pending) => pending,
+            None => self.next_fine_slot().map_or(&[], |s| &self.fine[s][..]),
+        }
     }
 
     #[inline]
