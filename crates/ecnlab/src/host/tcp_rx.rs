@@ -146,8 +146,8 @@ impl TcpReceiver {
                     self.ece_latch = false;
                 }
                 if ce {
-                    if !self.ece_latch && self.rule >= LINUX {
-                        self.rule = self.rule.max(LINUX + super::delack_linux::QUICK_ACKS_ON_CE);
+                    if !self.ece_latch {
+                        self.enter_quick_acks(super::delack_linux::QUICK_ACKS_ON_CE);
                     }
                     self.ece_latch = true;
                 }
@@ -199,8 +199,14 @@ impl TcpReceiver {
     /// than the receiver's RTO, so it is in quick-ACK mode again
     /// (`delack_linux.rs`).
     pub fn idle_restart(&mut self) {
+        self.enter_quick_acks(super::delack_linux::QUICK_ACKS);
+    }
+
+    /// Under Linux's rules, at least `n` quick ACKs from now (Linux
+    /// tcp_enter_quickack_mode); other receivers have no such mode.
+    fn enter_quick_acks(&mut self, n: u8) {
         if self.rule >= LINUX {
-            self.rule = self.rule.max(LINUX + super::delack_linux::QUICK_ACKS);
+            self.rule = self.rule.max(LINUX + n);
         }
     }
 
