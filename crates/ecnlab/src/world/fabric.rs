@@ -8,6 +8,7 @@
 use super::World;
 use crate::config::{Config, EcmpMode};
 use crate::ecmp::{self, Ecmp};
+use super::partition::LOCAL;
 use crate::engine::EventQueue;
 use crate::host::jitter::HostJitter;
 use crate::packet::{Arena, Kind, Packet, NO_HOP};
@@ -42,6 +43,14 @@ pub struct Fabric {
     /// cache already, and the early lookup cost the leaf-spine bench points
     /// 4-6% (paired).
     pub(super) early_hops: bool,
+    /// The partitioned engine (`parallel.rs`) runs this fabric as one of
+    /// several parts: a packet sent over a link to another part leaves by
+    /// `outbox`, not by this part's event queue.
+    pub(super) partitioned: bool,
+    /// Per port: the part at its link's far end, or `partition::LOCAL`
+    /// (empty unless partitioned).
+    pub(super) cross: Vec<u16>,
+    pub(super) outbox: Vec<super::parallel::Crossing>,
 }
 
 impl Fabric {
@@ -80,6 +89,9 @@ impl Fabric {
             early_hops: early_hops(&net, cfg),
             net,
             in_transit: 0,
+            partitioned: false,
+            cross: Vec::new(),
+            outbox: Vec::new(),
         }
     }
 }
@@ -215,7 +227,13 @@ impl World<'_> {
         if nic && self.fabric.jitter.on() {
             lands = self.fabric.jitter.landing(p.node, now, lands);
         }
-        self.q.arrive(port, lands, id);
+        // Another part's packet once on the wire (a fabric link: never a
+        // NIC, never watched; see `partition.rs`).
+        let to = if self.fabric.partitioned { self.fabric.cross[port as usize] } else { LOCAL };
+        if to == LOCAL {
+            self.q.arrive(port, lands, id);
+            self.fabric.in_transit += 1;
+        }
         if p.qdisc.packets > 0 {
             if p.lazy {
                 p.txdone_sched = now;
@@ -224,9 +242,11 @@ impl World<'_> {
                 self.q.tx_done(port, now + ser);
             }
         }
-        self.fabric.in_transit += 1;
         if p.capture | p.trace {
             self.watch(port, now, id, -1);
+        }
+        if to != LOCAL {
+            return self.send_across(to, port, lands, id);
         }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.

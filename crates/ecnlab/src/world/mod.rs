@@ -23,6 +23,8 @@ mod apps;
 mod fabric;
 mod hosts;
 mod ideal;
+pub(crate) mod parallel;
+mod partition;
 mod recorder;
 
 pub use apps::{Apps, Flow, FlowKind, FlowLog};
