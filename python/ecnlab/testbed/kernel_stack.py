@@ -56,7 +56,8 @@ class KernelKey:
 KERNEL: dict[str, KernelKey] = {
     "profile": KernelKey(
         "linux",
-        "the kernel is Linux: each key the profile fills is judged below as itself",
+        "the testbed's hosts run Linux's TCP, which only the linux profile describes (each "
+        "key it fills is then checked against the kernel)",
     ),
     "linux_rto": KernelKey(
         True, "the kernel always runs its own RTT estimator and RTO (tcp_rtt_estimator)"
@@ -89,7 +90,7 @@ KERNEL: dict[str, KernelKey] = {
     "tlp_slack": KernelKey(
         "2ms",
         "the kernel adds TCP_TIMEOUT_MIN_US (2 ms) to 2·srtt when more than one segment is out, "
-        "then rounds up to its 4 ms jiffy (HZ = 250)",
+        "then rounds up to a jiffy (4 ms at this machine's HZ = 250)",
     ),
     "init_rto": KernelKey(
         "1s", "the kernel starts from TCP_TIMEOUT_INIT (1 s, RFC 6298 §2.1), not settable"

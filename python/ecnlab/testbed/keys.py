@@ -13,6 +13,10 @@ the engine's own queue discipline, so a scheme added to the engine's
 registry runs here too. Any other key not listed here (one added to the
 engine later) is refused whenever it is not at its default, until someone
 decides what the testbed does with it.
+
+`transport.profile = "linux"` and the Linux stack's keys are honoured where
+their value is the kernel's own (or a namespace sysctl makes it so) and
+refused otherwise: kernel_stack.py judges them.
 """
 
 from __future__ import annotations
