@@ -188,3 +188,15 @@ def test_replacing_a_point_swaps_its_folder_whole(
     assert sorted(p.name for p in folder.iterdir()) == ["b.parquet", "point.json", "summary.json"]
     assert sorted(p.name for p in st.points_dir.iterdir()) == ["key=k1"]
     assert not any(st.tmp_dir.iterdir())
+
+
+def test_the_reproduce_line_says_which_points_another_build_made() -> None:
+    from ecnlab.cli import _build_counts
+
+    assert _build_counts({"rerun_other_build": 6, "reused_other_build": 0}) == (
+        ", 6 rerun: another engine build had made them"
+    )
+    assert _build_counts({"rerun_other_build": 0, "reused_other_build": 2}) == (
+        ", 2 reused from another engine build"
+    )
+    assert _build_counts({"rerun_other_build": 0, "reused_other_build": 0}) == ""

@@ -127,7 +127,9 @@ def reproduce(
         rows = [r.row() for r in st.records() if r.key in keys]
         build = build_identity()
         foreign = sorted(r["key"] for r in rows if r["status"] == "ok" and r["build"] != build)
-        if foreign:  # run_sweep(same_build=True) reran them; a guard, never expected
+        # run_sweep(same_build=True) reran them: a guard, never expected (a
+        # rerun that failed keeps the old run; write_record refuses it).
+        if foreign and not report.failed:
             raise ConfigError(
                 f"--record: {len(foreign)} point(s) of {fid} in {store_path} were made by "
                 f"another engine build than {build} (first {foreign[0]}); not recorded"
