@@ -200,3 +200,23 @@ def test_the_reproduce_line_says_which_points_another_build_made() -> None:
         ", 2 reused from another engine build"
     )
     assert _build_counts({"rerun_other_build": 0, "reused_other_build": 0}) == ""
+
+
+def test_a_record_refuses_a_run_from_a_worker_on_another_build(tmp_path: Path) -> None:
+    from ecnlab.engine_build import build_identity
+    from ecnlab.store import Outcome
+    from ecnlab.sweep import _commit
+
+    spec = load_sweep(TINY)
+    point = spec.points()[0]
+    point.key = "k1"
+    version = str(load_engine().version())
+    files = {"summary.json": b"{}"}
+    st = Store(tmp_path / "store")
+    foreign = Outcome("k1", True, "", 1.0, version, files, build=OLD_BUILD)
+    rec = _commit(st, spec, point, foreign, version, build_identity())
+    assert rec.status == "failed" and OLD_BUILD in rec.error and "record" in rec.error
+    assert not st.has("k1") and st.failed_keys() == {"k1"}
+    # A plain sweep takes it (same model version), naming its build.
+    rec = _commit(st, spec, point, foreign, version, None)
+    assert rec.status == "ok" and st.record("k1").build == OLD_BUILD
