@@ -428,6 +428,8 @@ impl TcpSender {
             let flight_segs = self.flight() as f64 / self.p.mss as f64;
             self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
             self.prr_start(prior, false);
+        } else if let Some(s) = self.cc.recovery_in_cwr(&self.w) {
+            self.w.ssthresh = s;
         }
         self.in_recovery = true;
         self.recover = self.max_sent;

@@ -90,7 +90,8 @@ impl Hosts {
 
 /// The codepoints of a sender's new data and retransmissions: ECT(0), or
 /// ECT(1) with `ect1`, from a congestion control that uses ECN (its
-/// retransmissions too with `ect_retransmits`); Not-ECT otherwise.
+/// retransmissions too with `ect_retransmits`, or as Linux's DCTCP,
+/// `dctcp_linux.rs`); Not-ECT otherwise.
 fn codepoints(t: &TransportCfg, echo: EchoMode) -> (Ecn, Ecn) {
     let ect = if echo == EchoMode::None {
         Ecn::NotEct
@@ -99,7 +100,8 @@ fn codepoints(t: &TransportCfg, echo: EchoMode) -> (Ecn, Ecn) {
     } else {
         Ecn::Ect
     };
-    (ect, if t.ect_retransmits { ect } else { Ecn::NotEct })
+    let rtx_ect = t.ect_retransmits || crate::host::cc::dctcp_linux::active(t);
+    (ect, if rtx_ect { ect } else { Ecn::NotEct })
 }
 
 // ---------------- hosts ----------------
