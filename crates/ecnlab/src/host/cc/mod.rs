@@ -161,6 +161,17 @@ congestion_controls! {
     Cubic(cubic::Cubic),
 }
 
+impl Cc {
+    /// When CUBIC's congestion-avoidance epoch began, if one is running
+    /// (HyStart's filter, `hystart.rs`); None for the others.
+    pub fn cubic_epoch_start(&self) -> Option<crate::units::Time> {
+        match self {
+            Cc::Cubic(c) => c.epoch_start(),
+            _ => None,
+        }
+    }
+}
+
 /// The congestion control named `name`.
 pub fn decl(name: &str) -> Option<&'static CcDecl> {
     CCS.iter().copied().find(|d| d.about.name == name)
