@@ -157,6 +157,11 @@ REFUSED: dict[str, str] = {
     "timeout; a set value waits until the testbed takes the linux profile",
     "transport.rack": f"{_KERNEL_TCP} always detects losses by time (RACK); a set value waits "
     "until the testbed takes the linux profile (transport.profile is refused)",
+    "transport.hystart": "Linux's cubic takes HyStart from a module parameter of the whole "
+    "machine (hystart, default on); a set value waits until the testbed takes the linux profile "
+    "(transport.profile is refused)",
+    "transport.dctcp_linux": "Linux's dctcp is tcp_dctcp.c itself; a set value waits until the "
+    "testbed takes the linux profile (transport.profile is refused)",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
     "[[incast]] and [[ping]])",
     "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "
