@@ -33,15 +33,25 @@
 //! - After an RTO (TCP_CA_Loss) everything starts again, delay_min too.
 //!
 //! The constants are the kernel's, tuned for WAN RTTs. At data-centre
-//! RTTs of tens of µs: the delay test needs 4 ms of queue above delay_min
-//! (the clamp's floor), some 3,300 packets at 10 Gbps, more than a shallow
-//! buffer holds, so there it never fires before a loss; and every ACK is
-//! within 2 ms of the last, so the ACK-train test reduces to "the round has
-//! lasted (delay_min + ack_delay)/2", where ack_delay, 4·64 KB·srtt /
-//! (2·cwnd·mss) ≈ 90·srtt/cwnd at mss 1460 (under the 1 ms cap), is
-//! several RTTs at cwnd 16: the train exit comes once a round's ACKs are
-//! spread over about (1 + 90/cwnd)/2 base RTTs, i.e. near cwnd ≈ BDP/2 +
-//! 45 segments.
+//! RTTs of tens of µs:
+//! - the delay test needs 4 ms of queue above delay_min (the clamp's
+//!   floor), some 3,300 packets at 10 Gbps, more than a shallow buffer
+//!   holds: there it never fires before a loss;
+//! - every ACK is within 2 ms of the last, so the ACK-train test reduces to
+//!   "the round has lasted (delay_min + ack_delay)/2", and ack_delay, under
+//!   its 1 ms cap, is 4·64 KB / (2·cwnd·mss/srtt) ≈ 90·srtt/cwnd at mss
+//!   1460. A round's ACKs span about one RTT, so the train fires once
+//!   srtt > srtt/2 + 45·srtt/cwnd, i.e. near cwnd = 2·64 KB/mss ≈ 90
+//!   segments whatever the BDP (a lone flow at 10 and at 25 Gbps with 100
+//!   µs RTTs, BDPs of 83 and 208 packets, left slow start at cwnd 102 and
+//!   98).
+//!
+//! At WAN-like RTTs, where the ACK trains of slow start are separated by
+//! idle gaps longer than 2 ms, a round (from the first ACK past the last
+//! round's snd_nxt) starts in the middle of a train, and after the gap the
+//! train test is idle for the rest of the round (last_ack is no longer
+//! updated): the delay test then usually ends slow start, as the kernel's
+//! does.
 
 use crate::config::param::section;
 use crate::units::Time;
@@ -49,10 +59,12 @@ use crate::units::Time;
 section! {
     /// The key of CUBIC's HyStart, in `[transport]`.
     pub struct HystartParams {
-        /// HyStart (Linux's CUBIC, Ha & Rhee's original, not RFC 9406's HyStart++): slow start ends
-        /// (ssthresh = cwnd) when a round's ACK train outlasts half the minimum RTT or its RTT rises
-        /// clamp(min RTT/8, 4 ms, 16 ms) above the minimum, with the kernel's constants. Only
-        /// cc = "cubic"; others ignore it. The `linux` profile turns it on.
+        /// HyStart (Linux's CUBIC, Ha & Rhee's original, not RFC 9406's HyStart++): from cwnd 16,
+        /// slow start ends (ssthresh = cwnd) when a round's train of ACKs (each within 2 ms of the
+        /// last) outlasts half of the minimum RTT plus a GSO cushion of at most 1 ms, or the
+        /// round's smallest RTT from its 9th sample on exceeds the minimum by clamp(min RTT/8, 4 ms,
+        /// 16 ms); the kernel's constants. Only cc = "cubic"; others ignore it. The `linux`
+        /// profile turns it on.
         hystart: bool = false, resolved Given, source "Linux tcp_cubic.c hystart_update; Ha & Rhee, Computer Networks 2011";
     }
 }
@@ -338,8 +350,8 @@ mod tests {
     ///   by T every two ACKs: ACK k ≥ 11 samples 24.0 + 2.4·⌈(k − 11)/2⌉
     ///   ms (the packet of ACK 11 left at ACK 1 and found 0.67 packets
     ///   ahead of it).
-    /// - HyStart's first round starts when cwnd reaches 16, at ACK 7 (10
-    ///   + 6), and ends at snd_nxt then, 22 segments: its minimum, ACK
+    /// - HyStart's first round starts when cwnd reaches 16, at ACK 7
+    ///   (10 + 6), and ends at snd_nxt then, 22 segments: its minimum, ACK
     ///   11's 24.0 ms, is under 26.4. The second round starts at ACK 23
     ///   and samples 38.4 ms and up; at its 9th sample, ACK 31, it exits
     ///   with ssthresh = cwnd = 10 + 30 = 40.

@@ -90,7 +90,8 @@ impl TcpReceiver {
     /// The receiver `t` asks for: Linux's rules, ns-2's byte counting, or
     /// every `delayed_ack`-th packet.
     pub fn for_transport(echo: EchoMode, t: &crate::config::TransportCfg, linux: bool) -> Self {
-        let echo = if echo == EchoMode::Exact && super::cc::dctcp_linux::active(t) { EchoMode::ExactAckNow } else { echo };
+        let echo =
+            if echo == EchoMode::Exact && super::cc::dctcp_linux::active(t) { EchoMode::ExactAckNow } else { echo };
         let r = TcpReceiver::new(echo, t.delayed_ack);
         if linux {
             r.linux_rules(t.mss)
