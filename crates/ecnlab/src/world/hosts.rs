@@ -426,3 +426,24 @@ impl World<'_> {
         self.try_send(fid);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The linux profile sends retransmissions Not-ECT (RFC 3168 §6.1.5,
+    /// as Linux's reno and cubic), except under Linux's DCTCP: tcp_ecn_send
+    /// clears ECT on a retransmission only for a congestion control that
+    /// does not need ECN (`dctcp_linux.rs`).
+    #[test]
+    fn linux_dctcp_retransmits_ect() {
+        let t = |json: &str| -> TransportCfg { serde_json::from_str(json).unwrap() };
+        let lx = r#""ect_retransmits": false, "dctcp_linux": true"#;
+        let dctcp = t(&format!(r#"{{"cc": "dctcp", {lx}}}"#));
+        assert_eq!(codepoints(&dctcp, EchoMode::Exact), (Ecn::Ect, Ecn::Ect));
+        let ecn_star = t(&format!(r#"{{"cc": "ecn-star", {lx}}}"#));
+        assert_eq!(codepoints(&ecn_star, EchoMode::Latched), (Ecn::Ect, Ecn::NotEct));
+        let plain = t(r#"{"cc": "dctcp", "ect_retransmits": false}"#);
+        assert_eq!(codepoints(&plain, EchoMode::Exact), (Ecn::Ect, Ecn::NotEct));
+    }
+}

@@ -255,10 +255,9 @@ mod tests {
 
     /// Linux's cut (dctcp_ssthresh): α = 1 halves Linux's whole-segment
     /// cwnd (40.6 → 20), once per window (CWR: ECE again before snd_una
-    /// passes the cut's snd_nxt does nothing); past it, α has had one
-    /// update in between (the window of the first cut ended at the first
-    /// ACK: 1024 − 64 + 64 = 1024, all marked), so 20 → 10. A loss then
-    /// halves cwnd whatever α (dctcp_react_to_loss): 10 → 5.
+    /// passes the cut's snd_nxt does nothing); past it, α is still 1
+    /// (every window so far fully marked: 1024 − 64 + 64), so 20 → 10. A
+    /// loss then halves cwnd whatever α (dctcp_react_to_loss): 10 → 5.
     #[test]
     fn linux_cut_once_per_window() {
         let mut d = Dctcp::new(1.0 / 16.0, 1.0).linux();

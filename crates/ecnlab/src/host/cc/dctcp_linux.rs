@@ -139,4 +139,44 @@ mod tests {
         assert_eq!(loss_ssthresh(41.9), 20.0);
         assert_eq!(loss_ssthresh(3.0), 2.0);
     }
+
+    /// Loss recovery starting inside an ECN cut's CWR state (PRR pacing
+    /// it): ecnlab's DCTCP carries on with the cut's ssthresh, as Linux
+    /// does for Reno; Linux's DCTCP resets it to half the current cwnd
+    /// (dctcp_state → dctcp_react_to_loss). α starts at 0.25, 20 segments
+    /// out, the first ACK has ECE. Linux: α's first window ends there,
+    /// fully marked, 256 − 16 + 64 = 304, and the cut sets ssthresh 20 −
+    /// (20·304 >> 11) = 18; ecnlab's: no update yet, 20·(1 − 0.125) = 17.5.
+    /// PRR keeps cwnd near 20 meanwhile. Segment 1 is lost; SACKs of 2, 3,
+    /// 4 start recovery: Linux's ssthresh becomes ⌊cwnd⌋ >> 1.
+    #[test]
+    fn recovery_inside_cwr_halves_the_current_window() {
+        use crate::config::TransportCfg;
+        use crate::host::tcp_tx::TcpSender;
+        const MSS: u64 = 1460;
+        for linux in [false, true] {
+            let json = format!(
+                r#"{{"cc": "dctcp", "prr": "linux", "init_cwnd": 20, "dctcp_alpha_init": 0.25, "dctcp_linux": {linux}}}"#
+            );
+            let t: TransportCfg = serde_json::from_str(&json).unwrap();
+            let mut s = TcpSender::new(&t);
+            s.limit = u64::MAX;
+            s.open(0);
+            s.on_synack(1000, 0);
+            while s.next_segment(1000).is_some() {}
+            s.on_ack(2000, MSS, (0, 0), true, 1000);
+            let cut = if linux { 18.0 } else { 17.5 };
+            assert_eq!(s.w.ssthresh, cut);
+            while s.next_segment(2000).is_some() {}
+            let mut cwnd = 0.0;
+            for k in 2..=4 {
+                cwnd = s.w.cwnd;
+                s.on_ack(2000, MSS, (k * MSS, (k + 1) * MSS), false, 1000);
+            }
+            assert!(s.in_recovery);
+            let want = if linux { (cwnd.floor() / 2.0).floor() } else { cut };
+            assert!(cwnd > 15.0, "{cwnd}");
+            assert_eq!(s.w.ssthresh, want, "dctcp_linux {linux}: cwnd {cwnd}");
+        }
+    }
 }
