@@ -5,13 +5,15 @@
 //!
 //! Which HyStart: Linux runs the original one of Ha & Rhee ("Taming the
 //! elephants: new TCP slow start", Computer Networks 2011; the file's
-//! header cites their 2008 report), with its two detectors, not RFC 9406's
-//! HyStart++: tcp_cubic.c has no Conservative Slow Start phase (no
-//! CSS_GROWTH_DIVISOR, no return to slow start when the RTT falls back) and
-//! no per-round RTT threshold of RTT/8 clamped to [4, 16] ms on the last
-//! round's minimum; it compares with the connection's minimum RTT and, once
-//! either detector fires, sets ssthresh = cwnd and never runs again until
-//! an RTO resets it.
+//! header cites their 2008 report), not RFC 9406's HyStart++. Read in
+//! tcp_cubic.c (hystart_update, cubictcp_acked): it keeps the ACK-train
+//! detector, which HyStart++ dropped; its delay test compares a round's
+//! minimum RTT with the connection's minimum (delay_min), where HyStart++
+//! compares it with the last round's minimum (the same clamp(·/8, 4 ms,
+//! 16 ms) threshold and 8 samples, though); and an exit goes straight to
+//! congestion avoidance (ssthresh = cwnd), with no Conservative Slow
+//! Start phase and no return to slow start when the RTT falls back. Once
+//! found, HyStart does not run again until an RTO resets it.
 //!
 //! Per ACK carrying an RTT sample (cubictcp_acked), in whole µs as the
 //! kernel's clock:
