@@ -92,6 +92,12 @@ KERNEL: dict[str, KernelKey] = {
         "the kernel adds TCP_TIMEOUT_MIN_US (2 ms) to 2·srtt when more than one segment is out, "
         "then rounds up to a jiffy (4 ms at this machine's HZ = 250)",
     ),
+    "hystart": KernelKey(
+        True,
+        "the kernel's cubic runs HyStart (tcp_cubic's module parameter hystart = 1, its "
+        "default; a parameter of the whole machine, not of a namespace)",
+    ),
+    "dctcp_linux": KernelKey(True, "the kernel's DCTCP is tcp_dctcp.c, which this key models"),
     "init_rto": KernelKey(
         "1s", "the kernel starts from TCP_TIMEOUT_INIT (1 s, RFC 6298 §2.1), not settable"
     ),
