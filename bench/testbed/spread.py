@@ -23,6 +23,10 @@ sampled every 100 us after warm-up), and each flow's MB.
     sudo .venv/bin/python bench/testbed/spread.py testbed spread --csv spread.csv
     .venv/bin/python bench/testbed/spread.py sim spread --csv sim.csv   # seeds 1-5
     .venv/bin/python bench/testbed/spread.py summary spread.csv sim.csv  # min-max table
+    .venv/bin/python bench/testbed/spread.py compare spread.csv  # issue 30's verdicts
+
+``--transport '{"profile": "linux"}'`` runs either tool with the Linux
+stack (on the testbed the kernel's own; ecnlab.testbed.kernel_stack).
 
 ``--no-uplinks`` runs the testbed as it was before it emulated the hosts'
 uplinks (the "before" column of the lock-out table). Testbed runs need
@@ -58,6 +62,7 @@ COLUMNS = [
     "flows",
     "run",
     "uplinks",
+    "profile",
     "duration_s",
     "goodput_mbps",
     "jain",
@@ -168,8 +173,9 @@ def summary(paths: list[str]) -> None:
     import pandas as pd
 
     df = pd.concat([pd.read_csv(p) for p in paths])
-    keys = ["tool", "uplinks", "case", "cc", "switch", "flows"]
+    keys = ["tool", "uplinks", "profile", "case", "cc", "switch", "flows"]
     df["uplinks"] = df["uplinks"].fillna("")
+    df["profile"] = df["profile"].fillna("")
     cols = [
         ("goodput_mbps", "{:.1f}"),
         ("jain", "{:.3f}"),
@@ -189,10 +195,78 @@ def summary(paths: list[str]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
+# Goodput ceilings at 200 Mbps: the testbed counts 1,448 payload bytes per
+# 1,538 on the Ethernet wire, the simulator 1,460 per 1,500-byte packet.
+CEILING_MBPS = {"testbed": 200 * 1448 / 1538, "sim": 200 * 1460 / 1500}
+# Issue 30's criterion: goodput within 2% (of each tool's ceiling, see
+# above), Jain within 0.02, the rest within the testbed's run-to-run range.
+RANGED = [
+    ("retransmits_per_s", "rtx/s", "{:.0f}"),
+    ("timeouts_per_s", "timeouts/s", "{:.1f}"),
+    ("queue_mean_pkt", "queue mean", "{:.1f}"),
+    ("queue_p99_pkt", "queue p99", "{:.0f}"),
+]
+
+
+def _span(values: Any, fmt: str) -> str:
+    lo, hi = fmt.format(values.min()), fmt.format(values.max())
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def compare(paths: list[str]) -> None:
+    """Issue 30's table: per case, the testbed's runs against the
+    simulator's seeds run with the same profile, each cell "testbed /
+    simulator" (min–max), and which of the criterion's parts fail."""
+    import pandas as pd
+
+    df = pd.concat([pd.read_csv(p) for p in paths])
+    df = df[df["case"] == "spread"].copy()
+    df["profile"] = df.get("profile", pd.Series("", index=df.index)).fillna("")
+    df["util"] = df["goodput_mbps"] / df["tool"].map(CEILING_MBPS)
+    # Before (the file as is) then after (the Linux stack), each in the
+    # order cases() runs them.
+    df["order"] = (
+        df["profile"].map({"": 0}).fillna(1) * 1000
+        + df["cc"].map(CCS.index) * 100
+        + df["switch"].map(SWITCHES.index) * 10
+        + df["flows"].map(FLOWS.index)
+    )
+    df = df.sort_values("order", kind="stable")
+    cells = ["goodput Mbps (% of ceiling)", "Jain"] + [label for _, label, _ in RANGED]
+    head = ["cc", "switch", "flows", "profile", *cells, "criterion fails on"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for (cc, switch, flows, profile), g in df.groupby(
+        ["cc", "switch", "flows", "profile"], sort=False
+    ):
+        tb, sim = g[g.tool == "testbed"], g[g.tool == "sim"]
+        if tb.empty or sim.empty:
+            continue
+        fails = []
+        gp = [
+            f"{_span(x.goodput_mbps, '{:.1f}')} ({_span(100 * x.util, '{:.1f}')})"
+            for x in (tb, sim)
+        ]
+        if abs(sim.util.mean() - tb.util.mean()) > 0.02 * tb.util.mean():
+            fails.append("goodput")
+        row = [" / ".join(gp), f"{_span(tb.jain, '{:.3f}')} / {_span(sim.jain, '{:.3f}')}"]
+        if abs(sim.jain.mean() - tb.jain.mean()) > 0.02:
+            fails.append("Jain")
+        for col, label, fmt in RANGED:
+            row.append(f"{_span(tb[col], fmt)} / {_span(sim[col], fmt)}")
+            if not tb[col].min() - 1e-9 <= sim[col].mean() <= tb[col].max() + 1e-9:
+                fails.append(label)
+        name = {"": "default", "linux": "linux"}.get(profile, profile)
+        label = [cc, {"ecn": "ECN K=20", "droptail": "drop-tail"}[switch], str(flows), name]
+        print("| " + " | ".join(label + row + [", ".join(fails) or "none"]) + " |")
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["summary"]:
         return summary(argv[1:])
+    if argv[:1] == ["compare"]:
+        return compare(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tool", choices=("testbed", "sim"))
     ap.add_argument("which", choices=("lockout", "spread"))
@@ -205,8 +279,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--transport",
         default="{}",
-        help='sim: [transport] keys (JSON) over each config\'s, e.g. \'{"profile": "linux"}\'',
+        help="[transport] keys (JSON) over each config's in both tools, e.g. "
+        '\'{"profile": "linux"}\'',
     )
+    ap.add_argument("--duration", help='run.duration over each config\'s, e.g. "1s"')
+    ap.add_argument("--warmup", help='run.warmup over each config\'s, e.g. "0s"')
     args = ap.parse_args(argv)
     import json
 
@@ -216,6 +293,11 @@ def main(argv: list[str] | None = None) -> None:
 
     want = {w for w in args.only.split(",") if w}
     new = not args.csv.exists()
+    if not new:
+        with args.csv.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+        if header != COLUMNS:
+            sys.exit(f"{args.csv}: its columns are not this script's (a CSV of an older version?)")
     with args.csv.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         if new:
@@ -226,6 +308,9 @@ def main(argv: list[str] | None = None) -> None:
             for run in range(1, args.runs + 1):
                 cfg = build(run)
                 cfg["transport"] = {**cfg.get("transport", {}), **transport}
+                for key in ("duration", "warmup"):
+                    if getattr(args, key) is not None:
+                        cfg["run"][key] = getattr(args, key)
                 with tempfile.TemporaryDirectory() as out:
                     if args.tool == "sim":
                         result = ecnlab.run(cfg, out=out, progress=False)
@@ -238,6 +323,7 @@ def main(argv: list[str] | None = None) -> None:
                         "tool": args.tool,
                         "run": run,
                         "uplinks": "" if args.tool == "sim" else not args.no_uplinks,
+                        "profile": cfg["transport"].get("profile") or "",
                         **labels,
                         **measure(result, cfg),
                     }

@@ -631,11 +631,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(
             f"{fid}: {v['matches']} matches, {v['within noise']} within noise, "
             f"{v['same direction']} same direction, {v['differs']} differ; "
-            f"{doc['sweep']['points']} points ({failed} failed), "
+            f"{doc['sweep']['points']} points ({failed} failed"
+            + _build_counts(doc["sweep"])
+            + "), "
             f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
             + (f"; recorded in {doc['record']}" if "record" in doc else "")
         )
     return status
+
+
+def _build_counts(sweep: dict[str, Any]) -> str:
+    """The reproduction's points made by another engine build: reused (a
+    plain run) or run again (a record)."""
+    if sweep.get("rerun_other_build"):
+        return f", {sweep['rerun_other_build']} rerun: another engine build had made them"
+    if sweep.get("reused_other_build"):
+        return f", {sweep['reused_other_build']} reused from another engine build"
+    return ""
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

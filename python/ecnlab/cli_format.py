@@ -251,6 +251,13 @@ def format_store(store: Store, index: pa.Table) -> str:
     engines = sorted({r["engine"] for r in ok if r["engine"]})
     if engines:
         lines.append(f"  engine     {', '.join(engines)}")
+    # Which builds made the runs (a record draws on one build only).
+    builds: dict[str, int] = {}
+    for r in ok:
+        name = r.get("build") or "unknown (stored before builds were recorded)"
+        builds[name] = builds.get(name, 0) + 1
+    if builds:
+        lines.append("  builds     " + "; ".join(f"{b}: {n}" for b, n in sorted(builds.items())))
     sweeps = sorted({r["sweep"] for r in rows if r["sweep"]})
     if sweeps:
         lines.append(f"  sweeps     {', '.join(sweeps)}")

@@ -57,19 +57,31 @@ def run_task(task: Task) -> Outcome:
 
     start = time.perf_counter()
     version = engine_version() or "not built"
+    build = _build()
     with tempfile.TemporaryDirectory(prefix="ecnlab-point-") as tmp:
         try:
             result = run(json.loads(task.config_json), out=Path(tmp), progress=False)
         except ConfigError as exc:
-            return Outcome(task.key, False, f"config: {exc}", time.perf_counter() - start, version)
+            return Outcome(
+                task.key, False, f"config: {exc}", time.perf_counter() - start, version, build=build
+            )
         except MemoryError:
-            return Outcome(task.key, False, "out of memory", time.perf_counter() - start, version)
+            return Outcome(
+                task.key, False, "out of memory", time.perf_counter() - start, version, build=build
+            )
         except Exception as exc:  # report, never take the sweep down
             error = f"{type(exc).__name__}: {exc}"
-            return Outcome(task.key, False, error, time.perf_counter() - start, version)
+            return Outcome(
+                task.key, False, error, time.perf_counter() - start, version, build=build
+            )
         if result.summary.get("complete") is False:
             return Outcome(
-                task.key, False, "the run stopped early", time.perf_counter() - start, version
+                task.key,
+                False,
+                "the run stopped early",
+                time.perf_counter() - start,
+                version,
+                build=build,
             )
         # Every file of the run, pcaps in their subfolder included.
         root = Path(tmp)
@@ -78,7 +90,19 @@ def run_task(task: Task) -> Outcome:
             for p in sorted(root.rglob("*"))
             if p.is_file()
         }
-    return Outcome(task.key, True, "", time.perf_counter() - start, version, files)
+    return Outcome(task.key, True, "", time.perf_counter() - start, version, files, build)
+
+
+def _build() -> str:
+    """This worker's engine build identity (:mod:`.engine_build`), or ""
+    without an engine (the run then fails with its own error)."""
+    from .engine_build import build_identity
+    from .errors import EngineNotBuiltError
+
+    try:
+        return build_identity()
+    except EngineNotBuiltError:
+        return ""
 
 
 def _worker_init() -> None:

@@ -11,6 +11,11 @@ Layout::
       .tmp/                      points being written (never read)
       .lock                      held by the sweep writing to the store
 
+Each point's ``point.json`` names the engine build that made it
+(:mod:`ecnlab.engine_build`; the index's ``build`` column). A record's sweep
+replaces a point another build made: the new folder takes the old one's
+place in one step (:func:`_swap`).
+
 A point's folder appears in one ``rename`` once every file in it is written
 and synced, so a folder under ``points/`` is always complete, whatever
 instant the writer was killed at; ``.tmp/`` leftovers are removed by the
@@ -29,6 +34,7 @@ table of every point with its key as a column::
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import json
 import math
@@ -51,7 +57,7 @@ INDEX_FILE = "points.parquet"
 MARKER_FILE = "store.json"
 POINT_FILE = "point.json"
 # Columns every index row has, before the point's parameters and results.
-BASE_COLUMNS = ("key", "case", "status", "error", "wall_seconds", "engine", "sweep")
+BASE_COLUMNS = ("key", "case", "status", "error", "wall_seconds", "engine", "build", "sweep")
 # Point files that are not tables.
 _JSON_FILES = ("point.json", "summary.json", "config.json")
 
@@ -71,6 +77,8 @@ class Outcome:
     wall_seconds: float = 0.0
     engine: str = ""
     files: dict[str, bytes] = field(default_factory=dict)
+    # The worker's engine build identity (ecnlab.engine_build).
+    build: str = ""
 
 
 @dataclass
@@ -86,6 +94,9 @@ class PointRecord:
     engine: str
     sweep: str
     results: dict[str, Any]
+    # Which build made the run (ecnlab.engine_build); "" for a point stored
+    # before builds were recorded.
+    build: str = ""
 
     def row(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -95,6 +106,7 @@ class PointRecord:
             "error": self.error,
             "wall_seconds": self.wall_seconds,
             "engine": self.engine,
+            "build": self.build,
             "sweep": self.sweep,
         }
         out.update(self.params)
@@ -111,6 +123,7 @@ class PointRecord:
             "error": self.error,
             "wall_seconds": self.wall_seconds,
             "engine": self.engine,
+            "build": self.build,
             "sweep": self.sweep,
             "results": self.results,
         }
@@ -127,6 +140,7 @@ class PointRecord:
             engine=str(data.get("engine", "")),
             sweep=str(data.get("sweep", "")),
             results=dict(data.get("results", {})),
+            build=str(data.get("build", "")),
         )
 
 
@@ -312,9 +326,13 @@ class Store:
             self._lock_handle = None
             handle.close()
 
-    def commit(self, record: PointRecord, files: Mapping[str, bytes]) -> None:
+    def commit(
+        self, record: PointRecord, files: Mapping[str, bytes], replace: bool = False
+    ) -> None:
         """Write a finished point: its files in a temporary folder, synced,
-        then renamed into ``points/`` in one step."""
+        then renamed into ``points/`` in one step. ``replace``: a point
+        already there (a run by another build) gives way to this one,
+        swapped in one step where the system can (:func:`_swap`)."""
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
         self.points_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.tmp_dir / f"{record.key}-{os.getpid()}"
@@ -334,7 +352,11 @@ class Store:
         _write_synced(tmp / POINT_FILE, _json_bytes(record.to_json()))
         _sync_dir(tmp)
         final = self.point_dir(record.key)
-        if final.exists():  # the same point finished twice (two stores merged); keep one
+        if final.exists() and replace:
+            _swap(tmp, final)  # tmp now holds the old run
+            _sync_dir(self.points_dir)
+            shutil.rmtree(tmp)
+        elif final.exists():  # the same point finished twice (two stores merged); keep one
             shutil.rmtree(tmp)
         else:
             os.rename(tmp, final)
@@ -385,6 +407,40 @@ def _column(values: list[Any]) -> pa.Array:
 
 def _json_bytes(data: Any) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _swap(new: Path, old: Path) -> None:
+    """Put folder ``new`` at ``old``'s path, and the old folder at ``new``'s.
+
+    Linux swaps the two names in one step (``renameat2`` with
+    ``RENAME_EXCHANGE``), so no instant shows the point missing. Elsewhere
+    (or on a file system without it) two renames: a writer killed between
+    them leaves the old run under ``.tmp/`` (removed by the next writer) and
+    the point missing, so the next sweep runs it again; no run by the
+    current build is lost either way."""
+    if _exchange(new, old):
+        return
+    aside = new.with_name(new.name + "-old")
+    shutil.rmtree(aside, ignore_errors=True)
+    os.rename(old, aside)
+    os.rename(new, old)
+    os.rename(aside, new)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically with Linux's renameat2; False where that is
+    not available (other systems, old C libraries, file systems without
+    RENAME_EXCHANGE)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return bool(done == 0)
 
 
 def _write_synced(path: Path, data: bytes) -> None:

@@ -24,7 +24,9 @@ replaces the old one). Points are the cases (or one unnamed case) crossed
 with the grid's product. Each is resolved by the engine (defaults, presets,
 units spelled one way) and keyed by a hash of that form, the engine's
 version and the contents of any flow-size CSV it reads; a key already in the
-store is never run again. See :mod:`ecnlab.store` for the layout and
+store is not run again, unless it was made by another engine build and the
+sweep asks for this build's runs only (``same_build``: what a record
+needs, :mod:`ecnlab.engine_build`). See :mod:`ecnlab.store` for the layout and
 :mod:`ecnlab.execute` for where points run.
 """
 
@@ -415,6 +417,10 @@ class SweepReport:
     failed: list[PointRecord] = field(default_factory=list)
     interrupted: bool = False
     points: list[Point] = field(default_factory=list)
+    # Points found in the store made by another engine build (same model
+    # version): reused as they are, or run again under ``same_build``.
+    reused_other_build: int = 0
+    rerun_other_build: int = 0
 
     @property
     def ok(self) -> bool:
@@ -425,6 +431,10 @@ class SweepReport:
             f"{self.total} points: {self.already} already in the store, {self.ran} run, "
             f"{len(self.failed)} failed"
         )
+        if self.reused_other_build:
+            text += f" ({self.reused_other_build} reused from another engine build)"
+        if self.rerun_other_build:
+            text += f" ({self.rerun_other_build} of the runs replace another engine build's)"
         if self.interrupted:
             text += " (interrupted: finished points are kept; run again to go on)"
         return text
@@ -438,6 +448,8 @@ def run_sweep(
     overrides: Sequence[str] = (),
     progress: bool | None = None,
     on_point: Callable[[PointRecord], None] | None = None,
+    same_build: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> SweepReport:
     """Run every point of ``spec`` not yet in ``store``.
 
@@ -445,6 +457,11 @@ def run_sweep(
     ``scheduler="local"`` cluster; ``scheduler``: None (local processes),
     ``"local"`` (a Dask LocalCluster) or ``"tcp://host:port"`` (an existing
     Dask scheduler). ``overrides`` (``key=value``) apply to the base.
+    A stored point made by another engine build (:mod:`.engine_build`) at
+    the same model version is reused, with a notice, unless ``same_build``
+    (a record): then it runs again, saying so, and replaces the old run, and
+    a worker on another build fails the point. ``notify`` gets the notices
+    (default: standard error).
     Raises :class:`ConfigError` when the sweep itself is wrong (every point
     rejected, unknown keys) before anything is written, and
     :class:`ecnlab.store.StoreError` for an unusable store.
@@ -480,6 +497,8 @@ def run_sweep(
             version=str(engine.version()),
             progress=progress,
             on_point=on_point,
+            same_build=same_build,
+            notify=notify or _to_stderr,
         )
     finally:
         executor.close()
@@ -494,11 +513,25 @@ def _run_points(
     version: str,
     progress: bool | None,
     on_point: Callable[[PointRecord], None] | None,
+    same_build: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> SweepReport:
+    from .engine_build import build_identity
+
+    notify = notify or _to_stderr
+    build = build_identity()
     st = store if isinstance(store, Store) else Store(store)
     report = SweepReport(st.path, total=len(unique), points=points)
     with st.locked():
         done = st.keys()
+        other = _other_builds(st, [k for k in unique if k in done], build)
+        if same_build:
+            done -= set(other)
+            report.rerun_other_build = len(other)
+        else:
+            report.reused_other_build = len(other)
+        if other:
+            notify(_build_notice(spec.name, len(unique), other, build, same_build))
         todo = [p for p in unique.values() if p.key not in done]
         report.already = len(unique) - len(todo)
         for p in todo:
@@ -513,7 +546,15 @@ def _run_points(
         last_index = time.monotonic()
         try:
             for outcome in executor.run(tasks):
-                rec = _commit(st, spec, by_key[outcome.key], outcome, version)
+                rec = _commit(
+                    st,
+                    spec,
+                    by_key[outcome.key],
+                    outcome,
+                    version,
+                    build if same_build else None,
+                    replace=outcome.key in other,
+                )
                 if rec.status == "ok":
                     report.ran += 1
                 else:
@@ -535,6 +576,40 @@ def _run_points(
     if report.interrupted:
         raise SweepInterrupted(report)
     return report
+
+
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _other_builds(st: Store, keys: list[str], build: str) -> dict[str, str]:
+    """{key: the build that made it} for the stored points among ``keys``
+    made by a build other than ``build`` ("unknown": stored before builds
+    were recorded)."""
+    out: dict[str, str] = {}
+    for key in keys:
+        rec = st.record(key)
+        made = rec.build if rec is not None else ""
+        if made != build:
+            out[key] = made or "unknown"
+    return out
+
+
+def _build_notice(
+    name: str, total: int, other: Mapping[str, str], build: str, same_build: bool
+) -> str:
+    builds = sorted(set(other.values()))
+    shown = "; ".join(builds[:3]) + (f"; and {len(builds) - 3} more" if len(builds) > 3 else "")
+    head = f"{name}: {len(other)} of {total} points in the store were made by another engine build"
+    if same_build:
+        return (
+            f"{head} ({shown}): running them again, so that the record draws only on "
+            f"this build ({build})"
+        )
+    return (
+        f"note: {head} at the same model version ({shown}; this is {build}): reusing them; "
+        "their numbers are that build's (`ecnlab reproduce ID --record` runs them again)"
+    )
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -559,21 +634,43 @@ def _record(
     )
 
 
-def _commit(st: Store, spec: SweepSpec, p: Point, outcome: Outcome, version: str) -> PointRecord:
+def _commit(
+    st: Store,
+    spec: SweepSpec,
+    p: Point,
+    outcome: Outcome,
+    version: str,
+    build: str | None = None,
+    replace: bool = False,
+) -> PointRecord:
+    """Store one outcome. ``build``: the run must come from this engine
+    build (a record's sweep), else it is a failed point."""
     if outcome.ok and outcome.engine != version:
         outcome = Outcome(
             outcome.key,
             False,
             f"the worker runs engine {outcome.engine}, not {version} (this client's): "
             "install the same ecnlab build on every worker",
+            build=outcome.build,
+        )
+    elif outcome.ok and build is not None and outcome.build != build:
+        outcome = Outcome(
+            outcome.key,
+            False,
+            f"the worker runs engine build {outcome.build or 'unknown'}, not {build} "
+            "(this client's): a record takes runs of this build only; install the same "
+            "ecnlab build on every worker",
+            build=outcome.build,
         )
     if not outcome.ok:
         rec = _record(spec, p, "failed", outcome.error, outcome.wall_seconds, outcome.engine, {})
+        rec.build = outcome.build
         st.commit_failure(rec)
         return rec
     summary = json.loads(outcome.files["summary.json"])
     rec = _record(spec, p, "ok", "", outcome.wall_seconds, outcome.engine, summary_row(summary))
-    st.commit(rec, outcome.files)
+    rec.build = outcome.build
+    st.commit(rec, outcome.files, replace=replace)
     return rec
 
 

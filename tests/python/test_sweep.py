@@ -279,6 +279,9 @@ def test_store_command_prints_what_is_there(
     assert main(["store", str(tmp_path / "st")]) == 0
     out = capsys.readouterr().out
     assert "2 points, 0 failed" in out and "run.seed: 1, 2" in out and "flows, goodput" in out
+    from ecnlab.engine_build import build_identity
+
+    assert f"builds     {build_identity()}: 2" in out  # both made by this build
     assert main(["store", str(tmp_path / "nowhere")]) == 2
 
 

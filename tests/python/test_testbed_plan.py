@@ -136,11 +136,14 @@ REFUSALS = [
     (("transport", "clock_granularity", "1us"), "transport.clock_granularity = '1us': ", ""),
     (("transport", "ca", "basic"), "transport.ca = 'basic': ", "allowed: 'standard'"),
     (("transport", "mss", 9000), "transport.mss = 9000: the veths' MTU", "allowed: 1460"),
-    (("transport", "max_rto", "1s"), "transport.max_rto = '1s': ", "allowed: '60s'"),
-    # Its default is min_rto (10ms here).
-    (("transport", "init_rto", "1ms"), "transport.init_rto = '1ms': ", "allowed: '10ms'"),
-    # A profile fills several refused keys; the profile itself is named.
-    (("transport", "profile", "pfabric"), "transport.profile = 'pfabric': ", "left out"),
+    # Beyond what the kernel's sysctl takes (or, on a kernel without it,
+    # other than its TCP_RTO_MAX): refused either way.
+    (("transport", "max_rto", "200s"), "transport.max_rto = '200s': ", '"120s"'),
+    # The kernel's TCP_TIMEOUT_INIT, or the default (min_rto, 10ms here).
+    (("transport", "init_rto", "1ms"), "transport.init_rto = '1ms': ", "'1s' (the kernel's)"),
+    (("transport", "init_rto", "1ms"), "transport.init_rto = '1ms': ", "'10ms' (left out)"),
+    # A profile other than the kernel's own is named.
+    (("transport", "profile", "pfabric"), "transport.profile = 'pfabric': ", "'linux'"),
     (("host", "lso", True), "host.lso = true: ", "allowed: false"),
     # (GRO needs receive batching: the engine's own rule.)
     (("host", None, {"gro": True, "interrupt_coalescing": "1us"}), "host.gro = true: ", "false"),
@@ -309,3 +312,96 @@ def test_a_key_the_testbed_does_not_know_is_refused_unless_at_its_default() -> N
     cfg["transport"]["future_knob"] = 3
     with pytest.raises(ecnlab.ConfigError, match=r"^transport\.future_knob = 3: a key ecnlab"):
         check_keys(cfg)
+
+
+# ------------------------------------------------- the linux profile's keys
+
+# The testbed's hosts run Linux's TCP, so `transport.profile = "linux"` and
+# the keys it fills describe the kernel's own stack (kernel_stack.py): the
+# kernel's value is taken, a value a namespace sysctl can give is set, any
+# other is refused naming what the kernel does.
+
+
+def _linux(rto_max: bool = True, **transport: Any) -> Any:
+    """The star (ecn-star) with the profile, its min_rto the profile's."""
+    cfg = _star()
+    cfg["transport"] = {"cc": "ecn-star", "profile": "linux", **transport}
+    return make_plan(resolve(cfg), rto_max=rto_max)
+
+
+def test_the_linux_profile_runs_the_kernels_own_stack() -> None:
+    plan = _linux()
+    # Linux's TCP_RTO_MIN 200 ms and TCP_INIT_CWND 10 on the route; its
+    # delayed ACKs (no quickack); the ECN reno asked for (cc given).
+    assert plan.route_options == [
+        *("rto_min", "200ms", "initcwnd", "10", "congctl", "reno"),
+    ], plan.route_options
+    # TCP_RTO_MAX, 120 s, set as the namespace's ceiling; TLP left as the
+    # namespace's default (tcp_early_retrans 3).
+    assert plan.sysctls["net.ipv4.tcp_rto_max_ms"] == "120000"
+    assert "net.ipv4.tcp_early_retrans" not in plan.sysctls
+    # The profile's own cc (cubic) where none is given over it.
+    cfg = _star()
+    cfg["transport"] = {"profile": "linux"}
+    assert make_plan(resolve(cfg), rto_max=True).route_options[-2:] == ["congctl", "cubic"]
+    # Its keys spelt out at the kernel's values are the same run.
+    same = _linux(tlp_slack="2ms", tlp_delack="200ms", init_rto="1000ms", prr="linux", rack=True)
+    assert (same.route_options, same.sysctls) == (plan.route_options, plan.sysctls)
+
+
+def test_tlp_false_turns_the_kernels_tail_loss_probes_off() -> None:
+    # tcp_schedule_loss_probe sends probes only with tcp_early_retrans 3 or
+    # 4 (Linux tcp_output.c); 0 is the namespace's way to say tlp = false.
+    assert _linux(tlp=False).sysctls["net.ipv4.tcp_early_retrans"] == "0"
+    # Without the profile a key left out keeps the kernel as it is.
+    assert "net.ipv4.tcp_early_retrans" not in _plan(_star()).sysctls
+
+
+def test_max_rto_is_the_namespaces_rto_ceiling_where_the_kernel_has_one() -> None:
+    assert _linux(max_rto="30s").sysctls["net.ipv4.tcp_rto_max_ms"] == "30000"
+    # The engine's default (60 s) is set too; a kernel before 6.15 has no
+    # such sysctl: its TCP_RTO_MAX (120 s) or the default runs, nothing else.
+    assert make_plan(resolve(_star()), rto_max=True).sysctls["net.ipv4.tcp_rto_max_ms"] == "60000"
+    for value in ("60s", "120s"):
+        old = make_plan(resolve(_star(transport={"max_rto": value})), rto_max=False)
+        assert "net.ipv4.tcp_rto_max_ms" not in old.sysctls
+    with pytest.raises(ecnlab.ConfigError, match=r"^transport\.max_rto = '30s': this kernel"):
+        make_plan(resolve(_star(transport={"max_rto": "30s"})), rto_max=False)
+
+
+LINUX_REFUSALS = [
+    # Values the kernel does not have (and cannot be told to have).
+    ({"prr": "crb"}, "transport.prr = 'crb': the kernel always runs PRR", "'linux' (the kernel"),
+    ({"tlp_slack": "8ms"}, "transport.tlp_slack = '8ms': ", "'2ms' (the kernel's)"),
+    ({"init_rto": "3s"}, "transport.init_rto = '3s': ", "'1s' (the kernel's)"),
+    # Turned off over the profile: the resolved form leaves the key out, and
+    # the kernel cannot turn RACK or its RTO estimator off per namespace.
+    ({"rack": False}, "transport.rack = false: ", "over the linux profile's value"),
+    ({"linux_rto": False}, "transport.linux_rto = false: ", "true (the kernel's)"),
+    # A lone segment's probe waits the kernel's minimum RTO (the route's
+    # rto_min): the engine's 200 ms default does not match a 5 ms min_rto.
+    ({"min_rto": "5ms"}, "transport.tlp_delack = '200ms': ", "'5ms' (transport.min_rto)"),
+    ({"max_rto": "500ms"}, "transport.max_rto = '500ms': ", '"1s" to "120s"'),
+]
+
+
+@pytest.mark.parametrize(("keys", "starts", "allowed"), LINUX_REFUSALS)
+def test_a_linux_key_the_kernel_does_not_do_is_refused(
+    keys: dict[str, Any], starts: str, allowed: str
+) -> None:
+    with pytest.raises(ecnlab.ConfigError) as err:
+        _linux(**keys)
+    text = str(err.value)
+    assert text.startswith(starts), text
+    assert "\n" not in text and "allowed: " in text and allowed in text, text
+
+
+def test_linux_keys_without_the_profile_are_judged_alike() -> None:
+    # Set without the profile, the same keys: the kernel's value passes...
+    plan = make_plan(
+        resolve(_star(transport={"tlp": True, "tlp_delack": "10ms", "rack": True})), rto_max=True
+    )
+    assert plan.route_options[:2] == ["rto_min", "10ms"]
+    # ...another is refused, and left out they are the kernel's as before.
+    with pytest.raises(ecnlab.ConfigError, match=r"^transport\.tlp_slack = '0s': "):
+        make_plan(resolve(_star(transport={"tlp_slack": "0s"})), rto_max=True)

@@ -76,7 +76,16 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     store_path = Path(store) if store is not None else out / STORE_NAME
     start = time.monotonic()
-    report = run_sweep(spec, store_path, workers=workers, scheduler=scheduler, progress=progress)
+    # A record draws only on runs by this engine build: a stored run of the
+    # same config by another build (same model version) runs again.
+    report = run_sweep(
+        spec,
+        store_path,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        same_build=record is not None,
+    )
     st = Store(store_path, create=False)
     doc = evaluate(fig, report.points, st)
     doc["quick"] = quick
@@ -93,6 +102,8 @@ def reproduce(
         "points": report.total,
         "already_in_store": report.already,
         "ran": report.ran,
+        "reused_other_build": report.reused_other_build,
+        "rerun_other_build": report.rerun_other_build,
         "failed": len(report.failed),
         "errors": sorted({r.error for r in report.failed})[:5],
     }
@@ -108,11 +119,21 @@ def reproduce(
     with atomic_write(out / f"{fid}.json", "w") as handle:
         handle.write(json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n")
     if record is not None:
+        from ..engine_build import build_identity
         from ..runner import load_engine
         from .record import write_record
 
         keys = {p.key for p in report.points}
         rows = [r.row() for r in st.records() if r.key in keys]
+        build = build_identity()
+        foreign = sorted(r["key"] for r in rows if r["status"] == "ok" and r["build"] != build)
+        # run_sweep(same_build=True) reran them: a guard, never expected (a
+        # rerun that failed keeps the old run; write_record refuses it).
+        if foreign and not report.failed:
+            raise ConfigError(
+                f"--record: {len(foreign)} point(s) of {fid} in {store_path} were made by "
+                f"another engine build than {build} (first {foreign[0]}); not recorded"
+            )
         folder = write_record(
             doc,
             png,
@@ -120,6 +141,7 @@ def reproduce(
             record,
             model_version=doc["model_version"],
             engine=str(load_engine().version()),
+            build=build,
             quick_ok=record_quick,
         )
         doc["record"] = str(folder)

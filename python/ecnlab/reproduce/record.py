@@ -6,7 +6,9 @@ repository in compact form (``ecnlab reproduce ID --record``).
 - ``<id>.png``: the figure as drawn;
 - ``<id>.json``: ours (mean over seeds, 95% interval, seeds), the paper's
   numbers and the verdicts, without the per-flow curves (the PNG has them),
-  stamped with the engine's model version and the date;
+  stamped with the engine's model version, its build identity
+  (:mod:`ecnlab.engine_build`: every run it draws on was made by that
+  build) and the date;
 - ``index.json``: the store index rows the figure was drawn from (one per
   point: its key, case, swept values and summary columns; no per-flow
   table).
@@ -83,6 +85,7 @@ def write_record(
     *,
     model_version: int,
     engine: str,
+    build: str = "",
     date: _dt.date | None = None,
     quick_ok: bool = False,
 ) -> Path:
@@ -108,6 +111,7 @@ def write_record(
         "format": RECORD_FORMAT,
         "model_version": int(model_version),
         "engine": engine,
+        "build": build,
         "date": (date or _dt.datetime.now(_dt.timezone.utc).date()).isoformat(),
         "quick": bool(doc.get("quick")),
     }

@@ -13,6 +13,10 @@ the engine's own queue discipline, so a scheme added to the engine's
 registry runs here too. Any other key not listed here (one added to the
 engine later) is refused whenever it is not at its default, until someone
 decides what the testbed does with it.
+
+`transport.profile = "linux"` and the Linux stack's keys are honoured where
+their value is the kernel's own (or a namespace sysctl makes it so) and
+refused otherwise: kernel_stack.py judges them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..runner import resolve
 from ..units import parse_time
+from . import kernel_stack
 
 __all__ = ["HONOURED", "IRRELEVANT", "REFUSED", "check_keys", "engine_defaults"]
 
@@ -62,6 +67,19 @@ HONOURED: dict[str, str] = {
     "(RFC 3168), its dctcp ECT; a value other than the kernel's is refused where the switch "
     "drops Not-ECT packets (drop_not_ect, red, codel)",
 }
+HONOURED["transport.max_rto"] = (
+    f"{kernel_stack.RTO_MAX_SYSCTL} in each namespace (Linux 6.15 and later; 1s to 120s); "
+    "a kernel without it keeps TCP_RTO_MAX (120s) and refuses other values than it and the "
+    "default"
+)
+HONOURED["transport.tlp_delack"] = (
+    "only at min_rto: the kernel adds the route's rto_min to a lone segment's probe timeout"
+)
+for _key, _kernel in kernel_stack.KERNEL.items():
+    HONOURED[f"transport.{_key}"] = (
+        f"at {_kernel.value!r}, what the kernel does ({_kernel.how}); left out, the kernel's "
+        "own anyway" + ("; false turns it off" if _kernel.off else "; other values refused")
+    )
 for _key in "src dst service count size start stop serial serial_gap serial_gap_kind".split():
     HONOURED[f"flows.{_key}"] = "the sending host's agent"
 for _key in "src dst service interval start size".split():
@@ -113,10 +131,6 @@ REFUSED: dict[str, str] = {
     "switch.fq_flows": 'FQ-CoDel\'s (switch.qdisc = "fq-codel" is refused)',
     "switch.fq_quantum": 'FQ-CoDel\'s (switch.qdisc = "fq-codel" is refused)',
     "switch.fq_limit": 'FQ-CoDel\'s (switch.qdisc = "fq-codel" is refused)',
-    "transport.profile": f"a set of ns-2 TCP settings; {_KERNEL_TCP} has none of them",
-    "transport.init_rto": f"{_KERNEL_TCP} starts from its own 1 s (RFC 6298), "
-    "not settable per route",
-    "transport.max_rto": f"{_KERNEL_TCP} caps its RTO at its own 120 s (TCP_RTO_MAX)",
     "transport.clock_granularity": f"{_KERNEL_TCP} times in its own jiffies",
     "transport.rx_window": "the agents' 8 MB socket buffers: the kernel's receive window "
     "never limits a flow, and no per-run cap is set",
@@ -138,25 +152,6 @@ REFUSED: dict[str, str] = {
     "(bic_scale, default 41: C = 0.4), not per run",
     "transport.cubic_fast_convergence": "Linux's cubic takes it from a module parameter of the "
     "whole machine (fast_convergence, default on), not per run",
-    "transport.linux_rto": f"{_KERNEL_TCP} always runs Linux's RTO estimator; a set value waits "
-    "until the testbed takes the linux profile (transport.profile is refused)",
-    "transport.prr": f"{_KERNEL_TCP} always runs PRR; a set value waits until the testbed takes "
-    "the linux profile (transport.profile is refused)",
-    "transport.lost_retransmit": f"{_KERNEL_TCP} always detects lost retransmissions (RACK); a "
-    "set value waits until the testbed takes the linux profile (transport.profile is refused)",
-    "transport.rto_keeps_sack": f"{_KERNEL_TCP} always keeps its SACK scoreboard across an RTO; "
-    "a set value waits until the testbed takes the linux profile (transport.profile is refused)",
-    "transport.rto_rearm_head": f"{_KERNEL_TCP} always restarts its timer when it retransmits "
-    "snd_una; a set value waits until the testbed takes the linux profile (transport.profile is "
-    "refused)",
-    "transport.tlp": f"{_KERNEL_TCP} always sends tail loss probes (RACK-TLP); a set value waits "
-    "until the testbed takes the linux profile (transport.profile is refused)",
-    "transport.tlp_slack": f"{_KERNEL_TCP} adds its own TCP_TIMEOUT_MIN (two jiffies) to the "
-    "probe timeout; a set value waits until the testbed takes the linux profile",
-    "transport.tlp_delack": f"{_KERNEL_TCP} adds its own TCP_RTO_MIN to a lone segment's probe "
-    "timeout; a set value waits until the testbed takes the linux profile",
-    "transport.rack": f"{_KERNEL_TCP} always detects losses by time (RACK); a set value waits "
-    "until the testbed takes the linux profile (transport.profile is refused)",
     "workload": "workloads are not in the testbed yet (one agent per host runs [[flows]], "
     "[[incast]] and [[ping]])",
     "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "
@@ -337,14 +332,26 @@ def _check_values(cfg: dict[str, Any], kernel_cc: str) -> None:
             )
 
 
-def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno", *, uplinks: bool = True) -> None:
+def check_keys(
+    cfg: dict[str, Any],
+    kernel_cc: str = "reno",
+    *,
+    uplinks: bool = True,
+    rto_max: bool | None = None,
+) -> dict[str, str]:
     """Raise :class:`ConfigError` for the first key of resolved config
     ``cfg`` that the testbed would not honour: its name, its value, why
     and what is allowed. ``kernel_cc``: the kernel congestion control the
     hosts will run; ``uplinks``: whether the hosts' uplinks are emulated
-    (without them no NIC queue exists for host_queue_limit to bound)."""
+    (without them no NIC queue exists for host_queue_limit to bound);
+    ``rto_max``: whether the kernel has net.ipv4.tcp_rto_max_ms (None: look).
+    Returns the namespace sysctls the Linux stack's keys ask for
+    (kernel_stack.py)."""
     _check_values(cfg, kernel_cc)
     base = engine_defaults()
+    if rto_max is None:
+        rto_max = kernel_stack.rto_max_settable()
+    sysctls = kernel_stack.check(cfg["transport"], base["transport"]["max_rto"], rto_max=rto_max)
     if not uplinks:
         key = "transport.host_queue_limit"
         value, default = (
@@ -359,9 +366,6 @@ def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno", *, uplinks: bool = 
                 "the switch at once: no NIC queue to bound",
                 _allowed(default),
             )
-    # A profile first: it fills several keys, which are each refused below.
-    profile = cfg["transport"].get("profile")
-    _check("transport.profile", "transport.profile", profile, None)
     for whole in _WHOLE:
         _check(whole, whole, cfg.get(whole), base.get(whole))
     for section in _SECTIONS:
@@ -369,9 +373,6 @@ def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno", *, uplinks: bool = 
         for name in sorted(set(given) | set(default)):
             value = given.get(name, _MISSING)
             expected = default.get(name, _MISSING)
-            if section == "transport" and name == "init_rto":
-                # Its default is min_rto.
-                expected = given.get("min_rto", expected)
             if section == "transport" and name in KERNEL_CUBIC:
                 # Resolved only for cc = "cubic", at RFC 9438's values,
                 # which are the kernel module's defaults.
@@ -388,3 +389,4 @@ def check_keys(cfg: dict[str, Any], kernel_cc: str = "reno", *, uplinks: bool = 
                     value,
                     default.get(name, _MISSING),
                 )
+    return sysctls

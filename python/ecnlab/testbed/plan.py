@@ -130,10 +130,12 @@ def make_plan(
     available_ccs: tuple[str, ...] = KERNEL_CCS,
     allow_fast: bool = False,
     uplinks: bool = True,
+    rto_max: bool | None = None,
 ) -> TestbedPlan:
     """The plan for resolved config ``cfg``; raises :class:`ConfigError`
     naming the key, the value and what the testbed allows. ``uplinks``:
-    emulate each host's uplink (see :attr:`TestbedPlan.uplinks`)."""
+    emulate each host's uplink (see :attr:`TestbedPlan.uplinks`); ``rto_max``:
+    whether the kernel has net.ipv4.tcp_rto_max_ms (None: look)."""
     topo = cfg.get("topology", {})
     if topo.get("kind") != "star":
         raise _unsupported(
@@ -198,7 +200,8 @@ def make_plan(
         )
     # Every other key: honoured, irrelevant, or refused unless at the
     # engine's default (keys.py).
-    check_keys(cfg, kernel_cc, uplinks=uplinks)
+    # (The Linux stack's keys may ask for namespace sysctls: kernel_stack.py.)
+    sysctls |= check_keys(cfg, kernel_cc, uplinks=uplinks, rto_max=rto_max)
     # Linux's route metrics carry the transport's RTO floor and initial
     # window; `quickack` acknowledges every segment, as the simulator does
     # with transport.delayed_ack = 1 (the papers' setting, and the only

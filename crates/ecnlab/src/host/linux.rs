@@ -19,6 +19,10 @@
 //! - `rack` (`rack.rs`): RACK's time-based loss detection, which starts
 //!   recovery a quarter of min_rtt after SACKs too few for fast
 //!   retransmit, and resends a recovery's lost tail;
+//! - `hystart` (`hystart.rs`): CUBIC's HyStart, which ends slow start on
+//!   a long ACK train or a rising RTT before the buffer overflows;
+//! - `dctcp_linux` (`cc/dctcp_linux.rs`): with cc = "dctcp", DCTCP's
+//!   arithmetic, loss response and CE-change ACK as tcp_dctcp.c;
 //!
 //! and Linux's defaults where ecnlab has the key: CUBIC, IW 10, RTO 200 ms
 //! to 120 s starting at 1 s, retransmissions Not-ECT (RFC 3168).
@@ -48,13 +52,15 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             super::rto_rearm::RtoRearmParams::PARAMS,
             super::tlp::TlpParams::PARAMS,
             super::rack::RackParams::PARAMS,
+            super::hystart::HystartParams::PARAMS,
+            super::cc::dctcp_linux::DctcpLinuxParams::PARAMS,
         ],
         ..crate::switch::scheme::About::new(
             "linux",
             "Linux's TCP: CUBIC, Linux's RTO estimator (min 200ms, initial 1s), PRR with Linux's \
              reduction bound for loss and ECN cuts, Linux's delayed ACKs (quick ACKs, every second \
-             segment, 40ms timer), lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, IW 10, Not-ECT retransmissions; its keys may be set without it",
-            "Linux net/ipv4 tcp_input.c, tcp_output.c; RFC 6298, RFC 6937, RFC 8985",
+             segment, 40ms timer), lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, CUBIC's HyStart, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
+            "Linux net/ipv4 tcp_input.c, tcp_output.c, tcp_cubic.c, tcp_dctcp.c; RFC 6298, RFC 6937, RFC 8985",
         )
     },
     fills: &[
@@ -67,6 +73,8 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("rto_rearm_head", Fill::Json("true")),
         ("tlp", Fill::Json("true")),
         ("rack", Fill::Json("true")),
+        ("hystart", Fill::Json("true")),
+        ("dctcp_linux", Fill::Json("true")),
         ("delayed_ack_timeout", Fill::Json("\"40ms\"")),
         ("min_rto", Fill::Json("\"200ms\"")),
         ("init_rto", Fill::Json("\"1s\"")),
@@ -118,6 +126,8 @@ pub struct LinuxTx {
     pub tlp: super::tlp::Tlp,
     /// RACK's reordering timer (`rack.rs`).
     pub rack: super::rack::Rack,
+    /// CUBIC's HyStart (`hystart.rs`).
+    pub hystart: super::hystart::Hystart,
 }
 
 impl TcpSender {

@@ -13,6 +13,7 @@ pub mod cc;
 pub mod coalesce;
 pub mod delack_linux;
 pub mod gro;
+pub mod hystart;
 pub mod incast;
 pub mod jitter;
 pub mod linux;

@@ -90,6 +90,8 @@ impl TcpReceiver {
     /// The receiver `t` asks for: Linux's rules, ns-2's byte counting, or
     /// every `delayed_ack`-th packet.
     pub fn for_transport(echo: EchoMode, t: &crate::config::TransportCfg, linux: bool) -> Self {
+        let echo =
+            if echo == EchoMode::Exact && super::cc::dctcp_linux::active(t) { EchoMode::ExactAckNow } else { echo };
         let r = TcpReceiver::new(echo, t.delayed_ack);
         if linux {
             r.linux_rules(t.mss)
@@ -117,7 +119,7 @@ impl TcpReceiver {
         match self.mode {
             EchoMode::None => false,
             EchoMode::Latched => self.ece_latch,
-            EchoMode::Exact => self.ce_state,
+            EchoMode::Exact | EchoMode::ExactAckNow => self.ce_state,
         }
     }
 
@@ -132,12 +134,17 @@ impl TcpReceiver {
             self.ce_received += 1;
         }
         let mut early_ack = None;
+        // Linux's DCTCP ACKs the packet that changed the CE state at once.
+        let mut ack_now = false;
         match self.mode {
-            EchoMode::Exact => {
-                if ce != self.ce_state && self.pending > 0 {
-                    early_ack = Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ce_state });
-                    self.pending = 0;
-                    self.quick_ack();
+            EchoMode::Exact | EchoMode::ExactAckNow => {
+                if ce != self.ce_state {
+                    if self.pending > 0 {
+                        early_ack = Some(AckOut { ack: self.rcv_nxt, sack: (0, 0), ece: self.ce_state });
+                        self.pending = 0;
+                        self.quick_ack();
+                    }
+                    ack_now = self.mode == EchoMode::ExactAckNow;
                 }
                 self.ce_state = ce;
             }
@@ -181,6 +188,7 @@ impl TcpReceiver {
         // so is everything in Linux's quick-ACK mode, and under Linux's
         // rules a short segment the application reads at once.
         let now = !in_order
+            || ack_now
             || !self.ooo.is_empty()
             || self.rcv_nxt - before > len as u64
             || self.pending >= self.ack_at
@@ -237,6 +245,31 @@ mod tests {
         assert!(o.ack.is_none());
         let o = r.on_data(2000, 1000, 1460, true, false);
         assert_eq!(o.ack.map(|a| (a.ack, a.ece)), Some((3000, true)));
+    }
+
+    /// Linux's DCTCP receiver (tcp_dctcp.h dctcp_ece_ack_update) under
+    /// Linux's delayed ACKs, past its quick ACKs: the held ACK goes first
+    /// with the old state, as in the paper, and the CE packet's own ACK
+    /// goes at once (ICSK_ACK_NOW) where the paper's machine holds it.
+    /// With nothing held, the change alone ACKs at once. A packet that
+    /// keeps the state waits as usual.
+    #[test]
+    fn linux_dctcp_acks_the_ce_change_at_once() {
+        for (mode, acked_at_once) in [(EchoMode::Exact, false), (EchoMode::ExactAckNow, true)] {
+            let mut r = TcpReceiver::new(mode, 1).linux_rules(1000);
+            r.rule = LINUX; // quick ACKs spent
+            assert!(r.on_data(0, 1000, 1000, false, false).ack.is_none());
+            let o = r.on_data(1000, 1000, 1000, true, false);
+            assert_eq!(o.early_ack.map(|a| (a.ack, a.ece)), Some((1000, false)));
+            assert_eq!(o.ack.map(|a| (a.ack, a.ece)), acked_at_once.then_some((2000, true)), "{mode:?}");
+            let mut r = TcpReceiver::new(mode, 1).linux_rules(1000);
+            r.rule = LINUX;
+            let o = r.on_data(0, 1000, 1000, true, false);
+            assert!(o.early_ack.is_none());
+            assert_eq!(o.ack.is_some(), acked_at_once, "{mode:?}");
+            let o = r.on_data(1000, 1000, 1000, true, false);
+            assert_eq!(o.ack.is_some(), !acked_at_once, "{mode:?}");
+        }
     }
 
     /// RFC 3168: ECE is echoed on every ACK until a CWR-marked packet.

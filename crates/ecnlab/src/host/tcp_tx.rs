@@ -65,6 +65,8 @@ pub struct TcpParams {
     pub(super) tlp_times: (Time, Time),
     /// RACK's time-based loss detection (`transport.rack`, `rack.rs`).
     pub(super) rack: bool,
+    /// CUBIC's HyStart (`transport.hystart` with cc = "cubic", `hystart.rs`).
+    hystart: bool,
 }
 
 impl TcpParams {
@@ -91,12 +93,18 @@ impl TcpParams {
             tlp: tlp.tlp,
             tlp_times: (tlp.tlp_slack.0, tlp.tlp_delack.0),
             rack: super::rack::RackParams::of(t).rack,
+            hystart: super::hystart::active(t),
         })
     }
 
     /// Whether connections need `LinuxTx` side state.
     fn linux_state(&self) -> bool {
-        self.linux_rto || self.prr != super::prr::PrrKind::Off || self.lost_retransmit || self.tlp || self.rack
+        self.linux_rto
+            || self.prr != super::prr::PrrKind::Off
+            || self.lost_retransmit
+            || self.tlp
+            || self.rack
+            || self.hystart
     }
 }
 
@@ -341,6 +349,9 @@ impl TcpSender {
             self.rtt_sample(now.saturating_sub(ts_echo));
             self.add_sack(sack.0, sack.1);
             self.trim_sacks();
+            if self.p.hystart {
+                self.hystart_ack(now, now.saturating_sub(ts_echo)); // `hystart.rs`
+            }
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
             let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt };
             let prior = self.w.cwnd;
@@ -428,6 +439,8 @@ impl TcpSender {
             let flight_segs = self.flight() as f64 / self.p.mss as f64;
             self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
             self.prr_start(prior, false);
+        } else if let Some(s) = self.cc.recovery_in_cwr(&self.w) {
+            self.w.ssthresh = s;
         }
         self.in_recovery = true;
         self.recover = self.max_sent;
@@ -472,6 +485,9 @@ impl TcpSender {
                     self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
                 }
                 self.cc.on_timeout();
+                if self.p.hystart {
+                    self.hystart_reset(now);
+                }
                 self.prr_timeout();
                 self.lost_rtx_reset();
                 self.tlp_reset();

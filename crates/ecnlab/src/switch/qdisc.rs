@@ -38,7 +38,10 @@ pub const COMPOSED: QdiscDecl = QdiscDecl {
     validate: |c| {
         c.port.validate_composed(c.sec)?;
         if c.port.dequeue_marking {
-            if std::ptr::eq(c.marking, &super::marker::NONE) {
+            // By name: `NONE` is a const, so each `&NONE` may be its own
+            // copy, and pointer equality held only where the optimiser
+            // merged them (release builds), not in debug builds.
+            if c.marking.about.name == super::marker::NONE.about.name {
                 return Err(bad(
                     &c.key("dequeue_marking"),
                     true,

@@ -90,7 +90,8 @@ impl Hosts {
 
 /// The codepoints of a sender's new data and retransmissions: ECT(0), or
 /// ECT(1) with `ect1`, from a congestion control that uses ECN (its
-/// retransmissions too with `ect_retransmits`); Not-ECT otherwise.
+/// retransmissions too with `ect_retransmits`, or as Linux's DCTCP,
+/// `dctcp_linux.rs`); Not-ECT otherwise.
 fn codepoints(t: &TransportCfg, echo: EchoMode) -> (Ecn, Ecn) {
     let ect = if echo == EchoMode::None {
         Ecn::NotEct
@@ -99,7 +100,8 @@ fn codepoints(t: &TransportCfg, echo: EchoMode) -> (Ecn, Ecn) {
     } else {
         Ecn::Ect
     };
-    (ect, if t.ect_retransmits { ect } else { Ecn::NotEct })
+    let rtx_ect = t.ect_retransmits || crate::host::cc::dctcp_linux::active(t);
+    (ect, if rtx_ect { ect } else { Ecn::NotEct })
 }
 
 // ---------------- hosts ----------------
@@ -422,5 +424,26 @@ impl World<'_> {
             self.send_syn(fid);
         }
         self.try_send(fid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The linux profile sends retransmissions Not-ECT (RFC 3168 §6.1.5,
+    /// as Linux's reno and cubic), except under Linux's DCTCP: tcp_ecn_send
+    /// clears ECT on a retransmission only for a congestion control that
+    /// does not need ECN (`dctcp_linux.rs`).
+    #[test]
+    fn linux_dctcp_retransmits_ect() {
+        let t = |json: &str| -> TransportCfg { serde_json::from_str(json).unwrap() };
+        let lx = r#""ect_retransmits": false, "dctcp_linux": true"#;
+        let dctcp = t(&format!(r#"{{"cc": "dctcp", {lx}}}"#));
+        assert_eq!(codepoints(&dctcp, EchoMode::Exact), (Ecn::Ect, Ecn::Ect));
+        let ecn_star = t(&format!(r#"{{"cc": "ecn-star", {lx}}}"#));
+        assert_eq!(codepoints(&ecn_star, EchoMode::Latched), (Ecn::Ect, Ecn::NotEct));
+        let plain = t(r#"{"cc": "dctcp", "ect_retransmits": false}"#);
+        assert_eq!(codepoints(&plain, EchoMode::Exact), (Ecn::Ect, Ecn::NotEct));
     }
 }

@@ -8,8 +8,9 @@
 //! remembers W_max, lowered when the window had not regained the last one
 //! (fast convergence, §4.7). After a timeout the next epoch starts flat at
 //! its own cwnd (§4.8; Linux's bictcp_reset does the same). Slow start is
-//! standard; Linux's HyStart is not modelled, nor is the epoch's restart
-//! after idle (Linux's CA_EVENT_TX_START). Its keys appear in the resolved
+//! standard, or ends early by Linux's HyStart with `hystart`
+//! (`host/hystart.rs`); the epoch's restart after idle (Linux's
+//! CA_EVENT_TX_START) is not modelled. Its keys appear in the resolved
 //! config of CUBIC runs only, so that older configs resolve as they did.
 
 use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Window, MIN_CWND};
@@ -99,6 +100,11 @@ impl Cubic {
             origin: 0.0,
             w_est: 0.0,
         }
+    }
+
+    /// When the current congestion-avoidance epoch began, if one runs.
+    pub fn epoch_start(&self) -> Option<Time> {
+        self.in_epoch.then_some(self.start)
     }
 
     /// W_cubic at `t` seconds into the epoch (RFC 9438 Eq. 1).

@@ -65,6 +65,13 @@ pub trait CongestionControl {
         (flight_segs / 2.0).max(MIN_CWND)
     }
 
+    /// Loss recovery starts while an ECN cut's reduction (PRR's CWR) is
+    /// under way, which carries on: a new ssthresh for it, or None to keep
+    /// the cut's (Linux: DCTCP halves cwnd, `dctcp_linux.rs`).
+    fn recovery_in_cwr(&mut self, _w: &Window) -> Option<f64> {
+        None
+    }
+
     /// The retransmission timer fired (after `loss_ssthresh`, if that was
     /// called for it).
     fn on_timeout(&mut self) {}
@@ -123,6 +130,10 @@ macro_rules! congestion_controls {
                 match self { $(Cc::$variant(c) => CongestionControl::loss_ssthresh(c, w, flight_segs)),* }
             }
 
+            pub fn recovery_in_cwr(&mut self, w: &Window) -> Option<f64> {
+                match self { $(Cc::$variant(c) => CongestionControl::recovery_in_cwr(c, w)),* }
+            }
+
             pub fn on_timeout(&mut self) {
                 match self { $(Cc::$variant(c) => CongestionControl::on_timeout(c)),* }
             }
@@ -139,6 +150,8 @@ macro_rules! congestion_controls {
     };
 }
 
+pub mod dctcp_linux;
+
 // The registry of congestion controls: one line per algorithm.
 congestion_controls! {
     Reno(reno::Reno),
@@ -146,6 +159,17 @@ congestion_controls! {
     Dctcp(dctcp::Dctcp),
     MinTcp(min_tcp::MinTcp),
     Cubic(cubic::Cubic),
+}
+
+impl Cc {
+    /// When CUBIC's congestion-avoidance epoch began, if one is running
+    /// (HyStart's filter, `hystart.rs`); None for the others.
+    pub fn cubic_epoch_start(&self) -> Option<crate::units::Time> {
+        match self {
+            Cc::Cubic(c) => c.epoch_start(),
+            _ => None,
+        }
+    }
 }
 
 /// The congestion control named `name`.
@@ -280,6 +304,9 @@ pub enum EchoMode {
     Latched,
     /// DCTCP: each ACK's ECE equals the CE bit of the data it covers.
     Exact,
+    /// DCTCP as Linux (`dctcp_linux.rs`): Exact, and the packet that
+    /// changes the CE state is ACKed at once. Only the receiver holds it.
+    ExactAckNow,
 }
 
 /// Facts about one ACK, for congestion control.
