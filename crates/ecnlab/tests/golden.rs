@@ -89,7 +89,8 @@ fn the_partitioned_engine_gives_the_same_outputs_on_1_and_2_threads() {
     let only = std::env::var("ECNLAB_GOLDEN_FILTER").unwrap_or_default();
     let mut cut = Vec::new();
     for (name, cfg) in &corpus {
-        if !matches!(cfg.topology.kind, Some(TopologyKind::FatTree | TopologyKind::LeafSpine)) || !name.contains(&only) {
+        if !matches!(cfg.topology.kind, Some(TopologyKind::FatTree | TopologyKind::LeafSpine)) || !name.contains(&only)
+        {
             continue;
         }
         for threads in [1, 2] {
@@ -106,7 +107,9 @@ fn the_partitioned_engine_gives_the_same_outputs_on_1_and_2_threads() {
         let name = pair[0].0.trim_end_matches(" threads=1");
         match (&r[0], &r[1]) {
             (Ok(a), Ok(b)) if a == b => ran += 1,
-            (Err(a), Err(b)) if a.contains("run.threads") && a.replace("= 1", "= 2").replace(" threads=1", " threads=2") == *b => {
+            (Err(a), Err(b))
+                if a.contains("run.threads") && a.replace("= 1", "= 2").replace(" threads=1", " threads=2") == *b =>
+            {
                 refused += 1
             }
             (a, b) => wrong.push(format!("\n  {name}: threads = 1 gave {a:?},\n    threads = 2 {b:?}")),

@@ -182,7 +182,6 @@ pub fn run_into(
     };
     if parts.parts == 1 {
         // Nothing to cut: the sequential engine, whose outputs these are.
-        drop(keep_going);
         return crate::run_into_sequential(cfg, progress, sink);
     }
     sinks.resize_with(parts.parts as usize, Collect::default);
@@ -193,7 +192,6 @@ pub fn run_into(
         };
         worlds.push(w);
     }
-    drop(keep_going);
     for (me, w) in worlds.iter_mut().enumerate() {
         w.enter_part(me as u16, &parts);
     }

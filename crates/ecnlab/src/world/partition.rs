@@ -55,9 +55,9 @@ impl Partitioning {
             0 => units.min(AUTO),
             p if p > units => {
                 return Err(ConfigError(format!(
-                    "run.partitions = {p}: more parts than this fabric has {} ({units}); allowed: 0 (auto) or 1 to {units}",
-                    if t.kind == Some(TopologyKind::FatTree) { "pods" } else { "leaves" }
-                )))
+                "run.partitions = {p}: more parts than this fabric has {} ({units}); allowed: 0 (auto) or 1 to {units}",
+                if t.kind == Some(TopologyKind::FatTree) { "pods" } else { "leaves" }
+            )))
             }
             p => p,
         };
