@@ -77,7 +77,7 @@ bench:
 	@for f in $(BENCH); do ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
 	@echo
 	@echo "scale (bench/scale.sh: the same fat-tree experiment as k grows):"
-	@bench/scale.sh
+	@THREADS="0 1 2" bench/scale.sh
 	@echo
 	@echo "sparse (bench/scale/sparse_k*.toml: long-horizon timers on 320 Kbps links):"
 	@for f in bench/scale/sparse_k16.toml bench/scale/sparse_k32.toml; do \
@@ -86,7 +86,7 @@ bench:
 # The scale table alone (fat-tree k = 8, 16, 32; about 3 min on one core).
 bench-scale:
 	cargo build --release -p ecnlab --bin ecnlab-bench
-	@bench/scale.sh
+	@THREADS="0 1 2" bench/scale.sh
 
 # The golden corpus (tests/golden/): `golden` checks every config's outputs
 # against the recorded fingerprints (`cargo test` does too); `golden-update`

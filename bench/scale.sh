@@ -2,9 +2,12 @@
 # The scale table (issue 27): the same fat-tree experiment at k = 8, 16, 32
 # (128, 1,024 and 8,192 hosts; bench/scale/fattree_k*.toml, about 285 M
 # events each), one process per point so that peak memory is its own.
-# Usage: bench/scale.sh [BINARY] [K ...]   (default: target/release/ecnlab-bench, 8 16 32)
-# Prints k, hosts, switches, then ecnlab-bench's columns. Run it with the
-# other core idle: events/s on a shared core says little.
+# Usage: [THREADS="0 1 2"] bench/scale.sh [BINARY] [K ...]
+#   (default: target/release/ecnlab-bench, k = 8 16 32, THREADS="0": the
+#   sequential engine; each N in THREADS runs every k with run.threads = N)
+# Prints k, hosts, switches, then ecnlab-bench's columns (the last two: the
+# threads and the parts it ran on). Run it with the other core idle:
+# events/s on a shared core says little.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/ecnlab-bench}
@@ -16,6 +19,8 @@ printf '%-4s %8s %9s ' k hosts switches
 for k in "${ks[@]}"; do
   f=bench/scale/fattree_k$k.toml
   [ -f "$f" ] || { echo "bench/scale.sh: no $f" >&2; exit 2; }
-  printf '%-4s %8s %9s ' "$k" $((k * k * k / 4)) $((5 * k * k / 4))
-  ECNLAB_BENCH_NO_HEADER=1 "$bin" "$f"
+  for n in ${THREADS:-0}; do
+    printf '%-4s %8s %9s ' "$k" $((k * k * k / 4)) $((5 * k * k / 4))
+    ECNLAB_BENCH_NO_HEADER=1 "$bin" --threads "$n" "$f"
+  done
 done

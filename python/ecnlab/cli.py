@@ -87,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="output directory (default: results/<config stem>)",
     )
     _add_set(p_run)
+    p_run.add_argument(
+        "--threads",
+        metavar="N",
+        type=_non_negative_int,
+        default=None,
+        help="run on N threads (run.threads): the partitioned engine, whose outputs are the "
+        "same for every N; 0 is the sequential engine (default: the file's, else 0)",
+    )
     p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p_run.set_defaults(handler=_cmd_run)
 
@@ -411,10 +419,11 @@ def _os_error_text(exc: OSError) -> str:
 def _cmd_run(args: argparse.Namespace) -> int:
     config = Path(args.config)
     out = args.out if args.out is not None else Path("results") / config.stem
+    overrides = list(args.overrides)
+    if args.threads is not None:
+        overrides.append(f"run.threads={args.threads}")
     try:
-        result = run(
-            config, out=out, overrides=args.overrides, progress=False if args.quiet else None
-        )
+        result = run(config, out=out, overrides=overrides, progress=False if args.quiet else None)
     except KeyboardInterrupt as exc:
         if isinstance(exc, RunInterrupted):
             raise

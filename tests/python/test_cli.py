@@ -178,3 +178,12 @@ def test_interrupt_during_the_run_keeps_readable_files(
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["complete"] is False and summary["ended_by"] == "interrupted"
     assert pq.read_table(out / "flows.parquet").num_rows == 2
+
+
+def test_run_threads_flag_sets_run_threads(
+    fake_engine: FakeEngine, good_file: Path, tmp_path: Path
+) -> None:
+    """`--threads N` is `--set run.threads=N` (the partitioned engine)."""
+    assert main(["run", str(good_file), "--out", str(tmp_path / "o"), "--threads", "2", "-q"]) == 0
+    assert fake_engine.calls[-1]["run"]["threads"] == 2
+    assert main(["run", str(good_file), "--threads", "-1"]) == 2

@@ -70,6 +70,15 @@ impl Ecmp {
         }
     }
 
+    /// Part `part` of a partitioned run (`world/parallel.rs`) draws its
+    /// per-packet choices from a stream of its own (part 0 keeps the run's),
+    /// so that parts' switches do not repeat each other's draws.
+    pub fn reseed(&mut self, seed: u64, part: u64) {
+        if part > 0 {
+            self.spray = Rng::stream(seed, 0x5B7A ^ (part << 20));
+        }
+    }
+
     pub fn mode(&self) -> EcmpMode {
         self.mode
     }

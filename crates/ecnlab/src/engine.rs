@@ -474,6 +474,18 @@ impl EventQueue {
         (t, Event::decode(code))
     }
 
+    /// When the next event happens, if any (the partitioned engine's
+    /// window starts there). Events may still be scheduled before it.
+    pub fn next_time(&mut self) -> Option<Time> {
+        if self.cur_pos == self.cur.len() {
+            if self.in_wheel == 0 {
+                return None;
+            }
+            self.serve_next_slot();
+        }
+        Some(self.cur[self.cur_pos].0)
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

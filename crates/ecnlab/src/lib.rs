@@ -87,6 +87,18 @@ pub fn run_into(
     progress: &mut dyn FnMut(f64, f64) -> bool,
     sink: &mut dyn Sink,
 ) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
+    if cfg.run.threads > 0 {
+        return world::parallel::run_into(cfg, progress, sink);
+    }
+    run_into_sequential(cfg, progress, sink)
+}
+
+/// [`run_into`] on the sequential engine (one event queue).
+pub(crate) fn run_into_sequential(
+    cfg: &Config,
+    progress: &mut dyn FnMut(f64, f64) -> bool,
+    sink: &mut dyn Sink,
+) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
     let mut keep_going = || progress(0.0, 0.0);
     let Some(mut w) = World::new_until(cfg, sink, &mut keep_going).map_err(RunError::Config)? else {
         // Stopped while building: nothing ran, so there is nothing to write.

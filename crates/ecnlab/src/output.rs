@@ -13,8 +13,9 @@ use crate::report::{Report, Table};
 /// equal files written in one piece (see `python/ecnlab/stream.py`).
 pub const BATCH_ROWS: usize = 1 << 16;
 
-/// Where a run's outputs go.
-pub trait Sink {
+/// Where a run's outputs go. `Send`: the partitioned engine runs its parts'
+/// worlds, each with a sink of its own, on worker threads.
+pub trait Sink: Send {
     /// More rows of table `batch.name`, columns in the table's order. Every
     /// table is sent at least once, perhaps empty, so its columns are known;
     /// batches of one table arrive in order. An error stops the run.

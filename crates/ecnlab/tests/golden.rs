@@ -74,3 +74,49 @@ fn outputs_match_the_golden_corpus_at_this_model_version() {
         moved.len()
     );
 }
+
+/// The partitioned engine's promise (issue 27): `run.threads = 1` and `2`
+/// give byte-identical outputs on every corpus config it runs (the bench
+/// points' leaf-spines and the figures' fabrics, cut into 3 groups of
+/// leaves where they have 3: unequal groups, spines dealt unevenly), and refuse the same
+/// configs with the same error. A star or dumbbell has nothing to cut and
+/// runs the sequential engine at any thread count.
+#[test]
+fn the_partitioned_engine_gives_the_same_outputs_on_1_and_2_threads() {
+    use ecnlab::config::TopologyKind;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let corpus = load_corpus(&root.join("tests/golden"), &root).expect("the corpus loads");
+    let only = std::env::var("ECNLAB_GOLDEN_FILTER").unwrap_or_default();
+    let mut cut = Vec::new();
+    for (name, cfg) in &corpus {
+        if !matches!(cfg.topology.kind, Some(TopologyKind::FatTree | TopologyKind::LeafSpine)) || !name.contains(&only)
+        {
+            continue;
+        }
+        for threads in [1, 2] {
+            let mut c = cfg.clone();
+            c.run.threads = threads;
+            let units = c.topology.leaves.or(c.topology.k).unwrap_or(1);
+            c.run.partitions = units.min(3);
+            cut.push((format!("{name} threads={threads}"), c));
+        }
+    }
+    let results = fingerprint_all(&cut, 2, &|_, _| {});
+    let (mut ran, mut refused, mut wrong) = (0, 0, Vec::new());
+    for (pair, r) in cut.chunks(2).zip(results.chunks(2)) {
+        let name = pair[0].0.trim_end_matches(" threads=1");
+        match (&r[0], &r[1]) {
+            (Ok(a), Ok(b)) if a == b => ran += 1,
+            (Err(a), Err(b))
+                if a.contains("run.threads") && a.replace("= 1", "= 2").replace(" threads=1", " threads=2") == *b =>
+            {
+                refused += 1
+            }
+            (a, b) => wrong.push(format!("\n  {name}: threads = 1 gave {a:?},\n    threads = 2 {b:?}")),
+        }
+    }
+    eprintln!("{ran} fabric configs ran on 1 and 2 threads alike, {refused} refused alike");
+    assert!(wrong.is_empty(), "{} configs differ:{}", wrong.len(), wrong.concat());
+    assert!(only.is_empty() || ran > 0 || refused > 0, "no config matches {only}");
+    assert!(!only.is_empty() || ran > 80, "only {ran} corpus configs ran partitioned");
+}

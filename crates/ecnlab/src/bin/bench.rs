@@ -1,7 +1,8 @@
 //! `make bench`: events/s, wall time, peak memory and build time for the reference
-//! scenarios. Usage: ecnlab-bench [CONFIG.toml ...] (default: the files in
+//! scenarios. Usage: ecnlab-bench [--threads N] [CONFIG.toml ...] (default: the files in
 //! bench/). Peak memory is the process's high-water mark, so `make bench`
-//! runs each scenario in a process of its own.
+//! runs each scenario in a process of its own. `--threads N` sets `run.threads`
+//! (0: the sequential engine); the last columns say the threads and parts it ran on.
 
 use std::time::Instant;
 
@@ -9,6 +10,16 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let header_only = args.iter().any(|a| a == "--header-only");
     args.retain(|a| a != "--header-only");
+    let mut threads = None;
+    if let Some(i) = args.iter().position(|a| a == "--threads") {
+        let n = args.get(i + 1).and_then(|n| n.parse::<u32>().ok());
+        let Some(n) = n else {
+            eprintln!("ecnlab-bench: --threads takes a whole number (0: the sequential engine)");
+            std::process::exit(2);
+        };
+        threads = Some(n);
+        args.drain(i..i + 2);
+    }
     let files = if args.is_empty() {
         vec![
             "bench/two_flows_10g.toml".to_string(),
@@ -21,8 +32,8 @@ fn main() {
     };
     if std::env::var_os("ECNLAB_BENCH_NO_HEADER").is_none() {
         println!(
-            "{:<20} {:>12} {:>9} {:>12} {:>9} {:>8} {:>11} {:>8}",
-            "scenario", "events", "wall s", "events/s", "sim s", "flows", "peak MiB", "build s"
+            "{:<20} {:>12} {:>9} {:>12} {:>9} {:>8} {:>11} {:>8} {:>7} {:>5}",
+            "scenario", "events", "wall s", "events/s", "sim s", "flows", "peak MiB", "build s", "threads", "parts"
         );
     }
     if header_only {
@@ -36,13 +47,16 @@ fn main() {
                 std::process::exit(2);
             }
         };
-        let cfg = match ecnlab::Config::from_toml(&text) {
+        let mut cfg = match ecnlab::Config::from_toml(&text) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("ecnlab-bench: {f}: {e}");
                 std::process::exit(2);
             }
         };
+        if let Some(n) = threads {
+            cfg.run.threads = n;
+        }
         let t0 = Instant::now();
         let rep = ecnlab::run(&cfg, &mut |_, _| true).expect("bench run");
         let wall = t0.elapsed().as_secs_f64();
@@ -51,7 +65,7 @@ fn main() {
         let sim = rep.summary["sim_seconds"].as_f64().unwrap_or(0.0);
         let flows = rep.table("flows").map(|t| t.rows()).unwrap_or(0);
         println!(
-            "{:<20} {:>12} {:>9.2} {:>12.0} {:>9.4} {:>8} {:>11.1} {:>8.2}",
+            "{:<20} {:>12} {:>9.2} {:>12.0} {:>9.4} {:>8} {:>11.1} {:>8.2} {:>7} {:>5}",
             name,
             ev,
             wall,
@@ -61,7 +75,9 @@ fn main() {
             peak_rss_mib(),
             // Building the network and the workload: the wall time before
             // the first event (the summary's wall clock counts from there).
-            wall - rep.summary["wall_seconds"].as_f64().unwrap_or(0.0)
+            wall - rep.summary["wall_seconds"].as_f64().unwrap_or(0.0),
+            cfg.run.threads,
+            rep.summary.get("partitions").and_then(|p| p.as_u64()).unwrap_or(1)
         );
         if std::env::var_os("ECNLAB_BENCH_VERBOSE").is_some() {
             println!("{}", serde_json::to_string_pretty(&rep.summary).unwrap());

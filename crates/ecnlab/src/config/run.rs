@@ -45,6 +45,16 @@ section! {
         /// Where a sized flow's completion time ends: "receiver" (its last byte arrives) or
         /// "sender" (its last byte is acknowledged, as the MQ-ECN authors' ns-2 scripts measure it).
         fct_end: FctEnd = FctEnd::Receiver, resolved Given;
+        /// Threads of the partitioned engine (`world/parallel.rs`). 0: the sequential engine, one
+        /// event queue. N >= 1: the fabric is cut into `run.partitions` parts (pods of a fat-tree,
+        /// groups of leaves) that advance in windows of the shortest link between parts, on N
+        /// threads; its outputs are the same for every N, 1 included, and differ from the
+        /// sequential engine's only in how same-picosecond events of two parts are ordered.
+        threads: u32 = 0, resolved Given;
+        /// Parts of the partitioned engine (with `run.threads`), each whole pods of a fat-tree or
+        /// groups of leaves of a leaf-spine; 0: two. Outputs depend on it, never on the thread
+        /// count: set it to the cores you run on.
+        partitions: u32 = 0, resolved Given;
     }
 }
 

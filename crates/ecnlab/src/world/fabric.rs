@@ -5,6 +5,7 @@
 //! here are the per-packet path, so their inlining is deliberate: each
 //! attribute's comment gives the measurement behind it.
 
+use super::partition::LOCAL;
 use super::World;
 use crate::config::{Config, EcmpMode};
 use crate::ecmp::{self, Ecmp};
@@ -42,6 +43,14 @@ pub struct Fabric {
     /// cache already, and the early lookup cost the leaf-spine bench points
     /// 4-6% (paired).
     pub(super) early_hops: bool,
+    /// The partitioned engine (`parallel.rs`) runs this fabric as one of
+    /// several parts: a packet sent over a link to another part leaves by
+    /// `outbox`, not by this part's event queue.
+    pub(super) partitioned: bool,
+    /// Per port: the part at its link's far end, or `partition::LOCAL`
+    /// (empty unless partitioned).
+    pub(super) cross: Vec<u16>,
+    pub(super) outbox: Vec<super::parallel::Crossing>,
 }
 
 impl Fabric {
@@ -80,6 +89,9 @@ impl Fabric {
             early_hops: early_hops(&net, cfg),
             net,
             in_transit: 0,
+            partitioned: false,
+            cross: Vec::new(),
+            outbox: Vec::new(),
         }
     }
 }
@@ -207,6 +219,26 @@ impl World<'_> {
     /// on the port's link at `now`.
     #[inline]
     fn transmit(&mut self, port: u32, now: Time, id: u32, size: u32) {
+        if self.fabric.partitioned {
+            return self.transmit_parts(port, now, id, size);
+        }
+        self.transmit_in::<false>(port, now, id, size)
+    }
+
+    /// `transmit` in one part of a partitioned run (`parallel.rs`), where a
+    /// port's link may end in another part.
+    #[cold]
+    #[inline(never)]
+    fn transmit_parts(&mut self, port: u32, now: Time, id: u32, size: u32) {
+        self.transmit_in::<true>(port, now, id, size)
+    }
+
+    /// `transmit`'s body; `PARTS`: the run is partitioned. Without parts
+    /// the checks for a link to another part fold away: the sequential
+    /// engine's per-packet path is as it was (paired, 3-5% slower with them
+    /// in it).
+    #[inline(always)]
+    fn transmit_in<const PARTS: bool>(&mut self, port: u32, now: Time, id: u32, size: u32) {
         let p = &mut self.fabric.net.ports[port as usize];
         let ser = p.tx_time(size as u64);
         p.busy_until = now + ser;
@@ -215,7 +247,13 @@ impl World<'_> {
         if nic && self.fabric.jitter.on() {
             lands = self.fabric.jitter.landing(p.node, now, lands);
         }
-        self.q.arrive(port, lands, id);
+        // Another part's packet once on the wire (a fabric link: never a
+        // NIC, never watched; see `partition.rs`).
+        let to = if PARTS { self.fabric.cross[port as usize] } else { LOCAL };
+        if to == LOCAL {
+            self.q.arrive(port, lands, id);
+            self.fabric.in_transit += 1;
+        }
         if p.qdisc.packets > 0 {
             if p.lazy {
                 p.txdone_sched = now;
@@ -224,9 +262,11 @@ impl World<'_> {
                 self.q.tx_done(port, now + ser);
             }
         }
-        self.fabric.in_transit += 1;
         if p.capture | p.trace {
             self.watch(port, now, id, -1);
+        }
+        if to != LOCAL {
+            return self.send_across(to, port, lands, id);
         }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.

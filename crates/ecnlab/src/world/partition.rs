@@ -1,0 +1,180 @@
+//! How the partitioned engine (`run.threads`, `world/parallel.rs`) cuts a
+//! fabric into parts: every node belongs to one part, each host with the
+//! switch it hangs from, so that only fabric links cross between parts and
+//! the shortest of them bounds how far one part may run ahead of another.
+//!
+//! A fat-tree is cut by pods (a part holds whole pods: their hosts, edge
+//! and aggregation switches) and a leaf-spine by groups of leaves (with
+//! their hosts); the cores or spines are dealt round-robin. Other fabrics
+//! (a star, a dumbbell) have nothing to cut and run as one part.
+
+use crate::config::{Config, ConfigError, TopologyKind};
+use crate::topology::{Network, NodeKind};
+use crate::units::Time;
+
+/// `run.partitions = 0` cuts the fabric in two (a fat-tree of k = 32 on 2
+/// threads: 3.8 s with 2 parts, 4.8 s with 4, 5.0 s with 8, 7.0 s on the
+/// sequential engine; `docs/parallel.md`). More parts only pay with as many
+/// cores: each part holds a copy of the fabric's state and a window's work
+/// is split finer. Outputs depend on the parts, never on the threads, so the
+/// default cannot follow the machine's cores; set `run.partitions` to them.
+const AUTO: u32 = 2;
+
+/// A port whose link stays inside its part.
+pub const LOCAL: u16 = u16::MAX;
+
+pub struct Partitioning {
+    /// Parts, at least 1.
+    pub parts: u32,
+    /// Per node, its part.
+    pub of_node: Vec<u16>,
+    /// Per port: the part at the link's far end when it is not the port's
+    /// own, else LOCAL.
+    pub cross: Vec<u16>,
+    /// The shortest delay of a link between two parts (Time::MAX with one
+    /// part): a packet sent at t lands in another part at t + lookahead or
+    /// later, so parts may run that far apart.
+    pub lookahead: Time,
+}
+
+impl Partitioning {
+    /// The parts of `net`, as `cfg` asks (`run.partitions`).
+    pub fn new(cfg: &Config, net: &Network) -> Result<Partitioning, ConfigError> {
+        let t = &cfg.topology;
+        let asked = cfg.run.partitions;
+        // (units to deal out: pods or leaves; switches of each unit).
+        let (units, per_unit_hosts) = match t.kind {
+            Some(TopologyKind::FatTree) => {
+                let k = t.k.expect("validated");
+                (k, k * k / 4)
+            }
+            Some(TopologyKind::LeafSpine) => (t.leaves.expect("validated"), t.hosts_per_leaf.expect("validated")),
+            _ => (1, net.hosts.max(1)),
+        };
+        let parts = match asked {
+            0 => units.min(AUTO),
+            p if p > units => {
+                return Err(ConfigError(format!(
+                "run.partitions = {p}: more parts than this fabric has {} ({units}); allowed: 0 (auto) or 1 to {units}",
+                if t.kind == Some(TopologyKind::FatTree) { "pods" } else { "leaves" }
+            )))
+            }
+            p => p,
+        };
+        // Unit u (a pod or a leaf) goes to part u * parts / units: parts of
+        // whole, neighbouring units, as even as the division allows.
+        let part_of_unit = |u: u32| (u as u64 * parts as u64 / units as u64) as u16;
+        let mut of_node = vec![0u16; net.nodes.len()];
+        let h = net.hosts;
+        for (i, n) in net.nodes.iter().enumerate() {
+            of_node[i] = match n.kind {
+                NodeKind::Host { .. } => part_of_unit(i as u32 / per_unit_hosts),
+                NodeKind::Switch { index } => switch_part(cfg, index, parts, &part_of_unit),
+            };
+        }
+        debug_assert!(net.nodes.iter().take(h as usize).all(|n| matches!(n.kind, NodeKind::Host { .. })));
+        let mut cross = vec![LOCAL; net.ports.len()];
+        let mut lookahead = Time::MAX;
+        for (i, p) in net.ports.iter().enumerate() {
+            let (a, b) = (of_node[p.node as usize], of_node[p.peer as usize]);
+            if a != b {
+                cross[i] = b;
+                lookahead = lookahead.min(p.delay);
+            }
+        }
+        if lookahead == 0 {
+            return Err(ConfigError(
+                "run.threads: the links between parts have no delay (topology.link_delay = 0s), so no part could \
+                 run ahead of another; allowed: a positive link_delay, or run.threads = 0"
+                    .into(),
+            ));
+        }
+        Ok(Partitioning { parts, of_node, cross, lookahead })
+    }
+}
+
+/// The part of switch `index` (its index among switches, in the order the
+/// topology builds them: fat-tree edges, aggregations, cores; leaf-spine
+/// leaves, spines).
+fn switch_part(cfg: &Config, index: u32, parts: u32, part_of_unit: &dyn Fn(u32) -> u16) -> u16 {
+    let t = &cfg.topology;
+    match t.kind {
+        Some(TopologyKind::FatTree) => {
+            let k = t.k.expect("validated");
+            let h = k / 2;
+            let pod_switches = k * h; // edges, then as many aggregations
+            if index < 2 * pod_switches {
+                part_of_unit((index % pod_switches) / h)
+            } else {
+                ((index - 2 * pod_switches) % parts) as u16
+            }
+        }
+        Some(TopologyKind::LeafSpine) => {
+            let leaves = t.leaves.expect("validated");
+            if index < leaves {
+                part_of_unit(index)
+            } else {
+                ((index - leaves) % parts) as u16
+            }
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts_of(topo: &str, partitions: u32) -> Result<Partitioning, ConfigError> {
+        let cfg = Config::from_toml(&format!(
+            "[run]\nduration = \"1ms\"\nthreads = 1\npartitions = {partitions}\n[topology]\n{topo}\n\
+             link_rate = \"10Gbps\"\nlink_delay = \"1us\"\n"
+        ))
+        .unwrap();
+        Partitioning::new(&cfg, &Network::build(&cfg))
+    }
+
+    /// A fat-tree's parts are whole pods: every host with its edge switch,
+    /// every edge with its pod's aggregations; only aggregation-core links
+    /// cross, so the lookahead is the fabric's link delay.
+    #[test]
+    fn fat_tree_parts_are_whole_pods() {
+        assert_eq!(parts_of("kind = \"fat-tree\"\nk = 8", 0).unwrap().parts, 2);
+        let p = parts_of("kind = \"fat-tree\"\nk = 8", 8).unwrap();
+        assert_eq!(p.parts, 8);
+        assert_eq!(p.lookahead, 1_000_000);
+        let cfg = Config::from_toml(
+            "[run]\nduration = \"1ms\"\n[topology]\nkind = \"fat-tree\"\nk = 8\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n",
+        )
+        .unwrap();
+        let net = Network::build(&cfg);
+        for (i, port) in net.ports.iter().enumerate() {
+            let (a, b) = (&net.nodes[port.node as usize].name, &net.nodes[port.peer as usize].name);
+            let crosses = p.cross[i] != LOCAL;
+            let core_link = a.starts_with("core") || b.starts_with("core");
+            assert!(!crosses || core_link, "{a}:{b} crosses parts");
+        }
+        // 16 cores dealt over 8 parts: 2 each; 128 hosts: 16 a part.
+        for part in 0..8u16 {
+            let hosts = p.of_node[..128].iter().filter(|&&x| x == part).count();
+            assert_eq!(hosts, 16);
+        }
+        assert!(p.cross.iter().any(|&c| c != LOCAL));
+    }
+
+    #[test]
+    fn leaf_spine_groups_leaves_and_refuses_too_many_parts() {
+        let p = parts_of("kind = \"leaf-spine\"\nleaves = 9\nspines = 4\nhosts_per_leaf = 16", 3).unwrap();
+        assert_eq!(p.parts, 3);
+        // Leaves 0-2 (hosts 0-47) in part 0, 3-5 in part 1, 6-8 in part 2.
+        assert_eq!((p.of_node[0], p.of_node[47], p.of_node[48], p.of_node[143]), (0, 0, 1, 2));
+        let e = parts_of("kind = \"leaf-spine\"\nleaves = 9\nspines = 4\nhosts_per_leaf = 16", 10).err().unwrap();
+        assert!(e.0.contains("run.partitions = 10") && e.0.contains("1 to 9"), "{}", e.0);
+    }
+
+    #[test]
+    fn a_star_is_one_part() {
+        let p = parts_of("kind = \"star\"\nhosts = 4", 0).unwrap();
+        assert_eq!((p.parts, p.lookahead), (1, Time::MAX));
+    }
+}
