@@ -90,6 +90,8 @@ for _key in "receiver senders block rounds service start request_gap response_ji
 IRRELEVANT: dict[str, str] = {
     "run.lazy_departures": "the simulator's bookkeeping of departures; the switch's are real",
     "run.max_output": "a budget on the simulator's outputs; a testbed run writes a few MB",
+    "run.threads": "the simulator's threads; the testbed's kernels and switch run in real time",
+    "run.partitions": "how the simulator cuts a fabric for its threads; a star has one part",
     "host.jitter": "the simulator's stand-in for real hosts' timing noise; the testbed's hosts "
     "have their own",
     "topology.preset": "leaf-spine presets; the engine refuses them on a star",
