@@ -247,8 +247,7 @@ impl World<'_> {
         if nic && self.fabric.jitter.on() {
             lands = self.fabric.jitter.landing(p.node, now, lands);
         }
-        // Another part's packet once on the wire (a fabric link: never a
-        // NIC, never watched; see `partition.rs`).
+        // Another part's packet once on the wire (see `partition.rs`).
         let to = if PARTS { self.fabric.cross[port as usize] } else { LOCAL };
         if to == LOCAL {
             self.q.arrive(port, lands, id);
@@ -265,9 +264,6 @@ impl World<'_> {
         if p.capture | p.trace {
             self.watch(port, now, id, -1);
         }
-        if to != LOCAL {
-            return self.send_across(to, port, lands, id);
-        }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.
         let pkt = self.arena.get(id);
@@ -280,6 +276,10 @@ impl World<'_> {
                 f.nic_blocked = false;
                 self.try_send(fid);
             }
+        }
+        if to != LOCAL {
+            // (The sender may have queued more behind it: the port is busy.)
+            self.send_across(to, port, lands, id);
         }
     }
 

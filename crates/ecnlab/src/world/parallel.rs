@@ -271,6 +271,7 @@ pub fn run_into(
     summary.insert("arena_live".into(), json!(live));
     summary.insert("partitions".into(), json!(parts.parts));
     summary.insert("lookahead_seconds".into(), json!(secs(parts.lookahead)));
+    summary.insert("partition_cut".into(), json!(parts.cut));
     write_tables(sinks, sink).map_err(RunError::Output)?;
     Ok(summary)
 }

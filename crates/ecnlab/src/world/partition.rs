@@ -35,6 +35,8 @@ pub struct Partitioning {
     /// part): a packet sent at t lands in another part at t + lookahead or
     /// later, so parts may run that far apart.
     pub lookahead: Time,
+    /// How the fabric was cut, in words (the summary's `partition_cut`).
+    pub cut: &'static str,
 }
 
 impl Partitioning {
@@ -61,14 +63,19 @@ impl Partitioning {
             }
             p => p,
         };
+        let hosts_apart = parts > 1 && hosts_links_longer(net);
         // Unit u (a pod or a leaf) goes to part u * parts / units: parts of
-        // whole, neighbouring units, as even as the division allows.
-        let part_of_unit = |u: u32| (u as u64 * parts as u64 / units as u64) as u16;
+        // whole, neighbouring units, as even as the division allows. With
+        // the hosts apart, the switches are part 0 and the units' hosts
+        // share the others.
+        let (first, shared) = if hosts_apart { (1, parts - 1) } else { (0, parts) };
+        let part_of_unit = |u: u32| (first + u as u64 * shared as u64 / units as u64) as u16;
         let mut of_node = vec![0u16; net.nodes.len()];
         let h = net.hosts;
         for (i, n) in net.nodes.iter().enumerate() {
             of_node[i] = match n.kind {
                 NodeKind::Host { .. } => part_of_unit(i as u32 / per_unit_hosts),
+                NodeKind::Switch { .. } if hosts_apart => 0,
                 NodeKind::Switch { index } => switch_part(cfg, index, parts, &part_of_unit),
             };
         }
@@ -89,9 +96,32 @@ impl Partitioning {
                     .into(),
             ));
         }
-        Ok(Partitioning { parts, of_node, cross, lookahead })
+        let cut = match (hosts_apart, t.kind) {
+            (true, _) => "hosts apart from switches",
+            (false, Some(TopologyKind::FatTree)) => "pods",
+            _ => "leaves",
+        };
+        Ok(Partitioning { parts, of_node, cross, lookahead, cut })
     }
 }
+
+/// Whether the hosts' links are at least `HOSTS_APART` times as long as
+/// the shortest link between switches: then the cut goes between the hosts
+/// and their switches, where a window is that much longer (the papers'
+/// leaf-spines: 20.2 µs host links, 0.2 µs between leaves and spines).
+fn hosts_links_longer(net: &Network) -> bool {
+    let is_host = |n: u32| matches!(net.nodes[n as usize].kind, NodeKind::Host { .. });
+    let (mut hosts, mut fabric) = (Time::MAX, Time::MAX);
+    for p in &net.ports {
+        let d = if is_host(p.node) || is_host(p.peer) { &mut hosts } else { &mut fabric };
+        *d = (*d).min(p.delay);
+    }
+    fabric != Time::MAX && hosts != Time::MAX && hosts >= fabric.saturating_mul(HOSTS_APART)
+}
+
+/// See `hosts_links_longer`: a window that many times longer pays for the
+/// hosts' traffic all crossing parts (every packet twice).
+const HOSTS_APART: Time = 8;
 
 /// The part of switch `index` (its index among switches, in the order the
 /// topology builds them: fat-tree edges, aggregations, cores; leaf-spine
@@ -176,5 +206,22 @@ mod tests {
     fn a_star_is_one_part() {
         let p = parts_of("kind = \"star\"\nhosts = 4", 0).unwrap();
         assert_eq!((p.parts, p.lookahead), (1, Time::MAX));
+    }
+
+    /// The papers' leaf-spines (0.2 µs between switches, 20.2 µs to the
+    /// hosts) are cut between the hosts and their leaves: windows of
+    /// 20.2 µs, not 0.2 µs.
+    #[test]
+    fn long_host_links_put_the_hosts_apart() {
+        let cfg = Config::from_toml(
+            "[run]\nduration = \"1ms\"\nthreads = 1\npartitions = 3\n[topology]\npreset = \"mqecn\"\n",
+        )
+        .unwrap();
+        let p = Partitioning::new(&cfg, &Network::build(&cfg)).unwrap();
+        assert_eq!(p.cut, "hosts apart from switches");
+        assert_eq!(p.lookahead, 20_200_000);
+        // 144 hosts: leaves 0-5's in part 1, 6-11's in part 2; switches in 0.
+        assert_eq!((p.of_node[0], p.of_node[71], p.of_node[72], p.of_node[143]), (1, 1, 2, 2));
+        assert!(p.of_node[144..].iter().all(|&x| x == 0));
     }
 }
