@@ -109,7 +109,8 @@ impl World<'_> {
     }
 
     /// Run this part's events before `horizon` (and not after the run's
-    /// end); returns how many sized flows finished here, and when the last.
+    /// end), counting in `run` the sized flows that finished here and when
+    /// the last did.
     fn run_window(&mut self, horizon: Time, run: &mut PartRun) {
         let limit = horizon.saturating_sub(1).min(self.end);
         let mut unfinished = self.apps.unfinished;
@@ -167,25 +168,20 @@ pub fn run_into(
 ) -> Result<Map<String, Value>, RunError> {
     let wall = std::time::Instant::now();
     let mut keep_going = || progress(0.0, 0.0);
-    // Part 0's fabric says how to cut it; each part then has its own.
-    let mut sinks: Vec<Collect> = Vec::new();
-    let mut first = Collect::default();
-    let parts = {
-        let Some(w) = World::new_until(cfg, &mut first, &mut keep_going).map_err(RunError::Config)? else {
-            return Err(RunError::Interrupted);
-        };
-        let parts = Partitioning::new(cfg, &w.fabric.net).map_err(RunError::Config)?;
-        if parts.parts > 1 {
-            check(cfg, &w).map_err(RunError::Config)?;
-        }
-        parts
+    // Part 0's fabric says how to cut it; each other part has its own.
+    let (mut first, mut sinks) = (Collect::default(), Vec::<Collect>::new());
+    let Some(w0) = World::new_until(cfg, &mut first, &mut keep_going).map_err(RunError::Config)? else {
+        return Err(RunError::Interrupted);
     };
+    let parts = Partitioning::new(cfg, &w0.fabric.net).map_err(RunError::Config)?;
     if parts.parts == 1 {
         // Nothing to cut: the sequential engine, whose outputs these are.
         return crate::run_into_sequential(cfg, progress, sink);
     }
-    sinks.resize_with(parts.parts as usize, Collect::default);
-    let mut worlds = Vec::with_capacity(sinks.len());
+    check(cfg, &w0).map_err(RunError::Config)?;
+    sinks.resize_with(parts.parts as usize - 1, Collect::default);
+    let mut worlds = Vec::with_capacity(parts.parts as usize);
+    worlds.push(w0);
     for s in sinks.iter_mut() {
         let Some(w) = World::new_until(cfg, s, &mut keep_going).map_err(RunError::Config)? else {
             return Err(RunError::Interrupted);
@@ -272,7 +268,7 @@ pub fn run_into(
     summary.insert("partitions".into(), json!(parts.parts));
     summary.insert("lookahead_seconds".into(), json!(secs(parts.lookahead)));
     summary.insert("partition_cut".into(), json!(parts.cut));
-    write_tables(sinks, sink).map_err(RunError::Output)?;
+    write_tables(std::iter::once(first).chain(sinks), sink).map_err(RunError::Output)?;
     Ok(summary)
 }
 
@@ -330,8 +326,7 @@ fn gather(worlds: &mut [World], parts: &Partitioning, unfinished: usize) {
 
 /// Hand part 0's tables to `sink`, each whole, the goodput series summed
 /// over the parts' (each part's receivers' deliveries, bin by bin).
-fn write_tables(sinks: Vec<Collect>, sink: &mut dyn Sink) -> Result<(), String> {
-    let mut sinks = sinks.into_iter();
+fn write_tables(mut sinks: impl Iterator<Item = Collect>, sink: &mut dyn Sink) -> Result<(), String> {
     let first = sinks.next().expect("two parts or more");
     let mut bins: std::collections::BTreeMap<(u64, u32), f64> = std::collections::BTreeMap::new();
     let mut add = |t: &Table| {
