@@ -203,3 +203,19 @@ def port_queue(
 
 def goodput(res: ecnlab.Result) -> dict[int, float]:
     return {int(k): float(v) for k, v in res.summary["goodput_gbps_by_service"].items()}
+
+
+def recording_testbed_runs(monkeypatch: Any) -> list[Any]:
+    """The Network of every testbed run started from now on (its own
+    namespaces, never another run's on a shared machine)."""
+    from ecnlab.testbed import run as run_module
+
+    made: list[Any] = []
+
+    class Recording(run_module.Network):  # type: ignore[misc, valid-type]
+        def create(self, python: str) -> None:
+            made.append(self)
+            super().create(python)
+
+    monkeypatch.setattr(run_module, "Network", Recording)
+    return made

@@ -30,6 +30,7 @@ import pytest
 
 from ecnlab.errors import ConfigError
 from ecnlab.testbed.netns import unavailable
+from scenario_kit import recording_testbed_runs
 
 REPO = Path(__file__).resolve().parents[2]
 FIG3 = REPO / "experiments" / "mqecn-fig3" / "base.toml"
@@ -455,22 +456,6 @@ UPLINK = {
 }
 
 
-def _recording_runs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The Network of every testbed run started from now on (its own
-    namespaces, never another run's on a shared machine)."""
-    from ecnlab.testbed import run as run_module
-
-    made: list[Any] = []
-
-    class Recording(run_module.Network):  # type: ignore[misc, valid-type]
-        def create(self, python: str) -> None:
-            made.append(self)
-            super().create(python)
-
-    monkeypatch.setattr(run_module, "Network", Recording)
-    return made
-
-
 def test_a_host_sends_no_faster_than_its_uplink(tmp_path: Path) -> None:
     from ecnlab.testbed import run_testbed
 
@@ -512,7 +497,7 @@ def _nic_backlog(
     from ecnlab.testbed import run_testbed
     from ecnlab.testbed.uplink import nic_stats
 
-    made = _recording_runs(monkeypatch)
+    made = recording_testbed_runs(monkeypatch)
     seen: list[int] = []
     done = threading.Event()
 

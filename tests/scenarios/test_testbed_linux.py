@@ -14,11 +14,11 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ecnlab.testbed.netns import unavailable
+from scenario_kit import recording_testbed_runs
 
 _WHY = unavailable()
 pytestmark = pytest.mark.skipif(_WHY is not None, reason=_WHY or "")
@@ -43,17 +43,9 @@ def _in_ns(ns: str, *cmd: str) -> str:
 def test_the_linux_profile_sets_the_kernel_as_its_keys_say(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecnlab.testbed import run as run_module
     from ecnlab.testbed import run_testbed
 
-    made: list[Any] = []
-
-    class Recording(run_module.Network):  # type: ignore[misc, valid-type]
-        def create(self, python: str) -> None:
-            made.append(self)
-            super().create(python)
-
-    monkeypatch.setattr(run_module, "Network", Recording)
+    made = recording_testbed_runs(monkeypatch)
     seen: dict[str, str] = {}
     done = threading.Event()
 
