@@ -25,7 +25,7 @@ import pytest
 
 import ecnlab
 import ecnlab.runner
-from scenario_kit import PAYLOAD_FRACTION, goodput, run_checked, star
+from scenario_kit import PAYLOAD_FRACTION, assert_same_outputs, goodput, run_checked, star
 
 
 def star200(transport: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     assert (t["cc"], t["init_cwnd"], t["init_rto"], t["max_rto"]) == ("cubic", 10, "1s", "120s")
     assert (t["linux_rto"], t["prr"], t["linux_delayed_ack"]) == (True, "linux", True)
     assert (t["lost_retransmit"], t["rto_keeps_sack"], t["rto_rearm_head"]) == (True, True, True)
-    assert (t["tlp"], t["rack"]) == (True, True)
+    assert (t["tlp"], t["rack"], t["sack_blocks"]) == (True, True, 3)
     assert (t["delayed_ack_timeout"], t["ect_retransmits"]) == ("40ms", False)
     assert t["min_rto"] == "5ms"  # given: the profile's 200ms does not apply
     over = {"profile": "linux", "cc": "reno", "prr": "off", "lost_retransmit": False}
@@ -146,6 +146,9 @@ def test_linux_keys_are_checked() -> None:
         ecnlab.validate(cfg)
     cfg = star200({"profile": "linux", "tlp_slack": "soon"})
     with pytest.raises(ecnlab.ConfigError, match=r"transport\.tlp_slack"):
+        ecnlab.validate(cfg)
+    cfg = star200({"profile": "linux", "sack_blocks": 4})
+    with pytest.raises(ecnlab.ConfigError, match=r"transport\.sack_blocks = 4: must be 1 to 3"):
         ecnlab.validate(cfg)
     cfg = star200({"cc": "pfabric", "tlp": True})
     with pytest.raises(
@@ -317,3 +320,40 @@ def test_two_senders_into_a_small_buffer_finish_without_an_rto() -> None:
     assert all(f["timeouts"] == 1 and f["fct"] > 200e-3 for f in off), off
     assert all(f["timeouts"] == 0 and f["fct"] < 1e-3 for f in on), on
     assert [f["retransmits"] for f in on] == [f["drops"] for f in on] == [1, 4], on
+
+
+def test_three_sack_blocks_matter_only_where_acks_are_lost() -> None:
+    """host/sack_blocks.rs: Linux's ACKs repeat the newest three SACK
+    blocks (RFC 2018 §4). That tells a sender nothing it did not know
+    unless an ACK was lost. On the 200 Mbps star, where only data queues,
+    three blocks and one give byte-identical outputs. With data and ACKs
+    sharing both directions' queues under a CoDel that drops (target 20 us,
+    interval 500 us), ACKs are lost and the runs differ; each run is
+    deterministic and conserves packets."""
+    lone = star200({"profile": "linux", "sack_blocks": 1})
+    assert_same_outputs(lone, star200({"profile": "linux", "sack_blocks": 3}))
+    runs = {}
+    for n in (1, 3):
+        cfg = star(
+            rate="200Mbps",
+            delay="100us",
+            duration="1s",
+            warmup="0.2s",
+            switch={
+                "buffer": "100pkt",
+                "marking": "codel",
+                "codel_target": "20us",
+                "codel_interval": "500us",
+            },
+            flows=[
+                {"src": 0, "dst": 1, "count": 2},
+                {"src": 1, "dst": 0, "count": 2},
+                {"src": 2, "dst": 1},
+                {"src": 2, "dst": 0},
+            ],
+        )
+        cfg["transport"] = {"profile": "linux", "sack_blocks": n}
+        cfg["run"]["sample_ports"] = "none"
+        runs[n] = run_checked(cfg).summary
+    assert runs[1]["packets_dropped"] > 1000, runs[1]
+    assert runs[1]["packets_sent"] != runs[3]["packets_sent"], (runs[1], runs[3])

@@ -57,11 +57,13 @@ pub struct Packet {
     pub size: u32,
     /// The flow's ECMP hash (set by `Arena::alloc`).
     pub ecmp: u32,
-    /// Payload bytes (data) — zero for control packets.
+    /// Payload bytes (data) — zero for control packets, except an ACK
+    /// with more than one SACK block: there one plus the index of its
+    /// further blocks, kept beside the packets (`host/sack_blocks.rs`).
     pub payload: u32,
     /// First payload byte (data) or cumulative ACK (acks).
     pub seq: u64,
-    /// One SACK block [sack_lo, sack_hi) on ACKs; empty when equal. On
+    /// The first SACK block [sack_lo, sack_hi) on ACKs; empty when equal. On
     /// data packets `sack_lo` carries pFabric's priority instead (see
     /// `prio`): the line has no spare byte left for a field of its own.
     pub sack_lo: u64,
@@ -188,5 +190,12 @@ impl Arena {
     /// Packets allocated and not yet freed.
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
+    }
+
+    /// The packets allocated and not yet freed (tests).
+    #[cfg(test)]
+    pub fn live_packets(&self) -> Vec<&Packet> {
+        let free: std::collections::HashSet<u32> = self.free.iter().copied().collect();
+        (0..self.slots.len() as u32).filter(|i| !free.contains(i)).map(|i| self.get(i)).collect()
     }
 }

@@ -13,7 +13,8 @@
 //! - flow f's sender uses TCP port 1024 + f mod 64512 and its receiver port
 //!   5001 + f div 64512; the SYN and SYN-ACK have sequence number 0, so data
 //!   byte i is sequence number i + 1 and an ACK of bytes below a is a + 1
-//!   (mod 2^32), one SACK block as a SACK option; data carries CWR, ACKs ECE,
+//!   (mod 2^32), its SACK blocks (one, or up to three with
+//!   `transport.sack_blocks`) as a SACK option; data carries CWR, ACKs ECE,
 //!   as the simulation set them;
 //! - pings are ICMP echo requests and replies whose identifier is the ping
 //!   stream's index;
@@ -25,6 +26,7 @@
 //! to the sink when nearly full, so capturing allocates nothing per packet;
 //! a run without captures never gets here (one flag per port is tested).
 
+use crate::host::sack_blocks::More;
 use crate::output::Output;
 use crate::packet::{Ecn, Kind, Packet};
 use crate::units::Time;
@@ -32,8 +34,8 @@ use crate::units::Time;
 /// Bytes of a capture buffered before they go to the sink.
 const CHUNK: usize = 1 << 20;
 /// Longest record: 16 bytes of record header, Ethernet 14, IPv4 20, TCP
-/// 20 with a 12-byte SACK option.
-const MAX_RECORD: usize = 16 + 14 + 20 + 32;
+/// 20 with a 28-byte option of three SACK blocks.
+const MAX_RECORD: usize = 16 + 14 + 20 + 48;
 /// The snap length written in the file header: headers only.
 pub const SNAPLEN: u32 = 96;
 /// Record header + frame headers of one captured packet, for the resource
@@ -66,9 +68,10 @@ impl Capture {
     }
 
     /// Packet `p` starts leaving the port at `now`.
-    pub fn record(&mut self, now: Time, p: &Packet, out: &mut Output) {
+    /// `more`: an ACK's further SACK blocks (`host/sack_blocks.rs`).
+    pub fn record(&mut self, now: Time, p: &Packet, more: &More, out: &mut Output) {
         let mut r = [0u8; MAX_RECORD];
-        let n = frame(&mut r[16..], p, self.src_mac, self.dst_mac);
+        let n = frame(&mut r[16..], p, more, self.src_mac, self.dst_mac);
         let ns = now / 1000;
         r[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
         r[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
@@ -108,7 +111,7 @@ fn put32(b: &mut [u8], at: usize, v: u32) {
 }
 
 /// Write the frame headers of `p` into `b`; returns their length.
-fn frame(b: &mut [u8], p: &Packet, src_mac: u32, dst_mac: u32) -> usize {
+fn frame(b: &mut [u8], p: &Packet, more: &More, src_mac: u32, dst_mac: u32) -> usize {
     // Ethernet
     b[0] = 0x02;
     put32(b, 2, dst_mac);
@@ -170,14 +173,18 @@ fn frame(b: &mut [u8], p: &Packet, src_mac: u32, dst_mac: u32) -> usize {
     put32(l4, 8, ack);
     l4[13] = flags;
     put16(l4, 14, 65535);
-    let sack = p.kind == Kind::Ack && p.sack_hi > p.sack_lo;
-    if sack {
-        // NOP, NOP, SACK with one block.
-        l4[20..24].copy_from_slice(&[1, 1, 5, 10]);
-        put32(l4, 24, (p.sack_lo as u32).wrapping_add(1));
-        put32(l4, 28, (p.sack_hi as u32).wrapping_add(1));
+    let mut blocks = 0;
+    if p.kind == Kind::Ack && p.sack_hi > p.sack_lo {
+        let all = [(p.sack_lo, p.sack_hi), more[0], more[1]];
+        for (i, &(lo, hi)) in all.iter().take_while(|b| b.1 > b.0).enumerate() {
+            put32(l4, 24 + 8 * i, (lo as u32).wrapping_add(1));
+            put32(l4, 28 + 8 * i, (hi as u32).wrapping_add(1));
+            blocks += 1;
+        }
+        // NOP, NOP, SACK of 2 + 8 bytes per block.
+        l4[20..24].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks as u8]);
     }
-    let tcp_len = if sack { 32 } else { 20 };
+    let tcp_len = if blocks > 0 { 24 + 8 * blocks } else { 20 };
     l4[12] = (tcp_len as u8 / 4) << 4;
     14 + 20 + tcp_len
 }
@@ -185,6 +192,7 @@ fn frame(b: &mut [u8], p: &Packet, src_mac: u32, dst_mac: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::sack_blocks::NO_MORE;
     use crate::output::Collect;
 
     /// A data packet with CE and CWR, and an ACK with ECE and a SACK block:
@@ -199,13 +207,15 @@ mod tests {
         d.payload = 1460;
         d.ecn = Ecn::Ce;
         d.cwr = true;
-        cap.record(2_000_123_456_789, &d, &mut out);
+        cap.record(2_000_123_456_789, &d, &NO_MORE, &mut out);
         let mut a = Packet::new(Kind::Ack, 2, 0, 70_000, 5, 40);
         a.seq = 2920;
         a.ece = true;
         a.sack_lo = 4380;
         a.sack_hi = 5840;
-        cap.record(2_000_123_457_000, &a, &mut out);
+        cap.record(2_000_123_457_000, &a, &NO_MORE, &mut out);
+        // With three blocks (`transport.sack_blocks`): a 28-byte option.
+        cap.record(2_000_123_458_000, &a, &[(8760, 10220), (7300, 7301)], &mut out);
         cap.flush(&mut out);
         let f = &c.captures[0].1;
         assert_eq!(f[..4], [0x4d, 0x3c, 0xb2, 0xa1]);
@@ -238,7 +248,13 @@ mod tests {
         assert_eq!(t2[20..24], [1, 1, 5, 10]);
         assert_eq!(u32::from_be_bytes(t2[24..28].try_into().unwrap()), 4381);
         assert_eq!(u32::from_be_bytes(t2[28..32].try_into().unwrap()), 5841);
-        assert_eq!(cap.packets, 2);
-        assert_eq!(f.len(), 24 + 16 + 54 + 16 + 66);
+        let t3 = &r2[16 + 66 + 16 + 34..];
+        assert_eq!(t3[12] >> 4, 12); // 48-byte header
+        assert_eq!(t3[20..24], [1, 1, 5, 26]);
+        let words: Vec<u32> =
+            (24..48).step_by(4).map(|i| u32::from_be_bytes(t3[i..i + 4].try_into().unwrap())).collect();
+        assert_eq!(words, [4381, 5841, 8761, 10221, 7301, 7302]);
+        assert_eq!(cap.packets, 3);
+        assert_eq!(f.len(), 24 + 16 + 54 + 16 + 66 + 16 + 82);
     }
 }

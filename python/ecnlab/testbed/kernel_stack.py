@@ -73,6 +73,11 @@ KERNEL: dict[str, KernelKey] = {
     "rto_keeps_sack": KernelKey(
         True, "the kernel keeps its SACK scoreboard across an RTO (tcp_enter_loss)"
     ),
+    "sack_blocks": KernelKey(
+        3,
+        "the kernel's ACKs carry up to three SACK blocks beside their timestamps "
+        "(tcp_established_options), the newest first",
+    ),
     "rto_rearm_head": KernelKey(
         True,
         "the kernel restarts its timer when it retransmits the head of its queue "

@@ -49,6 +49,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             super::delack_linux::LinuxDelackParams::PARAMS,
             super::lost_rtx::LostRtxParams::PARAMS,
             super::rto_sack::RtoSackParams::PARAMS,
+            super::sack_blocks::SackBlocksParams::PARAMS,
             super::rto_rearm::RtoRearmParams::PARAMS,
             super::tlp::TlpParams::PARAMS,
             super::rack::RackParams::PARAMS,
@@ -59,8 +60,8 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             "linux",
             "Linux's TCP: CUBIC, Linux's RTO estimator (min 200ms, initial 1s), PRR with Linux's \
              reduction bound for loss and ECN cuts, Linux's delayed ACKs (quick ACKs, every second \
-             segment, 40ms timer), lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, CUBIC's HyStart, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
-            "Linux net/ipv4 tcp_input.c, tcp_output.c, tcp_cubic.c, tcp_dctcp.c; RFC 6298, RFC 6937, RFC 8985",
+             segment, 40ms timer), three SACK blocks per ACK, lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, CUBIC's HyStart, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
+            "Linux net/ipv4 tcp_input.c, tcp_output.c, tcp_cubic.c, tcp_dctcp.c; RFC 2018, RFC 6298, RFC 6937, RFC 8985",
         )
     },
     fills: &[
@@ -70,6 +71,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("linux_delayed_ack", Fill::Json("true")),
         ("lost_retransmit", Fill::Json("true")),
         ("rto_keeps_sack", Fill::Json("true")),
+        ("sack_blocks", Fill::Json("3")),
         ("rto_rearm_head", Fill::Json("true")),
         ("tlp", Fill::Json("true")),
         ("rack", Fill::Json("true")),
@@ -89,6 +91,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
 /// cwnd cut at once, a 10 Gbps FQ-CoDel run showed more RTOs with it than
 /// without: not understood yet), so it needs `prr`.
 pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::ConfigError> {
+    super::sack_blocks::SackBlocksParams::validate(t)?;
     let lost = super::lost_rtx::LostRtxParams::of(t).lost_retransmit;
     if lost && super::prr::PrrParams::of(t).prr == PrrKind::Off {
         return Err(crate::config::bad(

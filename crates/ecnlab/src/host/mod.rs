@@ -29,6 +29,8 @@ pub mod ranges;
 pub mod rto_linux;
 pub mod rto_rearm;
 pub mod rto_sack;
+pub mod sack_blocks;
+pub mod scoreboard;
 pub mod stage;
 pub mod tcp_rx;
 pub mod tcp_tx;

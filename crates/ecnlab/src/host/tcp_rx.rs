@@ -123,6 +123,11 @@ impl TcpReceiver {
         }
     }
 
+    /// What is held out of order above rcv_nxt, sorted and disjoint.
+    pub fn ooo(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+
     fn sack_for(&self, seq: u64) -> (u64, u64) {
         self.ooo.iter().find(|r| r.0 <= seq && seq < r.1).copied().unwrap_or((0, 0))
     }

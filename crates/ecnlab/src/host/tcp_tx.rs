@@ -10,6 +10,7 @@
 
 use super::cc::{AckInfo, Cc, Window};
 use super::pfabric::PfabricTx;
+use super::sack_blocks::{More, NO_MORE};
 use crate::config::TransportCfg;
 use crate::units::Time;
 use std::sync::Arc;
@@ -258,61 +259,27 @@ impl TcpSender {
     }
 
     #[inline]
-    fn flight(&self) -> u64 {
+    pub(super) fn flight(&self) -> u64 {
         self.max_sent - self.una
     }
 
-    fn add_sack(&mut self, lo: u64, hi: u64) {
-        super::ranges::insert(&mut self.sacked, lo.max(self.una), hi);
-    }
-
-    fn trim_sacks(&mut self) {
-        let una = self.una;
-        let k = self.sacked.partition_point(|r| r.1 <= una);
-        self.sacked.drain(..k);
-        if let Some(f) = self.sacked.first_mut() {
-            f.0 = f.0.max(una);
-        }
-    }
-
-    pub(super) fn high_sack(&self) -> u64 {
-        self.sacked.last().map(|r| r.1).unwrap_or(self.una)
-    }
-
-    /// Bytes of holes in [from, high_sack): lost and not yet retransmitted.
-    fn holes_from(&self, from: u64) -> u64 {
-        let high = self.lost_high();
-        if from >= high {
-            return 0;
-        }
-        let sacked_above: u64 = self.sacked.iter().map(|&(l, h)| h.min(high).saturating_sub(l.max(from))).sum();
-        (high - from) - sacked_above
-    }
-
-    /// Where the data recovery calls lost ends: the highest SACK, or above
-    /// it the tail RACK has marked lost (`rack.rs`).
-    #[inline]
-    fn lost_high(&self) -> u64 {
-        let high = self.high_sack();
-        match self.lx.as_deref() {
-            Some(lx) => high.max(lx.rack.lost_end),
-            None => high,
-        }
-    }
-
-    pub(super) fn sacked_bytes(&self) -> u64 {
-        self.sacked.iter().map(|r| r.1 - r.0).sum()
-    }
-
-    /// RFC 6675's pipe in recovery: the flight less what is SACKed and the
-    /// holes not yet retransmitted.
-    #[inline]
-    pub(super) fn pipe(&self) -> u64 {
-        self.flight() - self.sacked_bytes().min(self.flight()) - self.holes_from(self.rtx_next).min(self.flight())
-    }
-
-    /// Process an ACK. Returns true when it made progress (new data acked).
+    /// Process an ACK with one SACK block. Returns true when it made
+    /// progress (new data acked).
     pub fn on_ack(&mut self, now: Time, ack: u64, sack: (u64, u64), ece: bool, ts_echo: Time) -> bool {
+        self.on_ack_blocks(now, ack, sack, &NO_MORE, ece, ts_echo)
+    }
+
+    /// Process an ACK whose SACK blocks are `sack` then `more`
+    /// (`sack_blocks.rs`).
+    pub fn on_ack_blocks(
+        &mut self,
+        now: Time,
+        ack: u64,
+        sack: (u64, u64),
+        more: &More,
+        ece: bool,
+        ts_echo: Time,
+    ) -> bool {
         if self.state != TxState::Established {
             return false;
         }
@@ -347,7 +314,7 @@ impl TcpSender {
             self.max_sent = self.max_sent.max(ack);
             self.dupacks = 0;
             self.rtt_sample(now.saturating_sub(ts_echo));
-            self.add_sack(sack.0, sack.1);
+            self.add_sacks(sack, more);
             self.trim_sacks();
             if self.p.hystart {
                 self.hystart_ack(now, now.saturating_sub(ts_echo)); // `hystart.rs`
@@ -382,7 +349,7 @@ impl TcpSender {
         } else if ack == self.una && self.flight() > 0 {
             let prr_before = self.prr_sacked_before();
             let sacked_before = if self.lx.is_some() { self.sacked_bytes() } else { 0 };
-            self.add_sack(sack.0, sack.1);
+            self.add_sacks(sack, more);
             self.dupacks += 1;
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
             let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt };
@@ -582,24 +549,6 @@ impl TcpSender {
             self.tlp_after_send(now);
         }
         Some(seg)
-    }
-
-    /// The first un-SACKed, not yet retransmitted hole below high_sack.
-    fn next_hole(&self) -> Option<(u64, u32)> {
-        let high = self.lost_high();
-        let mut at = self.rtx_next.max(self.una);
-        for &(l, h) in &self.sacked {
-            if at < l {
-                break;
-            }
-            at = at.max(h);
-        }
-        if at >= high {
-            return None;
-        }
-        let next_sacked = self.sacked.iter().find(|r| r.0 > at).map(|r| r.0).unwrap_or(high);
-        let len = (next_sacked - at).min(self.p.mss as u64) as u32;
-        Some((at, len))
     }
 
     pub(super) fn new_data(&mut self) -> Option<Segment> {

@@ -297,7 +297,12 @@ impl World<'_> {
         }
         if p.capture && event < 0 {
             let c = self.rec.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
-            c.record(now, self.arena.get(id), &mut self.rec.out);
+            let p = self.arena.get(id);
+            let more = match &self.hosts.sack_blocks {
+                Some(sb) if p.kind == Kind::Ack && p.payload != 0 => sb.peek(p.payload),
+                _ => crate::host::sack_blocks::NO_MORE,
+            };
+            c.record(now, p, &more, &mut self.rec.out);
         }
     }
 
@@ -461,6 +466,9 @@ impl World<'_> {
         let p = self.arena.get(id);
         if !matches!(p.kind, Kind::PingReq | Kind::PingRep) {
             self.apps.logs[p.flow as usize].drops += 1;
+        }
+        if p.kind == Kind::Ack && p.payload != 0 {
+            self.take_sacks(p.payload); // its further SACK blocks
         }
         self.rec.dropped += 1;
         self.arena.free(id);

@@ -29,8 +29,9 @@ use super::partition::{Partitioning, LOCAL};
 use super::World;
 use crate::config::{Config, ConfigError};
 use crate::engine::Event;
+use crate::host::sack_blocks::{More, NO_MORE};
 use crate::output::{Collect, Sink};
-use crate::packet::Packet;
+use crate::packet::{Kind, Packet};
 use crate::prefetch::{prefetch, prefetch_all};
 use crate::report::{Column, Table};
 use crate::units::{secs, Time};
@@ -49,6 +50,9 @@ pub struct Crossing {
     pub pkt: Packet,
     /// Its egress at the switch it lands on, if resolved early.
     pub hop: u32,
+    /// An ACK's further SACK blocks (`host/sack_blocks.rs`), which live
+    /// beside the sending part's packets, not in them.
+    pub more: More,
 }
 
 /// Each part's own run state beside its `World`.
@@ -64,15 +68,24 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn send_across(&mut self, to: u16, port: u32, lands: Time, id: u32) {
-        let pkt = *self.arena.get(id);
+        let mut pkt = *self.arena.get(id);
         let hop = self.arena.hop(id);
         self.arena.free(id);
-        self.fabric.outbox.push(Crossing { to, port, lands, pkt, hop });
+        let mut more = NO_MORE;
+        if pkt.kind == Kind::Ack && pkt.payload != 0 {
+            more = self.take_sacks(pkt.payload);
+            pkt.payload = 0;
+        }
+        self.fabric.outbox.push(Crossing { to, port, lands, pkt, hop, more });
     }
 
     /// A packet from another part: it lands here as if sent from here.
     fn take_crossing(&mut self, c: &Crossing) {
-        let id = self.arena.alloc(c.pkt, c.pkt.ecmp);
+        let mut pkt = c.pkt;
+        if c.more != NO_MORE {
+            pkt.payload = self.hosts.sack_blocks.as_mut().expect("blocks only with sack_blocks").put(c.more);
+        }
+        let id = self.arena.alloc(pkt, pkt.ecmp);
         self.arena.set_hop(id, c.hop);
         self.q.arrive(c.port, c.lands, id);
         self.fabric.in_transit += 1;
