@@ -66,7 +66,7 @@ def test_the_profile_fills_linux_defaults_and_each_key_can_be_overridden() -> No
     assert (t["cc"], t["init_cwnd"], t["init_rto"], t["max_rto"]) == ("cubic", 10, "1s", "120s")
     assert (t["linux_rto"], t["prr"], t["linux_delayed_ack"]) == (True, "linux", True)
     assert (t["lost_retransmit"], t["rto_keeps_sack"], t["rto_rearm_head"]) == (True, True, True)
-    assert (t["tlp"], t["rack"], t["sack_blocks"]) == (True, True, 3)
+    assert (t["tlp"], t["rack"], t["sack_blocks"], t["cubic_linux"]) == (True, True, 3, True)
     assert (t["delayed_ack_timeout"], t["ect_retransmits"]) == ("40ms", False)
     assert t["min_rto"] == "5ms"  # given: the profile's 200ms does not apply
     over = {"profile": "linux", "cc": "reno", "prr": "off", "lost_retransmit": False}

@@ -51,6 +51,9 @@ class KernelKey:
     off: tuple[str, str] | None = None
     """The sysctl and value that turn the mechanism off in the namespace,
     where one exists (the key's explicit false sets it)."""
+    cc: str | None = None
+    """The congestion control the key belongs to, where it has one: with
+    another the engine leaves it out of the resolved form and ignores it."""
 
 
 KERNEL: dict[str, KernelKey] = {
@@ -103,6 +106,11 @@ KERNEL: dict[str, KernelKey] = {
         "default; a parameter of the whole machine, not of a namespace)",
     ),
     "dctcp_linux": KernelKey(True, "the kernel's DCTCP is tcp_dctcp.c, which this key models"),
+    "cubic_linux": KernelKey(
+        True,
+        "the kernel's cubic is tcp_cubic.c, whose Reno-friendly estimate this key models",
+        cc="cubic",
+    ),
     "init_rto": KernelKey(
         "1s", "the kernel starts from TCP_TIMEOUT_INIT (1 s, RFC 6298 §2.1), not settable"
     ),
@@ -164,6 +172,8 @@ def check(transport: dict[str, Any], default_rto_max: Any, *, rto_max: bool) -> 
     for key, kernel in KERNEL.items():
         given = transport.get(key) is not None
         if not given and not (linux and key != "profile"):
+            continue
+        if kernel.cc is not None and transport.get("cc") != kernel.cc:
             continue
         value = _value(transport, key)
         if key == "init_rto" and not linux and _same(value, transport["min_rto"]):

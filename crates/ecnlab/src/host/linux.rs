@@ -60,7 +60,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             "linux",
             "Linux's TCP: CUBIC, Linux's RTO estimator (min 200ms, initial 1s), PRR with Linux's \
              reduction bound for loss and ECN cuts, Linux's delayed ACKs (quick ACKs, every second \
-             segment, 40ms timer), three SACK blocks per ACK, lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, CUBIC's HyStart, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
+             segment, 40ms timer), three SACK blocks per ACK, lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, CUBIC's HyStart and Reno-friendly α, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
             "Linux net/ipv4 tcp_input.c, tcp_output.c, tcp_cubic.c, tcp_dctcp.c; RFC 2018, RFC 6298, RFC 6937, RFC 8985",
         )
     },
@@ -76,6 +76,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("tlp", Fill::Json("true")),
         ("rack", Fill::Json("true")),
         ("hystart", Fill::Json("true")),
+        ("cubic_linux", Fill::Json("true")),
         ("dctcp_linux", Fill::Json("true")),
         ("delayed_ack_timeout", Fill::Json("\"40ms\"")),
         ("min_rto", Fill::Json("\"200ms\"")),

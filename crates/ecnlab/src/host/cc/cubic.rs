@@ -30,6 +30,12 @@ section! {
         /// Fast convergence (§4.7): release bandwidth to newer flows by lowering W_max.
         cubic_fast_convergence: bool = true, source "RFC 9438 §4.7", resolved InUse,
             lenient true;
+        /// CUBIC as Linux's tcp_cubic.c where it departs from RFC 9438: the Reno-friendly estimate
+        /// W_est grows by Linux's α = 8/beta_scale per window throughout (8/15 = 0.533 at β = 717/1024),
+        /// where RFC 9438 §4.3 raises α to 1 once W_est passes the window before the last cut. The
+        /// `linux` profile turns it on.
+        cubic_linux: bool = false, source "Linux tcp_cubic.c bictcp_update (tcp_friendliness), cubictcp_register (beta_scale)",
+            resolved Given, lenient true;
     }
 }
 
@@ -71,6 +77,8 @@ pub struct Cubic {
     beta: f64,
     c: f32,
     fast_convergence: bool,
+    /// `cubic_linux`: W_est's α stays Linux's throughout.
+    linux: bool,
     /// `epoch` is valid (set at the first ACK of congestion avoidance).
     in_epoch: bool,
     /// The window before the last reduction (after fast convergence); 0
@@ -92,6 +100,7 @@ impl Cubic {
             beta: p.cubic_beta,
             c: p.cubic_c as f32,
             fast_convergence: p.cubic_fast_convergence,
+            linux: p.cubic_linux,
             in_epoch: false,
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -126,8 +135,15 @@ impl Cubic {
         let beta = self.beta;
         let t = secs(now.saturating_sub(self.start));
         // W_est grows by α per window, α = 3(1 − β)/(1 + β), Reno's 1 once
-        // W_est has passed the window of the last reduction (§4.3).
-        let alpha = if self.w_est >= self.cwnd_prior as f64 { 1.0 } else { 3.0 * (1.0 - beta) / (1.0 + beta) };
+        // W_est has passed the window of the last reduction (§4.3); Linux's
+        // stays at its own α.
+        let alpha = if self.linux {
+            linux_alpha(beta)
+        } else if self.w_est >= self.cwnd_prior as f64 {
+            1.0
+        } else {
+            3.0 * (1.0 - beta) / (1.0 + beta)
+        };
         self.w_est += alpha * segs / w.cwnd;
         let w_est = self.w_est;
         if self.w_cubic(t) < w_est {
@@ -141,6 +157,16 @@ impl Cubic {
         }
         w.cwnd = w.cwnd.min(w.max_cwnd());
     }
+}
+
+/// Linux's α of the Reno-friendly estimate: W_est gains a segment per
+/// cwnd·beta_scale/8 segments ACKed, beta_scale = 8(1024 + b)/3/(1024 − b)
+/// in integers with b = β·1024 (cubictcp_register): 15 at b = 717, so
+/// α = 8/15 where RFC 9438 has 3(1 − β)/(1 + β) = 0.529.
+fn linux_alpha(beta: f64) -> f64 {
+    let b = (beta * 1024.0).round() as u64;
+    let scale = 8 * (1024 + b) / 3 / (1024 - b);
+    8.0 / scale.max(1) as f64
 }
 
 impl CongestionControl for Cubic {
@@ -267,6 +293,38 @@ mod tests {
         // (70 + ... well under 100), so Reno's estimate sets the window.
         assert!(c.w_cubic(secs(now)) < w.cwnd);
         assert!(w.cwnd > 95.0 && w.cwnd < 110.0, "{}", w.cwnd);
+    }
+
+    /// `cubic_linux` (Linux's tcp_friendliness): the same 60 windows of
+    /// ACKs at a 100 µs RTT, where the Reno estimate rules, grow W_est by
+    /// 8/15 = 0.533 per window throughout, also past cwnd_prior = 100
+    /// (RFC 9438 would switch to 1 there): about 70 + 0.533·60 = 102.
+    #[test]
+    fn linux_keeps_the_reno_estimate_at_its_own_alpha() {
+        assert!((linux_alpha(0.7) - 8.0 / 15.0).abs() < 1e-12);
+        assert!((linux_alpha(0.5) - 1.0).abs() < 1e-12, "b = 512: beta_scale 8·1536/3/512 = 8");
+        let mut ends = Vec::new();
+        for linux in [false, true] {
+            let (mut c, mut w) = cubic();
+            c.linux = linux;
+            w.cwnd = 100.0;
+            w.ssthresh = c.loss_ssthresh(&w, 100.0);
+            w.cwnd = w.ssthresh;
+            let rtt = PS_PER_S / 10_000;
+            let mut now = 0;
+            for _ in 0..90 {
+                let n = w.cwnd.floor() as u64;
+                for i in 0..n {
+                    c.on_ack(&mut w, ack(now + i * rtt / n, rtt));
+                }
+                now += rtt;
+            }
+            ends.push(w.cwnd);
+        }
+        // 90 windows: RFC 9438 passes 100 after ~57 and then gains 1 per
+        // window (~133); Linux's α gives 70 + 0.533·90 ≈ 118.
+        assert!(ends[0] > 128.0 && ends[0] < 138.0, "RFC 9438: {}", ends[0]);
+        assert!(ends[1] > 114.0 && ends[1] < 122.0, "Linux: {}", ends[1]);
     }
 
     /// Fast convergence (§4.7): a loss at 80 after one at 100 sets W_max to
