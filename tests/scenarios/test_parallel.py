@@ -38,6 +38,9 @@ def test_one_and_two_threads_write_the_same_files() -> None:
     # thread count); 2 parts (the default) and 4 (one per pod).
     assert_same_outputs(fat_tree(1), fat_tree(2))
     assert_same_outputs(fat_tree(1, partitions=4), fat_tree(3, partitions=4))
+    # Queue samples too: each part samples its own ports (docs/parallel.md).
+    sampled = {"sample_ports": "hosts", "sample_interval": "100us"}
+    assert_same_outputs(fat_tree(1, **sampled), fat_tree(2, **sampled))
 
 
 def test_a_partitioned_run_is_deterministic_and_conserves_packets() -> None:

@@ -24,6 +24,17 @@ impl Column {
         self.len() == 0
     }
 
+    /// The values at `order`, in that order.
+    pub fn select(&self, order: &[usize]) -> Column {
+        match self {
+            Column::U32(v) => Column::U32(order.iter().map(|&i| v[i]).collect()),
+            Column::U64(v) => Column::U64(order.iter().map(|&i| v[i]).collect()),
+            Column::I64(v) => Column::I64(order.iter().map(|&i| v[i]).collect()),
+            Column::F64(v) => Column::F64(order.iter().map(|&i| v[i]).collect()),
+            Column::Str(v) => Column::Str(order.iter().map(|&i| v[i].clone()).collect()),
+        }
+    }
+
     /// Append `other`'s values; both must be of one type.
     pub fn append(&mut self, other: Column) {
         match (self, other) {

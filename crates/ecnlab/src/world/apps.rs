@@ -99,7 +99,7 @@ impl FlowLog {
 }
 
 pub(super) struct PingStream {
-    src: u32,
+    pub(super) src: u32,
     dst: u32,
     service: u8,
     interval: Time,

@@ -20,10 +20,11 @@
 //! sequential engine's (`run.threads = 0`) in those ties only: another
 //! equally valid order, not another model.
 //!
-//! What couples parts faster than a link is refused (`check`): incast
-//! rounds, serial chains and per-pair connections (one host's event starts
-//! another's at once), pings, queue samples, traces and captures (not
-//! gathered across parts yet).
+//! Each part samples its own ports' queues, traces and captures them, and
+//! records the round trips of its own hosts' pings; `write_tables` merges
+//! those rows. What couples parts faster than a link is refused (`check`):
+//! incast rounds, serial chains and per-pair connections (one host's event
+//! starts another's at once).
 
 use super::partition::{Partitioning, LOCAL};
 use super::World;
@@ -106,6 +107,7 @@ impl World<'_> {
             }
         }
         self.fabric.ecmp.reseed(self.cfg.run.seed, me as u64);
+
         for f in 0..self.apps.flows.len() {
             if parts.of_node[self.apps.flows[f].src as usize] != me {
                 continue;
@@ -119,6 +121,18 @@ impl World<'_> {
             }
         }
         self.apps.workload = (0, 0);
+        // Pings from this part's hosts, then this part's queue samples (as
+        // `World::run` schedules them); `write_tables` merges the rows.
+        for (i, p) in self.cfg.ping.iter().enumerate() {
+            if parts.of_node[self.apps.pings[i].src as usize] == me && p.start.0 <= self.end {
+                self.q.at(p.start.0, Event::Ping { probe: i as u32 });
+            }
+        }
+        let net = &self.fabric.net;
+        self.rec.sample_ports.retain(|&p| parts.of_node[net.ports[p as usize].node as usize] == me);
+        if !self.rec.sample_ports.is_empty() {
+            self.q.at(0, Event::Sample);
+        }
     }
 
     /// Run this part's events before `horizon` (and not after the run's
@@ -154,20 +168,11 @@ fn check(cfg: &Config, w: &World) -> Result<(), ConfigError> {
     if !cfg.incast.is_empty() {
         return refuse("incast", "is set (its rounds couple hosts at once)");
     }
-    if !cfg.ping.is_empty() {
-        return refuse("ping", "is set");
-    }
     if !w.apps.serial_next.is_empty() {
         return refuse("flows[].serial", "is set (a flow's end starts the next at once)");
     }
     if w.apps.conns.is_some() {
         return refuse("workload.connections", "is \"per-pair\"");
-    }
-    if !w.rec.sample_ports.is_empty() {
-        return refuse("run.sample_ports", "selects ports (set \"none\")");
-    }
-    if !w.rec.captures.is_empty() || cfg.run.traced() {
-        return refuse("run.pcap / run.trace_ports", "name ports");
     }
     Ok(())
 }
@@ -201,6 +206,16 @@ pub fn run_into(
         };
         worlds.push(w);
     }
+    // The sampled ports in the order the sequential engine writes them,
+    // and the part that records each capture (its port's node's).
+    let sampled = worlds[0].rec.sample_ports.clone();
+    let net = &worlds[0].fabric.net;
+    let captured: Vec<(String, usize)> = worlds[0]
+        .rec
+        .captures
+        .iter()
+        .map(|c| (c.name.clone(), parts.of_node[net.ports[c.port as usize].node as usize] as usize))
+        .collect();
     for (me, w) in worlds.iter_mut().enumerate() {
         w.enter_part(me as u16, &parts);
     }
@@ -270,6 +285,12 @@ pub fn run_into(
     let (w0, rest) = worlds.split_first_mut().expect("two parts or more");
     for w in rest.iter_mut() {
         w.rec.stats.goodput.finish(stopped, has_duration, &mut w.rec.out);
+        w.rec.stats.queues.flush(&mut w.rec.out);
+        w.rec.stats.rtt.flush(&mut w.rec.out);
+        w.rec.stats.trace.flush(&mut w.rec.out);
+        for c in &mut w.rec.captures {
+            c.flush(&mut w.rec.out);
+        }
     }
     w0.q.processed = events;
     w0.q.peak = peak;
@@ -281,7 +302,7 @@ pub fn run_into(
     summary.insert("partitions".into(), json!(parts.parts));
     summary.insert("lookahead_seconds".into(), json!(secs(parts.lookahead)));
     summary.insert("partition_cut".into(), json!(parts.cut));
-    write_tables(std::iter::once(first).chain(sinks), sink).map_err(RunError::Output)?;
+    write_tables(std::iter::once(first).chain(sinks), &sampled, &captured, sink).map_err(RunError::Output)?;
     Ok(summary)
 }
 
@@ -325,6 +346,12 @@ fn gather(worlds: &mut [World], parts: &Partitioning, unfinished: usize) {
         }
         w0.apps.logs[f].drops = rest.iter().fold(w0.apps.logs[f].drops, |n, w| n + w.apps.logs[f].drops);
     }
+    for i in 0..w0.rec.captures.len() {
+        let owner = part(w0.fabric.net.ports[w0.rec.captures[i].port as usize].node);
+        if owner != 0 {
+            w0.rec.captures[i].packets = rest[owner - 1].rec.captures[i].packets;
+        }
+    }
     for w in rest.iter() {
         w0.rec.sent += w.rec.sent;
         w0.rec.delivered += w.rec.delivered;
@@ -337,12 +364,24 @@ fn gather(worlds: &mut [World], parts: &Partitioning, unfinished: usize) {
     w0.apps.unfinished = unfinished;
 }
 
-/// Hand part 0's tables to `sink`, each whole, the goodput series summed
-/// over the parts' (each part's receivers' deliveries, bin by bin).
-fn write_tables(mut sinks: impl Iterator<Item = Collect>, sink: &mut dyn Sink) -> Result<(), String> {
-    let first = sinks.next().expect("two parts or more");
+/// Hand part 0's tables to `sink`, each whole, with what every part
+/// wrote of the others: the goodput series summed over the parts' (each
+/// part's receivers' deliveries, bin by bin); the queue samples (each part
+/// samples its own ports) in one table in the sequential engine's order,
+/// by time, then port in `sampled`'s order, then queue; and the ping round
+/// trips (each recorded at its sender's part) in one table by send time,
+/// then sender, receiver and service; the traces (each port's in its
+/// part) by time, then port, each port's events in their order; each
+/// capture from the part in `captured` that recorded it.
+fn write_tables(
+    sinks: impl Iterator<Item = Collect>,
+    sampled: &[u32],
+    captured: &[(String, usize)],
+    sink: &mut dyn Sink,
+) -> Result<(), String> {
+    let mut parts: Vec<Collect> = sinks.collect();
     let mut bins: std::collections::BTreeMap<(u64, u32), f64> = std::collections::BTreeMap::new();
-    let mut add = |t: &Table| {
+    for t in parts.iter().flat_map(|s| s.tables.iter()).filter(|t| t.name == "goodput") {
         if let (Some(Column::F64(time)), Some(Column::U32(svc)), Some(Column::F64(g))) =
             (t.column("time"), t.column("service"), t.column("gbps"))
         {
@@ -350,15 +389,32 @@ fn write_tables(mut sinks: impl Iterator<Item = Collect>, sink: &mut dyn Sink) -
                 *bins.entry((time[i].to_bits(), svc[i])).or_insert(0.0) += g[i];
             }
         }
-    };
-    for t in first.tables.iter().filter(|t| t.name == "goodput") {
-        add(t);
     }
-    for s in sinks {
-        for t in s.tables.iter().filter(|t| t.name == "goodput") {
-            add(t);
-        }
+    let mut rank = vec![u32::MAX; sampled.iter().max().map_or(0, |&m| m as usize + 1)];
+    for (i, &p) in sampled.iter().enumerate() {
+        rank[p as usize] = i as u32;
     }
+    // Sample and send times are the same f64 in every part for the same
+    // instant, so their bits order them.
+    let queues = merged(&mut parts, "queues", |t| {
+        let (time, port, queue) = (f64s(t, "time"), u32s(t, "port"), u32s(t, "queue"));
+        (0..time.len()).map(|i| (time[i].to_bits(), rank[port[i] as usize], queue[i], 0, 0)).collect()
+    });
+    let rtts = merged(&mut parts, "rtt", |t| {
+        let (time, src, dst, svc, rtt) =
+            (f64s(t, "time"), u32s(t, "src"), u32s(t, "dst"), u32s(t, "service"), f64s(t, "rtt"));
+        (0..time.len()).map(|i| (time[i].to_bits(), src[i], dst[i], svc[i], rtt[i].to_bits())).collect()
+    });
+    let traces = merged(&mut parts, "trace", |t| {
+        let (time, port) = (f64s(t, "time"), u32s(t, "port"));
+        (0..time.len()).map(|i| (time[i].to_bits(), port[i], 0, 0, 0)).collect()
+    });
+    let mut captures = Vec::with_capacity(captured.len());
+    for (name, owner) in captured {
+        let at = parts[*owner].captures.iter().position(|c| c.0 == *name).expect("every part flushed its captures");
+        captures.push(parts[*owner].captures.swap_remove(at));
+    }
+    let first = parts.swap_remove(0);
     for mut t in first.tables {
         if t.name == "goodput" {
             t.columns = vec![
@@ -369,15 +425,61 @@ fn write_tables(mut sinks: impl Iterator<Item = Collect>, sink: &mut dyn Sink) -
         }
         sink.rows(t)?;
     }
-    for (port, bytes) in first.captures {
+    for t in queues.into_iter().chain(rtts).chain(traces) {
+        sink.rows(t)?;
+    }
+    for (port, bytes) in captures {
         sink.capture(&port, &bytes)?;
     }
     Ok(())
 }
 
+type RowKey = (u64, u32, u32, u32, u64);
+
+/// Every part's rows of table `name`, taken out of their sinks, as one
+/// table sorted by `keys` (one key per row; the sort is stable: ties keep
+/// part order, then each part's row order); None when no part wrote any.
+fn merged(parts: &mut [Collect], name: &str, keys: impl Fn(&Table) -> Vec<RowKey>) -> Option<Table> {
+    let mut all: Option<Table> = None;
+    for s in parts.iter_mut() {
+        for t in std::mem::take(&mut s.tables) {
+            if t.name != name {
+                s.tables.push(t);
+            } else if let Some(a) = &mut all {
+                a.append(t);
+            } else {
+                all = Some(t);
+            }
+        }
+    }
+    let mut all = all?;
+    let k = keys(&all);
+    let mut order: Vec<usize> = (0..k.len()).collect();
+    order.sort_by_key(|&i| k[i]);
+    for (_, c) in all.columns.iter_mut() {
+        *c = c.select(&order);
+    }
+    Some(all)
+}
+
+fn f64s<'t>(t: &'t Table, name: &str) -> &'t [f64] {
+    match t.column(name) {
+        Some(Column::F64(v)) => v,
+        _ => unreachable!("{}.{name} is a column of f64", t.name),
+    }
+}
+
+fn u32s<'t>(t: &'t Table, name: &str) -> &'t [u32] {
+    match t.column(name) {
+        Some(Column::U32(v)) => v,
+        _ => unreachable!("{}.{name} is a column of u32", t.name),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
+    use crate::report::Column;
     use serde_json::Value;
 
     fn fat_tree(extra: &str) -> String {
@@ -443,9 +545,127 @@ mod tests {
 
     #[test]
     fn what_couples_parts_at_once_is_refused_by_name() {
-        let text = fat_tree("threads = 2\nsample_ports = \"all\"");
+        let incast = "[[incast]]\nreceiver = 0\nsenders = [4, 8, 12]\nblock = \"20KB\"\nrounds = 2\n";
+        let text = fat_tree("threads = 2\nduration = \"10ms\"").replace("[topology]", &format!("{incast}[topology]"));
         let e = crate::run(&Config::from_toml(&text).unwrap(), &mut |_, _| true).err().unwrap();
         let msg = e.to_string();
-        assert!(msg.contains("run.sample_ports") && msg.contains("run.threads = 0"), "{msg}");
+        assert!(msg.contains("incast") && msg.contains("run.threads = 0"), "{msg}");
+    }
+
+    /// Traces and captures name ports, each recorded in its port's part:
+    /// the same trace rows and capture bytes at 1 and 2 threads, and as
+    /// many traced events and captured packets as the sequential engine
+    /// records, within a few per cent (measured: the same, 18,580 traced
+    /// events and 3,810, 6,459 and 86 packets captured: in 5 ms no
+    /// same-picosecond tie between parts touched these ports).
+    #[test]
+    fn traces_and_captures_come_from_their_ports_parts() {
+        // Ports of two pods (parts 0 and 1 of 2) and a core's.
+        let ports = "[\"edge0:host0\", \"edge2:host4\", \"core0:agg0\"]";
+        let run = format!("duration = \"5ms\"\npcap = {ports}\ntrace_ports = {ports}\ntrace_from = \"1ms\"");
+        let report = |extra: &str| {
+            crate::run(&Config::from_toml(&fat_tree(&format!("{extra}\n{run}"))).unwrap(), &mut |_, _| true).unwrap()
+        };
+        let (one, two, seq) = (report("threads = 1"), report("threads = 2"), report(""));
+        let trace = |r: &crate::report::Report| {
+            let mut out = Vec::new();
+            for t in r.tables.iter().filter(|t| t.name == "trace") {
+                if let (Some(Column::F64(a)), Some(Column::U32(b)), Some(Column::I64(c))) =
+                    (t.column("time"), t.column("port"), t.column("event"))
+                {
+                    out.extend((0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i])));
+                }
+            }
+            out
+        };
+        assert_eq!(trace(&one), trace(&two));
+        assert_eq!(one.captures, two.captures);
+        assert_eq!(one.summary["pcap_packets"], two.summary["pcap_packets"]);
+        let names: Vec<&String> = one.captures.iter().map(|c| &c.0).collect();
+        assert_eq!(names, seq.captures.iter().map(|c| &c.0).collect::<Vec<_>>());
+        let (tp, ts) = (trace(&one).len() as f64, trace(&seq).len() as f64);
+        assert!(ts > 1000.0 && (tp / ts - 1.0).abs() < 0.05, "traced events partitioned {tp}, sequential {ts}");
+        for (name, _) in &seq.captures {
+            let (p, s) = (
+                one.summary["pcap_packets"][name].as_f64().unwrap(),
+                seq.summary["pcap_packets"][name].as_f64().unwrap(),
+            );
+            assert!(s > 50.0 && (p / s - 1.0).abs() < 0.05, "{name}: captured {p} partitioned, {s} sequential");
+        }
+    }
+
+    /// Pings (each stream's rows recorded in its sender's part): the same
+    /// rows at 1 and 2 threads, as many round trips as the sequential
+    /// engine's, at the same send times, their mean within a few per cent
+    /// (measured: 20.96 µs against 20.97 µs).
+    #[test]
+    fn pings_cross_parts_and_their_rows_are_merged() {
+        let pings = "duration = \"20ms\"\n[[ping]]\nsrc = 0\ndst = 15\ninterval = \"100us\"\n\
+                     [[ping]]\nsrc = 12\ndst = 1\ninterval = \"70us\"\nstart = \"5us\"\n\
+                     [[ping]]\nsrc = 2\ndst = 3\ninterval = \"100us\"\n";
+        let rows = |threads: &str| {
+            let text = fat_tree(threads).replace("[topology]", &format!("{pings}[topology]"));
+            let r = crate::run(&Config::from_toml(&text).unwrap(), &mut |_, _| true).unwrap();
+            let mut out = Vec::new();
+            for t in r.tables.iter().filter(|t| t.name == "rtt") {
+                if let (Some(Column::F64(a)), Some(Column::U32(b)), Some(Column::F64(c))) =
+                    (t.column("time"), t.column("src"), t.column("rtt"))
+                {
+                    out.extend((0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i])));
+                }
+            }
+            out
+        };
+        let (one, two, seq) = (rows("threads = 1\npartitions = 4"), rows("threads = 2\npartitions = 4"), rows(""));
+        assert_eq!(one, two);
+        // 200 + 286 + 200 probes sent in 20 ms; those still out at the end
+        // have no row.
+        assert!(seq.len() > 650 && seq.len() <= 686, "{}", seq.len());
+        let sent = |v: &[(u64, u32, f64)]| {
+            let mut k: Vec<(u64, u32)> = v.iter().map(|r| (r.0, r.1)).collect();
+            k.sort();
+            k
+        };
+        assert_eq!(sent(&one), sent(&seq));
+        let mean = |v: &[(u64, u32, f64)]| v.iter().map(|r| r.2).sum::<f64>() / v.len() as f64;
+        let (p, s) = (mean(&one), mean(&seq));
+        assert!((p / s - 1.0).abs() < 0.05, "mean RTT partitioned {p}, sequential {s}");
+    }
+
+    /// (time, port, queue, packets) of every queue sample of a run.
+    fn samples(text: &str) -> Vec<(u64, u32, u32, u32)> {
+        let r = crate::run(&Config::from_toml(text).unwrap(), &mut |_, _| true).unwrap();
+        let mut out = Vec::new();
+        for t in r.tables.iter().filter(|t| t.name == "queues") {
+            if let (Some(Column::F64(a)), Some(Column::U32(b)), Some(Column::U32(c)), Some(Column::U32(d))) =
+                (t.column("time"), t.column("port"), t.column("queue"), t.column("packets"))
+            {
+                out.extend((0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i], d[i])));
+            }
+        }
+        out
+    }
+
+    /// Queue samples: each part samples its own ports, and the rows come
+    /// out in the sequential engine's order (time, then port, then queue):
+    /// the same rows at 1 and 2 threads, the same (time, port, queue) keys
+    /// as the sequential engine's, and occupancies close to its (the runs
+    /// differ only in same-picosecond ties between parts; measured: a mean
+    /// of 2.00 packets against 2.02).
+    #[test]
+    fn every_part_samples_its_own_ports_in_the_sequential_order() {
+        let run = "sample_ports = \"all\"\nsample_interval = \"50us\"\nduration = \"20ms\"";
+        let one = samples(&fat_tree(&format!("threads = 1\npartitions = 3\n{run}")));
+        let two = samples(&fat_tree(&format!("threads = 2\npartitions = 3\n{run}")));
+        let seq = samples(&fat_tree(run));
+        assert_eq!(one, two);
+        // 20 switches of 4 ports, one queue each, every 50 us from 0 to 20 ms.
+        assert_eq!(seq.len(), 80 * 401);
+        let keys = |v: &[(u64, u32, u32, u32)]| v.iter().map(|r| (r.0, r.1, r.2)).collect::<Vec<_>>();
+        assert_eq!(keys(&one), keys(&seq));
+        let mean = |v: &[(u64, u32, u32, u32)]| v.iter().map(|r| r.3 as f64).sum::<f64>() / v.len() as f64;
+        let (p, s) = (mean(&one), mean(&seq));
+        assert!(s > 1.0, "queues too short to compare: {s}");
+        assert!((p / s - 1.0).abs() < 0.1, "mean queue partitioned {p}, sequential {s}");
     }
 }
