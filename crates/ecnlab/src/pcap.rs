@@ -20,7 +20,8 @@
 //!   stream's index;
 //! - the timestamp is when the first bit leaves the port (picoseconds
 //!   truncated to nanoseconds); the IPv4 total length is the packet's size
-//!   (headers counted as `transport.header`), at most 65535.
+//!   (headers counted as `transport.header`), at most 65535, or an ACK's
+//!   headers with their SACK option where those are longer.
 //!
 //! A record is written into a buffer reserved up front and the buffer goes
 //! to the sink when nearly full, so capturing allocates nothing per packet;
@@ -76,7 +77,9 @@ impl Capture {
         r[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
         r[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
         r[8..12].copy_from_slice(&(n as u32).to_le_bytes());
-        r[12..16].copy_from_slice(&(p.size.saturating_add(14)).to_le_bytes());
+        // On the wire: the packet's size, or its headers where an ACK's
+        // SACK option makes them longer (see `frame`).
+        r[12..16].copy_from_slice(&(p.size.max(n as u32 - 14).saturating_add(14)).to_le_bytes());
         self.buf.extend_from_slice(&r[..16 + n]);
         self.packets += 1;
         if self.buf.len() > CHUNK - MAX_RECORD {
@@ -130,7 +133,18 @@ fn frame(b: &mut [u8], p: &Packet, more: &More, src_mac: u32, dst_mac: u32) -> u
     };
     let dscp = if p.stage != 0 { p.stage } else { p.service };
     ip[1] = (dscp << 2) | ecn;
-    put16(ip, 2, p.size.min(65535) as u16);
+    // An ACK's SACK option makes its headers longer than the
+    // `transport.header` bytes the simulation counted: the lengths say so,
+    // or readers would find the TCP header running past the packet.
+    let blocks = sack_blocks(p, more);
+    let l4_len = if !tcp {
+        8
+    } else if blocks > 0 {
+        24 + 8 * blocks
+    } else {
+        20
+    };
+    put16(ip, 2, p.size.max(20 + l4_len as u32).min(65535) as u16);
     put16(ip, 6, 0x4000); // don't fragment
     ip[8] = 64;
     ip[9] = if tcp { 6 } else { 1 };
@@ -173,20 +187,26 @@ fn frame(b: &mut [u8], p: &Packet, more: &More, src_mac: u32, dst_mac: u32) -> u
     put32(l4, 8, ack);
     l4[13] = flags;
     put16(l4, 14, 65535);
-    let mut blocks = 0;
-    if p.kind == Kind::Ack && p.sack_hi > p.sack_lo {
+    if blocks > 0 {
         let all = [(p.sack_lo, p.sack_hi), more[0], more[1]];
-        for (i, &(lo, hi)) in all.iter().take_while(|b| b.1 > b.0).enumerate() {
+        for (i, &(lo, hi)) in all.iter().take(blocks).enumerate() {
             put32(l4, 24 + 8 * i, (lo as u32).wrapping_add(1));
             put32(l4, 28 + 8 * i, (hi as u32).wrapping_add(1));
-            blocks += 1;
         }
         // NOP, NOP, SACK of 2 + 8 bytes per block.
         l4[20..24].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks as u8]);
     }
-    let tcp_len = if blocks > 0 { 24 + 8 * blocks } else { 20 };
-    l4[12] = (tcp_len as u8 / 4) << 4;
-    14 + 20 + tcp_len
+    l4[12] = (l4_len as u8 / 4) << 4;
+    14 + 20 + l4_len
+}
+
+/// SACK blocks an ACK carries: its first, then those of `more` (`host/
+/// sack_blocks.rs`), up to the first empty one; 0 for other packets.
+fn sack_blocks(p: &Packet, more: &More) -> usize {
+    if p.kind != Kind::Ack || p.sack_hi <= p.sack_lo {
+        return 0;
+    }
+    1 + more.iter().take_while(|b| b.1 > b.0).count()
 }
 
 #[cfg(test)]
@@ -240,6 +260,10 @@ mod tests {
         assert_eq!(t[13], 0x80 | 0x10); // CWR, ACK
         let r2 = &r[16 + 54..];
         assert_eq!(u32::from_le_bytes(r2[8..12].try_into().unwrap()), 66);
+        // A 40-byte ACK with a 12-byte SACK option: 52 bytes of IPv4 and
+        // TCP headers, so the lengths say 52 (IPv4) and 66 (on the wire).
+        assert_eq!(u32::from_le_bytes(r2[12..16].try_into().unwrap()), 66);
+        assert_eq!(u16::from_be_bytes([r2[16 + 16], r2[16 + 17]]), 52);
         let t2 = &r2[16 + 34..];
         assert_eq!(u16::from_be_bytes([t2[0], t2[1]]), 5002); // from the receiver
         assert_eq!(u32::from_be_bytes(t2[8..12].try_into().unwrap()), 2921);
@@ -248,6 +272,10 @@ mod tests {
         assert_eq!(t2[20..24], [1, 1, 5, 10]);
         assert_eq!(u32::from_be_bytes(t2[24..28].try_into().unwrap()), 4381);
         assert_eq!(u32::from_be_bytes(t2[28..32].try_into().unwrap()), 5841);
+        let r3 = &r2[16 + 66..];
+        assert_eq!(u32::from_le_bytes(r3[8..12].try_into().unwrap()), 82);
+        assert_eq!(u32::from_le_bytes(r3[12..16].try_into().unwrap()), 82);
+        assert_eq!(u16::from_be_bytes([r3[16 + 16], r3[16 + 17]]), 68);
         let t3 = &r2[16 + 66 + 16 + 34..];
         assert_eq!(t3[12] >> 4, 12); // 48-byte header
         assert_eq!(t3[20..24], [1, 1, 5, 26]);

@@ -76,6 +76,9 @@ pub struct SackBlocks {
     /// The blocks of ACKs on their way: `payload - 1` indexes it.
     opts: Vec<More>,
     free: Vec<u32>,
+    /// ACKs with blocks here that the network dropped (their entries
+    /// freed there; the lifetime test needs some).
+    pub dropped: u64,
 }
 
 /// The block of `ooo` (sorted, disjoint) holding byte `b`.
@@ -87,7 +90,7 @@ fn block_of(ooo: &[(u64, u64)], b: u64) -> Option<(u64, u64)> {
 impl SackBlocks {
     pub fn new(t: &crate::config::TransportCfg) -> Option<SackBlocks> {
         let n = SackBlocksParams::of(t).sack_blocks as usize;
-        (n > 1).then(|| SackBlocks { n, recent: Vec::new(), opts: Vec::new(), free: Vec::new() })
+        (n > 1).then(|| SackBlocks { n, recent: Vec::new(), opts: Vec::new(), free: Vec::new(), dropped: 0 })
     }
 
     /// Flow `fid`'s receiver took a segment starting at `seq` above
@@ -156,6 +159,12 @@ impl SackBlocks {
         let i = payload - 1;
         self.free.push(i);
         self.opts[i as usize]
+    }
+
+    /// The ACK with `payload` was dropped in the network.
+    pub fn drop_ack(&mut self, payload: u32) {
+        self.dropped += 1;
+        self.take(payload);
     }
 
     /// An ACK's further blocks, left in place (packet captures).

@@ -468,7 +468,8 @@ impl World<'_> {
             self.apps.logs[p.flow as usize].drops += 1;
         }
         if p.kind == Kind::Ack && p.payload != 0 {
-            self.take_sacks(p.payload); // its further SACK blocks
+            let payload = p.payload;
+            self.hosts.sack_blocks.as_mut().expect("blocks only with sack_blocks").drop_ack(payload);
         }
         self.rec.dropped += 1;
         self.arena.free(id);

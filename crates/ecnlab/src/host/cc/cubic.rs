@@ -65,6 +65,13 @@ pub const DECL: CcDecl = CcDecl {
         if !(p.cubic_c > 0.0 && p.cubic_c.is_finite()) {
             return Err(bad("transport.cubic_c", p.cubic_c, "must be a positive number"));
         }
+        if p.cubic_linux && (p.cubic_beta * 1024.0).round() >= 1024.0 {
+            return Err(bad(
+                "transport.cubic_beta",
+                p.cubic_beta,
+                "must round below 1024/1024 with cubic_linux (Linux counts beta in 1/1024: at most 0.9995)",
+            ));
+        }
         Ok(())
     },
     build: |t| super::Cc::Cubic(Cubic::new(&CubicParams::of(t).expect("checked"))),
@@ -164,7 +171,7 @@ impl Cubic {
 /// in integers with b = β·1024 (cubictcp_register): 15 at b = 717, so
 /// α = 8/15 where RFC 9438 has 3(1 − β)/(1 + β) = 0.529.
 fn linux_alpha(beta: f64) -> f64 {
-    let b = (beta * 1024.0).round() as u64;
+    let b = ((beta * 1024.0).round() as u64).min(1023); // validated below 1024
     let scale = 8 * (1024 + b) / 3 / (1024 - b);
     8.0 / scale.max(1) as f64
 }
@@ -325,6 +332,18 @@ mod tests {
         // window (~133); Linux's α gives 70 + 0.533·90 ≈ 118.
         assert!(ends[0] > 128.0 && ends[0] < 138.0, "RFC 9438: {}", ends[0]);
         assert!(ends[1] > 114.0 && ends[1] < 122.0, "Linux: {}", ends[1]);
+    }
+
+    /// Linux counts β in 1/1024 (beta_scale's denominator is 1024 − b):
+    /// with cubic_linux a β that rounds to 1024/1024 is refused by key.
+    #[test]
+    fn cubic_linux_refuses_a_beta_of_one_in_1024ths() {
+        let t = |beta: f64| -> TransportCfg {
+            serde_json::from_str(&format!(r#"{{"cc": "cubic", "cubic_linux": true, "cubic_beta": {beta}}}"#)).unwrap()
+        };
+        let e = (DECL.validate)(&t(0.9996)).unwrap_err().to_string();
+        assert!(e.contains("transport.cubic_beta") && e.contains("0.9996") && e.contains("0.9995"), "{e}");
+        assert!((DECL.validate)(&t(0.9995)).is_ok());
     }
 
     /// Fast convergence (§4.7): a loss at 80 after one at 100 sets W_max to
