@@ -90,6 +90,40 @@ def test_every_sent_packet_is_captured_with_its_size(run: ecnlab.Result) -> None
         assert stamps == sorted(stamps)
 
 
+def test_a_traced_port_captures_only_what_it_sends() -> None:
+    """CoDel drops at dequeue: such a packet leaves the queue (the trace's
+    -1 event) but never reaches the wire, so the capture of a port that is
+    traced too holds exactly its sent packets (it used to hold the dropped
+    ones as well), and its -1 events are the sent plus the dropped."""
+    cfg = {
+        "run": {
+            "seed": 1,
+            "duration": "50ms",
+            "sample_ports": "none",
+            "pcap": ["switch:host2"],
+            "trace_ports": ["switch:host2"],
+            "trace_from": "0s",
+        },
+        "topology": {"kind": "star", "hosts": 3, "link_rate": "1Gbps", "link_delay": "5us"},
+        "switch": {
+            "buffer": "1000pkt",
+            "marking": "codel",
+            "codel_target": "20us",
+            "codel_interval": "200us",
+        },
+        "transport": {"cc": "reno", "min_rto": "5ms"},
+        "flows": [{"src": 0, "dst": 2}, {"src": 1, "dst": 2}],
+    }
+    res = ecnlab.run(cfg, progress=False)
+    row = port_row(res, "switch", "host2")
+    assert row["dropped_aqm"] > 10, row
+    assert res.summary["pcap_packets"]["switch:host2"] == row["sent_packets"]
+    assert len(records(res.pcaps["switch:host2"])) == row["sent_packets"]
+    trace = res.tables["trace"].to_pylist()
+    leaving = sum(1 for t in trace if t["port"] == row["port"] and t["event"] == -1)
+    assert leaving == row["sent_packets"] + row["dropped_aqm"]
+
+
 def test_data_packets_carry_codepoints_seq_and_addresses(run: ecnlab.Result) -> None:
     flows = run.tables["flows"].to_pylist()
     data: dict[int, list[tuple[int, int]]] = {0: [], 1: []}

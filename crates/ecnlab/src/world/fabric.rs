@@ -205,7 +205,7 @@ impl World<'_> {
         let next = self.dequeue_at(port, now, Qdisc::dequeue);
         while let Some(id) = self.fabric.net.ports[port as usize].qdisc.take_dequeue_drop() {
             if self.fabric.net.ports[port as usize].trace {
-                self.watch(port, now, id, -1);
+                self.watch(port, now, id, -1, false);
             }
             self.drop_at(port, id);
         }
@@ -262,7 +262,7 @@ impl World<'_> {
             }
         }
         if p.capture | p.trace {
-            self.watch(port, now, id, -1);
+            self.watch(port, now, id, -1, true);
         }
         // Only a host NIC looks into the packet here: a switch port has
         // the size from its queue, and the slot may be cold by now.
@@ -284,10 +284,11 @@ impl World<'_> {
     }
 
     /// Packet `id` entered (`event` 1) or left (-1) watched `port` at
-    /// `now`: a departure goes to the port's capture, and both to the trace.
+    /// `now`, onto its wire (`on_wire`) or dropped at dequeue: every one
+    /// goes to the trace, only those on the wire to the port's capture.
     #[cold]
     #[inline(never)]
-    fn watch(&mut self, port: u32, now: Time, id: u32, event: i64) {
+    fn watch(&mut self, port: u32, now: Time, id: u32, event: i64, on_wire: bool) {
         let p = &self.fabric.net.ports[port as usize];
         if p.trace && (self.rec.trace_window.0..self.rec.trace_window.1).contains(&now) {
             let q = p.qdisc.classify(self.arena.get(id).service);
@@ -295,7 +296,7 @@ impl World<'_> {
             self.rec.stats.trace.push(secs(now), port, q as u32, event, bytes, packets as u32);
             self.rec.stats.trace.flush_full(&mut self.rec.out);
         }
-        if p.capture && event < 0 {
+        if p.capture && on_wire {
             let c = self.rec.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
             let p = self.arena.get(id);
             let more = match &self.hosts.sack_blocks {
@@ -389,7 +390,7 @@ impl World<'_> {
     fn enqueued_slow(&mut self, port: u32, now: Time, id: u32) {
         let gone = self.take_pushed_out(port, now, id);
         if self.fabric.net.ports[port as usize].trace && !gone {
-            self.watch(port, now, id, 1);
+            self.watch(port, now, id, 1, false);
         }
         if arm_departure(&mut self.fabric.net.ports[port as usize], &mut self.q, port, now) {
             self.start_tx(port);
@@ -419,7 +420,7 @@ impl World<'_> {
                 self.fabric.net.switches[s as usize].pool_bytes -= self.arena.get(id).size as u64;
             }
             if p.trace {
-                self.watch(port, now, id, -1);
+                self.watch(port, now, id, -1, false);
             }
             self.drop_at(port, id);
             gone |= id == arrival;
