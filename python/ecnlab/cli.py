@@ -386,9 +386,27 @@ def _term_as_interrupt() -> Any:
     """Make SIGTERM stop a run as Ctrl-C does (its files closed, marked
     incomplete); returns the handler it replaced, or None if it did not."""
     try:
-        return signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+        return signal.signal(signal.SIGTERM, _interrupt)
     except ValueError:  # not the main thread
         return None
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM: what Ctrl-C does. A run in progress is asked to stop at its
+    next report (its files finished), also where SIGINT is ignored (a job
+    that a shell without job control starts in the background inherits
+    that, and `kill` must still stop it); otherwise the SIGINT handler
+    runs, or the interrupt is raised here."""
+    from . import runner
+
+    active = runner.ACTIVE_RUN
+    handler = signal.getsignal(signal.SIGINT)
+    if active is not None:
+        active.request()
+    elif callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def _interrupted_text(result: Result | None) -> str:

@@ -155,6 +155,11 @@ def run(
     return result
 
 
+ACTIVE_RUN: _DeferredInterrupt | None = None
+"""The main thread's run in progress, which a SIGTERM handler may ask to
+stop (`cli._interrupt`) even where SIGINT is ignored."""
+
+
 class _DeferredInterrupt:
     """While the engine runs, the first Ctrl-C (SIGINT) only asks it to stop
     at its next progress report, so that it can finish its files; a second
@@ -166,17 +171,28 @@ class _DeferredInterrupt:
         self._previous: Any = None
 
     def __enter__(self) -> _DeferredInterrupt:
+        global ACTIVE_RUN
         main = threading.current_thread() is threading.main_thread()
         if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             self._previous = signal.signal(signal.SIGINT, self._handle)
+        if main:
+            ACTIVE_RUN = self
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        global ACTIVE_RUN
+        if ACTIVE_RUN is self:
+            ACTIVE_RUN = None
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.request()
+
+    def request(self) -> None:
+        """Ask the run to stop at its next report; a second request
+        interrupts at once."""
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True

@@ -158,6 +158,20 @@ def _cli(args: list[str], **kwargs: object) -> subprocess.Popen:
     )
 
 
+def test_kill_stops_a_background_run_whose_sigint_is_ignored(tmp_path: Path) -> None:
+    # A shell without job control starts `ecnlab run ... &` with SIGINT
+    # ignored; `kill` (SIGTERM) must still stop it and finish its files.
+    path = _long_run_file(tmp_path)
+    out = tmp_path / "out"
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
+    proc = _cli(["run", str(path), "--out", str(out)], preexec_fn=ignore)
+    _wait_for_temp_files(out, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().startswith("ecnlab: interrupted at ") and "are readable" in err
+
+
 def _long_run_file(tmp_path: Path) -> Path:
     """The built-in MQ-ECN star stretched to 100 s, long enough to interrupt."""
     path = tmp_path / "long.toml"
@@ -181,11 +195,18 @@ def _wait_for_temp_files(out: Path, proc: subprocess.Popen) -> None:
     raise AssertionError(f"the run never started writing: {proc.communicate()}")
 
 
+def _sigint_as_at_a_terminal() -> None:
+    # Ctrl-C reaches a command at an interactive shell; a harness that
+    # started these tests in the background may have left SIGINT ignored,
+    # which children inherit.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_at_the_command_line_says_which_files_it_left(tmp_path: Path, sig: int) -> None:
     path = _long_run_file(tmp_path)
     out = tmp_path / "out"
-    proc = _cli(["run", str(path), "--out", str(out)])
+    proc = _cli(["run", str(path), "--out", str(out)], preexec_fn=_sigint_as_at_a_terminal)
     _wait_for_temp_files(out, proc)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
