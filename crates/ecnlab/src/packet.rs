@@ -112,6 +112,14 @@ impl Packet {
         }
     }
 
+    /// An ACK's handle on its further SACK blocks, which live beside the
+    /// packets (`host/sack_blocks.rs`; see `payload`); None for one block
+    /// and for every other packet.
+    #[inline]
+    pub fn sack_slot(&self) -> Option<u32> {
+        (self.kind == Kind::Ack && self.payload != 0).then_some(self.payload)
+    }
+
     /// Stamp a data packet with its flow's remaining bytes (see `prio`).
     #[inline]
     pub fn set_prio(&mut self, remaining: u64) {

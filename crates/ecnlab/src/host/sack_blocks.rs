@@ -104,12 +104,14 @@ impl SackBlocks {
         let Some(front) = block_of(ooo, seq) else { return };
         let old = self.recent[fid];
         let mut new = [NONE; REMEMBERED];
+        // The blocks of new[..k], to keep one byte per block.
+        let mut kept = [front; REMEMBERED];
         new[0] = seq;
         let mut k = 1;
         for &b in old.iter().take_while(|&&b| b != NONE) {
             let Some(r) = block_of(ooo, b) else { continue };
-            if k < REMEMBERED && r != front && !new[1..k].iter().any(|&c| block_of(ooo, c) == Some(r)) {
-                new[k] = b;
+            if k < REMEMBERED && !kept[..k].contains(&r) {
+                (new[k], kept[k]) = (b, r);
                 k += 1;
             }
         }

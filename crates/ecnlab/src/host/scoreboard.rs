@@ -9,14 +9,12 @@ use super::tcp_tx::TcpSender;
 
 impl TcpSender {
     /// Every block of one ACK: the first, then up to two more where the
-    /// receiver sends them (`sack_blocks.rs`; empty ones are (0, 0)).
+    /// receiver sends them (`sack_blocks.rs`; empty ones are (0, 0), which
+    /// `ranges::insert` ignores).
     #[inline]
     pub(super) fn add_sacks(&mut self, first: (u64, u64), more: &More) {
-        self.add_sack(first.0, first.1);
-        for &(lo, hi) in more {
-            if hi > lo {
-                self.add_sack(lo, hi);
-            }
+        for &(lo, hi) in std::iter::once(&first).chain(more) {
+            self.add_sack(lo, hi);
         }
     }
 

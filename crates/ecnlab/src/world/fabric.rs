@@ -299,8 +299,8 @@ impl World<'_> {
         if p.capture && on_wire {
             let c = self.rec.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
             let p = self.arena.get(id);
-            let more = match &self.hosts.sack_blocks {
-                Some(sb) if p.kind == Kind::Ack && p.payload != 0 => sb.peek(p.payload),
+            let more = match (&self.hosts.sack_blocks, p.sack_slot()) {
+                (Some(sb), Some(slot)) => sb.peek(slot),
                 _ => crate::host::sack_blocks::NO_MORE,
             };
             c.record(now, p, &more, &mut self.rec.out);
@@ -468,9 +468,8 @@ impl World<'_> {
         if !matches!(p.kind, Kind::PingReq | Kind::PingRep) {
             self.apps.logs[p.flow as usize].drops += 1;
         }
-        if p.kind == Kind::Ack && p.payload != 0 {
-            let payload = p.payload;
-            self.hosts.sack_blocks.as_mut().expect("blocks only with sack_blocks").drop_ack(payload);
+        if let Some(slot) = p.sack_slot() {
+            self.sack_slab().drop_ack(slot);
         }
         self.rec.dropped += 1;
         self.arena.free(id);

@@ -184,7 +184,7 @@ impl World<'_> {
             }
             Kind::Data => self.data_arrive(p),
             Kind::Ack => {
-                let more = if p.payload != 0 { self.take_sacks(p.payload) } else { NO_MORE };
+                let more = p.sack_slot().map_or(NO_MORE, |slot| self.take_sacks(slot));
                 let f = &mut self.apps.flows[p.flow as usize];
                 let progressed = f.tx.on_ack_blocks(now, p.seq, (p.sack_lo, p.sack_hi), &more, p.ece, p.ts);
                 if progressed && !self.apps.serial_next.is_empty() {
@@ -310,11 +310,18 @@ impl World<'_> {
         self.host_send(p);
     }
 
-    /// The further SACK blocks of an ACK that arrived or was dropped.
+    /// The further SACK blocks of an ACK that arrived or left this part.
     #[cold]
     #[inline(never)]
-    pub(super) fn take_sacks(&mut self, payload: u32) -> More {
-        self.hosts.sack_blocks.as_mut().expect("blocks only with sack_blocks").take(payload)
+    pub(super) fn take_sacks(&mut self, slot: u32) -> More {
+        self.sack_slab().take(slot)
+    }
+
+    /// Where ACKs' further SACK blocks are kept: only asked for by a
+    /// packet that has some (`Packet::sack_slot`), which only a run with
+    /// `sack_blocks` > 1 sends.
+    pub(super) fn sack_slab(&mut self) -> &mut SackBlocks {
+        self.hosts.sack_blocks.as_mut().expect("blocks only with sack_blocks")
     }
 
     pub(super) fn try_send(&mut self, fid: u32) {
@@ -494,7 +501,7 @@ mod tests {
             let mut w = World::new(&cfg, &mut sink).unwrap();
             let _ = w.run(&mut |_, _| true);
             let live = w.arena.live_packets();
-            let with_blocks = live.iter().filter(|p| p.kind == Kind::Ack && p.payload != 0).count();
+            let with_blocks = live.iter().filter(|p| p.sack_slot().is_some()).count();
             let sb = w.hosts.sack_blocks.as_ref().expect("the linux profile sends 3 blocks");
             assert_eq!(sb.kept(), with_blocks, "stopped at {ms} ms");
             seen += with_blocks;

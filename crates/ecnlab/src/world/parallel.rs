@@ -32,7 +32,7 @@ use crate::config::{Config, ConfigError};
 use crate::engine::Event;
 use crate::host::sack_blocks::{More, NO_MORE};
 use crate::output::{Collect, Sink};
-use crate::packet::{Kind, Packet};
+use crate::packet::Packet;
 use crate::prefetch::{prefetch, prefetch_all};
 use crate::report::{Column, Table};
 use crate::units::{secs, Time};
@@ -73,8 +73,8 @@ impl World<'_> {
         let hop = self.arena.hop(id);
         self.arena.free(id);
         let mut more = NO_MORE;
-        if pkt.kind == Kind::Ack && pkt.payload != 0 {
-            more = self.take_sacks(pkt.payload);
+        if let Some(slot) = pkt.sack_slot() {
+            more = self.take_sacks(slot);
             pkt.payload = 0;
         }
         self.fabric.outbox.push(Crossing { to, port, lands, pkt, hop, more });
@@ -84,7 +84,7 @@ impl World<'_> {
     fn take_crossing(&mut self, c: &Crossing) {
         let mut pkt = c.pkt;
         if c.more != NO_MORE {
-            pkt.payload = self.hosts.sack_blocks.as_mut().expect("blocks only with sack_blocks").put(c.more);
+            pkt.payload = self.sack_slab().put(c.more);
         }
         let id = self.arena.alloc(pkt, pkt.ecmp);
         self.arena.set_hop(id, c.hop);
@@ -107,7 +107,6 @@ impl World<'_> {
             }
         }
         self.fabric.ecmp.reseed(self.cfg.run.seed, me as u64);
-
         for f in 0..self.apps.flows.len() {
             if parts.of_node[self.apps.flows[f].src as usize] != me {
                 continue;
@@ -283,7 +282,7 @@ pub fn run_into(
         w.rec.stopped = stopped;
         w.catch_up_all(stopped);
     }
-    gather(&mut worlds, &parts, sized - runs.iter().map(|r| r.finished).sum::<usize>());
+    gather(&mut worlds, &parts, &captured, sized - runs.iter().map(|r| r.finished).sum::<usize>());
     let (w0, rest) = worlds.split_first_mut().expect("two parts or more");
     for w in rest.iter_mut() {
         w.rec.stats.goodput.finish(stopped, has_duration, &mut w.rec.out);
@@ -314,7 +313,7 @@ pub fn run_into(
 /// run's tables: every port from its node's part, every flow's sender from
 /// its source's part and its receiver from its destination's; the counters
 /// summed. `unfinished`: sized flows no part saw finish.
-fn gather(worlds: &mut [World], parts: &Partitioning, unfinished: usize) {
+fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(String, usize)], unfinished: usize) {
     let (w0, rest) = worlds.split_first_mut().expect("two parts or more");
     let part = |node: u32| parts.of_node[node as usize] as usize;
     for i in 0..w0.fabric.net.ports.len() {
@@ -350,8 +349,7 @@ fn gather(worlds: &mut [World], parts: &Partitioning, unfinished: usize) {
         }
         w0.apps.logs[f].drops = rest.iter().fold(w0.apps.logs[f].drops, |n, w| n + w.apps.logs[f].drops);
     }
-    for i in 0..w0.rec.captures.len() {
-        let owner = part(w0.fabric.net.ports[w0.rec.captures[i].port as usize].node);
+    for (i, &(_, owner)) in captured.iter().enumerate() {
         if owner != 0 {
             w0.rec.captures[i].packets = rest[owner - 1].rec.captures[i].packets;
         }
@@ -386,12 +384,9 @@ fn write_tables(
     let mut parts: Vec<Collect> = sinks.collect();
     let mut bins: std::collections::BTreeMap<(u64, u32), f64> = std::collections::BTreeMap::new();
     for t in parts.iter().flat_map(|s| s.tables.iter()).filter(|t| t.name == "goodput") {
-        if let (Some(Column::F64(time)), Some(Column::U32(svc)), Some(Column::F64(g))) =
-            (t.column("time"), t.column("service"), t.column("gbps"))
-        {
-            for i in 0..time.len() {
-                *bins.entry((time[i].to_bits(), svc[i])).or_insert(0.0) += g[i];
-            }
+        let (time, svc, g) = (f64s(t, "time"), u32s(t, "service"), f64s(t, "gbps"));
+        for i in 0..time.len() {
+            *bins.entry((time[i].to_bits(), svc[i])).or_insert(0.0) += g[i];
         }
     }
     let mut rank = vec![u32::MAX; sampled.iter().max().map_or(0, |&m| m as usize + 1)];
@@ -440,20 +435,18 @@ fn write_tables(
 
 type RowKey = (u64, u32, u32, u32, u64);
 
-/// Every part's rows of table `name`, taken out of their sinks, as one
-/// table sorted by `keys` (one key per row; the sort is stable: ties keep
-/// part order, then each part's row order); None when no part wrote any.
+/// Every part's rows of table `name` (a `Collect` keeps one table per
+/// name), taken out of their sinks, as one table sorted by `keys` (one key
+/// per row; the sort is stable: ties keep part order, then each part's row
+/// order); None when no part wrote any.
 fn merged(parts: &mut [Collect], name: &str, keys: impl Fn(&Table) -> Vec<RowKey>) -> Option<Table> {
     let mut all: Option<Table> = None;
     for s in parts.iter_mut() {
-        for t in std::mem::take(&mut s.tables) {
-            if t.name != name {
-                s.tables.push(t);
-            } else if let Some(a) = &mut all {
-                a.append(t);
-            } else {
-                all = Some(t);
-            }
+        let Some(i) = s.tables.iter().position(|t| t.name == name) else { continue };
+        let t = s.tables.remove(i);
+        match &mut all {
+            Some(a) => a.append(t),
+            None => all = Some(t),
         }
     }
     let mut all = all?;
@@ -482,6 +475,7 @@ fn u32s<'t>(t: &'t Table, name: &str) -> &'t [u32] {
 
 #[cfg(test)]
 mod tests {
+    use super::{f64s, u32s};
     use crate::config::Config;
     use crate::report::Column;
     use serde_json::Value;
@@ -572,15 +566,10 @@ mod tests {
         };
         let (one, two, seq) = (report("threads = 1"), report("threads = 2"), report(""));
         let trace = |r: &crate::report::Report| {
-            let mut out = Vec::new();
-            for t in r.tables.iter().filter(|t| t.name == "trace") {
-                if let (Some(Column::F64(a)), Some(Column::U32(b)), Some(Column::I64(c))) =
-                    (t.column("time"), t.column("port"), t.column("event"))
-                {
-                    out.extend((0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i])));
-                }
-            }
-            out
+            let t = r.table("trace").expect("a trace table");
+            let Some(Column::I64(c)) = t.column("event") else { panic!("trace.event is a column of i64") };
+            let (a, b) = (f64s(t, "time"), u32s(t, "port"));
+            (0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i])).collect::<Vec<_>>()
         };
         assert_eq!(trace(&one), trace(&two));
         assert_eq!(one.captures, two.captures);
@@ -610,15 +599,9 @@ mod tests {
         let rows = |threads: &str| {
             let text = fat_tree(threads).replace("[topology]", &format!("{pings}[topology]"));
             let r = crate::run(&Config::from_toml(&text).unwrap(), &mut |_, _| true).unwrap();
-            let mut out = Vec::new();
-            for t in r.tables.iter().filter(|t| t.name == "rtt") {
-                if let (Some(Column::F64(a)), Some(Column::U32(b)), Some(Column::F64(c))) =
-                    (t.column("time"), t.column("src"), t.column("rtt"))
-                {
-                    out.extend((0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i])));
-                }
-            }
-            out
+            let t = r.table("rtt").expect("an rtt table");
+            let (a, b, c) = (f64s(t, "time"), u32s(t, "src"), f64s(t, "rtt"));
+            (0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i])).collect::<Vec<_>>()
         };
         let (one, two, seq) = (rows("threads = 1\npartitions = 4"), rows("threads = 2\npartitions = 4"), rows(""));
         assert_eq!(one, two);
@@ -643,7 +626,7 @@ mod tests {
         for (i, w) in worlds.iter().enumerate() {
             if let Some(sb) = &w.hosts.sack_blocks {
                 let live = w.arena.live_packets();
-                let acks = live.iter().filter(|p| p.kind == crate::packet::Kind::Ack && p.payload != 0).count();
+                let acks = live.iter().filter(|p| p.sack_slot().is_some()).count();
                 assert_eq!(sb.kept(), acks, "part {i}: slab entries and ACKs with blocks");
             }
         }
@@ -674,15 +657,9 @@ mod tests {
     /// (time, port, queue, packets) of every queue sample of a run.
     fn samples(text: &str) -> Vec<(u64, u32, u32, u32)> {
         let r = crate::run(&Config::from_toml(text).unwrap(), &mut |_, _| true).unwrap();
-        let mut out = Vec::new();
-        for t in r.tables.iter().filter(|t| t.name == "queues") {
-            if let (Some(Column::F64(a)), Some(Column::U32(b)), Some(Column::U32(c)), Some(Column::U32(d))) =
-                (t.column("time"), t.column("port"), t.column("queue"), t.column("packets"))
-            {
-                out.extend((0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i], d[i])));
-            }
-        }
-        out
+        let t = r.table("queues").expect("a queues table");
+        let (a, b, c, d) = (f64s(t, "time"), u32s(t, "port"), u32s(t, "queue"), u32s(t, "packets"));
+        (0..a.len()).map(|i| (a[i].to_bits(), b[i], c[i], d[i])).collect()
     }
 
     /// Queue samples: each part samples its own ports, and the rows come

@@ -173,7 +173,7 @@ impl Cubic {
 fn linux_alpha(beta: f64) -> f64 {
     let b = ((beta * 1024.0).round() as u64).min(1023); // validated below 1024
     let scale = 8 * (1024 + b) / 3 / (1024 - b);
-    8.0 / scale.max(1) as f64
+    8.0 / scale as f64
 }
 
 impl CongestionControl for Cubic {
