@@ -282,6 +282,13 @@ def main(argv: list[str] | None = None) -> None:
         help="[transport] keys (JSON) over each config's in both tools, e.g. "
         '\'{"profile": "linux"}\'',
     )
+    ap.add_argument(
+        "--host",
+        default="{}",
+        help='[host] keys (JSON) over each config\'s, e.g. \'{"jitter": "60us"}\' (the '
+        "testbed refuses keys it cannot apply)",
+    )
+    ap.add_argument("--rate", help='topology.link_rate over each config\'s, e.g. "50Mbps"')
     ap.add_argument("--duration", help='run.duration over each config\'s, e.g. "1s"')
     ap.add_argument("--warmup", help='run.warmup over each config\'s, e.g. "0s"')
     args = ap.parse_args(argv)
@@ -290,6 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     import ecnlab
 
     transport = json.loads(args.transport)
+    host = json.loads(args.host)
 
     want = {w for w in args.only.split(",") if w}
     new = not args.csv.exists()
@@ -308,6 +316,10 @@ def main(argv: list[str] | None = None) -> None:
             for run in range(1, args.runs + 1):
                 cfg = build(run)
                 cfg["transport"] = {**cfg.get("transport", {}), **transport}
+                if host:
+                    cfg["host"] = {**cfg.get("host", {}), **host}
+                if args.rate:
+                    cfg["topology"]["link_rate"] = args.rate
                 for key in ("duration", "warmup"):
                     if getattr(args, key) is not None:
                         cfg["run"][key] = getattr(args, key)
@@ -325,6 +337,10 @@ def main(argv: list[str] | None = None) -> None:
                         "uplinks": "" if args.tool == "sim" else not args.no_uplinks,
                         "profile": cfg["transport"].get("profile") or "",
                         **labels,
+                        # The overrides that change the network name the case.
+                        "case": labels["case"]
+                        + (f"@{args.rate}" if args.rate else "")
+                        + "".join(f"+{k}={v}" for k, v in sorted(host.items())),
                         **measure(result, cfg),
                     }
                 writer.writerow(row)
