@@ -120,6 +120,12 @@ impl Packet {
         (self.kind == Kind::Ack && self.payload != 0).then_some(self.payload)
     }
 
+    /// A ping's request or reply: its `flow` names a probe, not a flow.
+    #[inline]
+    pub fn is_ping(&self) -> bool {
+        matches!(self.kind, Kind::PingReq | Kind::PingRep)
+    }
+
     /// Stamp a data packet with its flow's remaining bytes (see `prio`).
     #[inline]
     pub fn set_prio(&mut self, remaining: u64) {

@@ -123,7 +123,7 @@ fn frame(b: &mut [u8], p: &Packet, more: &More, src_mac: u32, dst_mac: u32) -> u
     put16(b, 12, 0x0800);
     // IPv4
     let ip = &mut b[14..];
-    let tcp = !matches!(p.kind, Kind::PingReq | Kind::PingRep);
+    let tcp = !p.is_ping();
     ip[0] = 0x45;
     let ecn = match p.ecn {
         Ecn::NotEct => 0,

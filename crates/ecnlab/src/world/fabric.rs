@@ -465,7 +465,7 @@ impl World<'_> {
 
     fn drop_packet(&mut self, id: u32) {
         let p = self.arena.get(id);
-        if !matches!(p.kind, Kind::PingReq | Kind::PingRep) {
+        if !p.is_ping() {
             self.apps.logs[p.flow as usize].drops += 1;
         }
         if let Some(slot) = p.sack_slot() {
@@ -514,7 +514,7 @@ impl World<'_> {
             self.ns2_hash(&p)
         } else {
             let key = match &self.apps.conns {
-                Some(c) if !matches!(p.kind, Kind::PingReq | Kind::PingRep) => c.path_key(p.flow),
+                Some(c) if !p.is_ping() => c.path_key(p.flow),
                 _ => p.flow,
             };
             self.flow_hash(key, p.src, p.dst)

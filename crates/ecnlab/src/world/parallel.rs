@@ -22,8 +22,11 @@
 //!
 //! Each part samples its own ports' queues, traces and captures them, and
 //! records the round trips of its own hosts' pings; `write_tables` merges
-//! those rows. What couples parts faster than a link is refused (`check`):
-//! incast rounds, serial chains and per-pair connections (one host's event
+//! those rows. Per-pair connections (`host/persistent.rs`) live in their
+//! sender's part, which numbers its own: a flow's connection id, its ECMP
+//! key, travels with each of its packets that crosses, so its receiver's
+//! part hashes the ACKs alike. What couples parts faster than a link is
+//! refused (`check`): incast rounds and serial chains (one host's event
 //! starts another's at once).
 
 use super::partition::{Partitioning, LOCAL};
@@ -54,6 +57,9 @@ pub struct Crossing {
     /// An ACK's further SACK blocks (`host/sack_blocks.rs`), which live
     /// beside the sending part's packets, not in them.
     pub more: More,
+    /// With per-pair connections, its flow's ECMP key (its connection's
+    /// id), which only the sender's part assigns (`host/persistent.rs`).
+    pub key: u32,
 }
 
 /// Each part's own run state beside its `World`.
@@ -77,7 +83,8 @@ impl World<'_> {
             more = self.take_sacks(slot);
             pkt.payload = 0;
         }
-        self.fabric.outbox.push(Crossing { to, port, lands, pkt, hop, more });
+        let key = self.apps.conns.as_ref().filter(|_| !pkt.is_ping()).map_or(0, |c| c.path_key(pkt.flow));
+        self.fabric.outbox.push(Crossing { to, port, lands, pkt, hop, more, key });
     }
 
     /// A packet from another part: it lands here as if sent from here.
@@ -85,6 +92,11 @@ impl World<'_> {
         let mut pkt = c.pkt;
         if c.more != NO_MORE {
             pkt.payload = self.sack_slab().put(c.more);
+        }
+        if let Some(conns) = self.apps.conns.as_mut().filter(|_| !pkt.is_ping()) {
+            // Its receiver's ACKs hash on it (and a part it only crosses
+            // hands it on): the key cannot change once its sender chose it.
+            conns.learn_path_key(pkt.flow, c.key);
         }
         let id = self.arena.alloc(pkt, pkt.ecmp);
         self.arena.set_hop(id, c.hop);
@@ -169,9 +181,6 @@ fn check(cfg: &Config, w: &World) -> Result<(), ConfigError> {
     }
     if !w.apps.serial_next.is_empty() {
         return refuse("flows[].serial", "is set (a flow's end starts the next at once)");
-    }
-    if w.apps.conns.is_some() {
-        return refuse("workload.connections", "is \"per-pair\"");
     }
     Ok(())
 }
@@ -274,6 +283,8 @@ pub fn run_into(
     }
     #[cfg(test)]
     tests::check_sack_slabs(&worlds);
+    #[cfg(test)]
+    tests::check_path_keys(&worlds, &parts);
     let events: u64 = worlds.iter().map(|w| w.q.processed).sum();
     let peak: usize = worlds.iter().map(|w| w.q.peak).sum();
     let live: usize = worlds.iter().map(|w| w.arena.live()).sum();
@@ -348,6 +359,12 @@ fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(String, usize
             w0.apps.logs[f].reordered = rest[d - 1].apps.logs[f].reordered;
         }
         w0.apps.logs[f].drops = rest.iter().fold(w0.apps.logs[f].drops, |n, w| n + w.apps.logs[f].drops);
+    }
+    for (k, w) in rest.iter().enumerate() {
+        if let (Some(c0), Some(c)) = (w0.apps.conns.as_mut(), w.apps.conns.as_ref()) {
+            let mine = (0..w0.apps.flows.len() as u32).filter(|&f| part(w0.apps.flows[f as usize].src) == k + 1);
+            c0.gather(c, mine);
+        }
     }
     for (i, &(_, owner)) in captured.iter().enumerate() {
         if owner != 0 {
@@ -629,6 +646,50 @@ mod tests {
                 let acks = live.iter().filter(|p| p.sack_slot().is_some()).count();
                 assert_eq!(sb.kept(), acks, "part {i}: slab entries and ACKs with blocks");
             }
+        }
+    }
+
+    /// Per-pair connections: every flow whose data reached its receiver's
+    /// part has that part hash its ACKs on the key its sender's part gave
+    /// it (its connection's id), not on a key of its own.
+    pub(super) fn check_path_keys(worlds: &[super::World], parts: &super::Partitioning) {
+        let Some(c0) = &worlds[0].apps.conns else { return };
+        for (f, flow) in worlds[0].apps.flows.iter().enumerate() {
+            let (s, d) = (parts.of_node[flow.src as usize] as usize, parts.of_node[flow.dst as usize] as usize);
+            let (tx, rx) = (&worlds[s].apps, &worlds[d].apps);
+            if !c0.covers(f as u32) || rx.flows[f].rx.rcv_nxt == 0 {
+                continue;
+            }
+            let key = |a: &super::super::apps::Apps| a.conns.as_ref().expect("every part has them").path_key(f as u32);
+            assert_eq!(key(rx), key(tx), "flow {f}: receiver's part {d} and sender's part {s} hash it apart");
+        }
+    }
+
+    /// Per-pair connections (the MQ-ECN authors' persistent connections)
+    /// live in each sender's part: the same outputs on 1, 2 and 3 threads,
+    /// packets conserved, every flow done, and the same model as the
+    /// sequential engine (each part numbers its own connections, so flows
+    /// take other, equally random, ECMP paths: totals within a few per
+    /// cent). `check_path_keys` runs in each.
+    #[test]
+    fn per_pair_connections_run_in_their_senders_parts() {
+        let text = |run: &str| fat_tree(run).replace("flows = 800", "flows = 800\nconnections = \"per-pair\"");
+        let one = fingerprint(&text("threads = 1\npartitions = 3"));
+        for n in [2, 3] {
+            assert_eq!(one, fingerprint(&text(&format!("threads = {n}\npartitions = 3"))), "threads = {n}");
+        }
+        let par = summary(&text("threads = 2"));
+        let seq = summary(&text(""));
+        let n = |m: &serde_json::Map<String, Value>, k: &str| m[k].as_f64().unwrap();
+        assert_eq!(
+            n(&par, "packets_sent"),
+            n(&par, "packets_delivered") + n(&par, "packets_in_flight") + n(&par, "packets_dropped")
+        );
+        assert_eq!(n(&par, "flows_completed"), 800.0);
+        for (key, tol) in [("packets_delivered", 0.03), ("connections_opened", 0.1), ("ce_marks", 0.1)] {
+            let r = n(&par, key) / n(&seq, key);
+            eprintln!("{key}: {} / {}", n(&par, key), n(&seq, key));
+            assert!((1.0 - tol..1.0 + tol).contains(&r), "{key}: partitioned / sequential = {r}");
         }
     }
 
