@@ -10,8 +10,11 @@ tcp_dctcp.c (host/cc/dctcp_linux.rs, `transport.dctcp_linux`).
   round starts mid-train, so the train test goes idle for the rest of each
   round; the delay test ends slow start instead, at the 9th ACK of the
   first round whose samples all see more than 4 ms (clamp(20.1/8, 4, 16)
-  ms) of queue, about 34 packets. The window then grows by about a
-  segment per RTT: the buffer never fills in the run.
+  ms) of queue, about 34 packets. Until a first loss Linux's CUBIC then
+  grows 5% a round trip (cnt at most 20 while W_max is 0, tcp_cubic.c;
+  `host/cc/cubic_linux.rs`), which fills the buffer some 250 ms in and
+  loses a few packets, against hundreds lost by slow start without
+  HyStart.
 - Two DCTCP flows on the linux profile through a 10 Gbps port marking at
   K = 65 packets: the queue stays near K and the link full (DCTCP paper
   §3.3), as with ecnlab's own DCTCP.
@@ -52,10 +55,16 @@ def test_hystart_ends_slow_start_before_the_buffer_overflows() -> None:
     off = run_checked(cubic_lone_flow({"hystart": False}))
     # Without HyStart the slow start's overshoot is lost at the switch.
     assert off.summary["packets_dropped"] > 100, off.summary
-    # With it nothing is lost, and the buffer never fills.
-    assert on.summary["packets_dropped"] == 0, on.summary
+    # With it slow start ends before the buffer fills: nothing is lost in
+    # the first 200 ms (the buffer's 150 packets not reached), and in the
+    # whole second only what the 5%-a-round-trip growth after the exit
+    # overflows (measured 16 against 416 without HyStart).
     q = port_queue(on, "switch", "host1", warmup=0.0)
-    assert q.max() < 150, q.max()
+    assert q[:200].max() < 150, q[:200].max()
+    assert on.summary["packets_dropped"] < off.summary["packets_dropped"] / 10, (
+        on.summary,
+        off.summary,
+    )
     # The delay test fired, not the train: slow start went on until the
     # queue held 4 ms (33.3 packets), which it reaches in slow start's
     # fifth round, before 0.2 s (an exit on the ACK train near the BDP/2

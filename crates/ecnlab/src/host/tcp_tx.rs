@@ -320,7 +320,8 @@ impl TcpSender {
                 self.hystart_ack(now, now.saturating_sub(ts_echo)); // `hystart.rs`
             }
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
-            let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt };
+            let rtt = now.saturating_sub(ts_echo);
+            let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt };
             let prior = self.w.cwnd;
             if self.in_recovery && self.una >= self.recover {
                 self.in_recovery = false;
@@ -352,7 +353,7 @@ impl TcpSender {
             self.add_sacks(sack, more);
             self.dupacks += 1;
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
-            let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt };
+            let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt: 0 };
             let prior = self.w.cwnd;
             // A SACK of a tail loss probe starts recovery at once (`tlp.rs`).
             let lost = self.dupacks >= self.p.dupthresh || self.p.tlp && self.tlp_probe_sacked();

@@ -13,6 +13,7 @@
 //! CA_EVENT_TX_START) is not modelled. Its keys appear in the resolved
 //! config of CUBIC runs only, so that older configs resolve as they did.
 
+use super::cubic_linux::LinuxCubic;
 use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Window, MIN_CWND};
 use crate::config::bad;
 use crate::config::param::section;
@@ -30,11 +31,11 @@ section! {
         /// Fast convergence (§4.7): release bandwidth to newer flows by lowering W_max.
         cubic_fast_convergence: bool = true, source "RFC 9438 §4.7", resolved InUse,
             lenient true;
-        /// CUBIC as Linux's tcp_cubic.c where it departs from RFC 9438: the Reno-friendly estimate
-        /// W_est grows by Linux's α = 8/beta_scale per window throughout (8/15 = 0.533 at β = 717/1024),
-        /// where RFC 9438 §4.3 raises α to 1 once W_est passes the window before the last cut. The
-        /// `linux` profile turns it on.
-        cubic_linux: bool = false, source "Linux tcp_cubic.c bictcp_update (tcp_friendliness), cubictcp_register (beta_scale)",
+        /// CUBIC as Linux's tcp_cubic.c computes it (`cubic_linux.rs`): whole segments, cwnd
+        /// trailing the Reno estimate by up to a round trip (Linux's cnt), W_est's α = 8/beta_scale
+        /// throughout (RFC 9438 §4.3 raises it to 1 past the window before the last cut), the cubic
+        /// target one minimum RTT ahead, β in 1/1024. The `linux` profile turns it on.
+        cubic_linux: bool = false, source "Linux tcp_cubic.c bictcp_update, bictcp_recalc_ssthresh, cubictcp_acked; tcp_cong_avoid_ai",
             resolved Given, lenient true;
     }
 }
@@ -74,18 +75,31 @@ pub const DECL: CcDecl = CcDecl {
         }
         Ok(())
     },
-    build: |t| super::Cc::Cubic(Cubic::new(&CubicParams::of(t).expect("checked"))),
+    build: |t| {
+        let p = CubicParams::of(t).expect("checked");
+        super::Cc::Cubic(if p.cubic_linux {
+            Cubic::Linux(Box::new(LinuxCubic::new(p.cubic_beta, p.cubic_c, p.cubic_fast_convergence)))
+        } else {
+            Cubic::Rfc(Rfc::new(&p))
+        })
+    },
 };
+
+/// CUBIC as RFC 9438 has it, or as Linux computes it (`cubic_linux`).
+pub enum Cubic {
+    Rfc(Rfc),
+    /// Boxed: its state beside `Rfc`'s would grow `Cc` (and `Flow`) by a
+    /// word for every flow of every run.
+    Linux(Box<LinuxCubic>),
+}
 
 // Kept to 56 bytes, so that `Cc` stays DCTCP's 64 and `Flow` six cache
 // lines (world/apps.rs): hence f32 constants and K, and the epoch's fields
-// flat with a flag.
-pub struct Cubic {
+// flat with a flag (whose spare values also hold `Cubic`'s tag).
+pub struct Rfc {
     beta: f64,
     c: f32,
     fast_convergence: bool,
-    /// `cubic_linux`: W_est's α stays Linux's throughout.
-    linux: bool,
     /// `epoch` is valid (set at the first ACK of congestion avoidance).
     in_epoch: bool,
     /// The window before the last reduction (after fast convergence); 0
@@ -102,12 +116,21 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(p: &CubicParams) -> Cubic {
-        Cubic {
+    /// When the current congestion-avoidance epoch began, if one runs.
+    pub fn epoch_start(&self) -> Option<Time> {
+        match self {
+            Cubic::Rfc(c) => c.in_epoch.then_some(c.start),
+            Cubic::Linux(c) => c.epoch_start(),
+        }
+    }
+}
+
+impl Rfc {
+    pub fn new(p: &CubicParams) -> Rfc {
+        Rfc {
             beta: p.cubic_beta,
             c: p.cubic_c as f32,
             fast_convergence: p.cubic_fast_convergence,
-            linux: p.cubic_linux,
             in_epoch: false,
             w_max: 0.0,
             cwnd_prior: 0.0,
@@ -116,11 +139,6 @@ impl Cubic {
             origin: 0.0,
             w_est: 0.0,
         }
-    }
-
-    /// When the current congestion-avoidance epoch began, if one runs.
-    pub fn epoch_start(&self) -> Option<Time> {
-        self.in_epoch.then_some(self.start)
     }
 
     /// W_cubic at `t` seconds into the epoch (RFC 9438 Eq. 1).
@@ -142,11 +160,8 @@ impl Cubic {
         let beta = self.beta;
         let t = secs(now.saturating_sub(self.start));
         // W_est grows by α per window, α = 3(1 − β)/(1 + β), Reno's 1 once
-        // W_est has passed the window of the last reduction (§4.3); Linux's
-        // stays at its own α.
-        let alpha = if self.linux {
-            linux_alpha(beta)
-        } else if self.w_est >= self.cwnd_prior as f64 {
+        // W_est has passed the window of the last reduction (§4.3).
+        let alpha = if self.w_est >= self.cwnd_prior as f64 {
             1.0
         } else {
             3.0 * (1.0 - beta) / (1.0 + beta)
@@ -166,17 +181,7 @@ impl Cubic {
     }
 }
 
-/// Linux's α of the Reno-friendly estimate: W_est gains a segment per
-/// cwnd·beta_scale/8 segments ACKed, beta_scale = 8(1024 + b)/3/(1024 − b)
-/// in integers with b = β·1024 (cubictcp_register): 15 at b = 717, so
-/// α = 8/15 where RFC 9438 has 3(1 − β)/(1 + β) = 0.529.
-fn linux_alpha(beta: f64) -> f64 {
-    let b = ((beta * 1024.0).round() as u64).min(1023); // validated below 1024
-    let scale = 8 * (1024 + b) / 3 / (1024 - b);
-    8.0 / scale as f64
-}
-
-impl CongestionControl for Cubic {
+impl CongestionControl for Rfc {
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
         if !a.cwnd_limited || a.acked == 0 {
@@ -214,6 +219,40 @@ impl CongestionControl for Cubic {
     }
 }
 
+impl CongestionControl for Cubic {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: AckInfo) -> bool {
+        match self {
+            Cubic::Rfc(c) => c.on_ack(w, a),
+            Cubic::Linux(c) => {
+                c.on_ack(w, &a);
+                false
+            }
+        }
+    }
+
+    /// During loss recovery Linux still takes RTT samples (no epoch runs).
+    fn observe(&mut self, a: AckInfo) {
+        if let Cubic::Linux(c) = self {
+            c.observe(&a);
+        }
+    }
+
+    fn loss_ssthresh(&mut self, w: &Window, flight_segs: f64) -> f64 {
+        match self {
+            Cubic::Rfc(c) => c.loss_ssthresh(w, flight_segs),
+            Cubic::Linux(c) => c.loss_ssthresh(w),
+        }
+    }
+
+    fn on_timeout(&mut self) {
+        match self {
+            Cubic::Rfc(c) => c.on_timeout(),
+            Cubic::Linux(c) => c.on_timeout(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,13 +261,13 @@ mod tests {
 
     const MSS: u32 = 1460;
 
-    fn cubic() -> (Cubic, Window) {
+    fn cubic() -> (Rfc, Window) {
         let t: TransportCfg = serde_json::from_str("{}").unwrap();
-        (Cubic::new(&CubicParams::of(&t).unwrap()), Window::new(10.0, &t))
+        (Rfc::new(&CubicParams::of(&t).unwrap()), Window::new(10.0, &t))
     }
 
     fn ack(now: Time, srtt: Time) -> AckInfo {
-        AckInfo { acked: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt }
+        AckInfo { acked: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt, rtt: srtt }
     }
 
     /// After a loss at cwnd 100 the window is 70 (β = 0.7), and then, one
@@ -300,38 +339,6 @@ mod tests {
         // (70 + ... well under 100), so Reno's estimate sets the window.
         assert!(c.w_cubic(secs(now)) < w.cwnd);
         assert!(w.cwnd > 95.0 && w.cwnd < 110.0, "{}", w.cwnd);
-    }
-
-    /// `cubic_linux` (Linux's tcp_friendliness): the same 60 windows of
-    /// ACKs at a 100 µs RTT, where the Reno estimate rules, grow W_est by
-    /// 8/15 = 0.533 per window throughout, also past cwnd_prior = 100
-    /// (RFC 9438 would switch to 1 there): about 70 + 0.533·60 = 102.
-    #[test]
-    fn linux_keeps_the_reno_estimate_at_its_own_alpha() {
-        assert!((linux_alpha(0.7) - 8.0 / 15.0).abs() < 1e-12);
-        assert!((linux_alpha(0.5) - 1.0).abs() < 1e-12, "b = 512: beta_scale 8·1536/3/512 = 8");
-        let mut ends = Vec::new();
-        for linux in [false, true] {
-            let (mut c, mut w) = cubic();
-            c.linux = linux;
-            w.cwnd = 100.0;
-            w.ssthresh = c.loss_ssthresh(&w, 100.0);
-            w.cwnd = w.ssthresh;
-            let rtt = PS_PER_S / 10_000;
-            let mut now = 0;
-            for _ in 0..90 {
-                let n = w.cwnd.floor() as u64;
-                for i in 0..n {
-                    c.on_ack(&mut w, ack(now + i * rtt / n, rtt));
-                }
-                now += rtt;
-            }
-            ends.push(w.cwnd);
-        }
-        // 90 windows: RFC 9438 passes 100 after ~57 and then gains 1 per
-        // window (~133); Linux's α gives 70 + 0.533·90 ≈ 118.
-        assert!(ends[0] > 128.0 && ends[0] < 138.0, "RFC 9438: {}", ends[0]);
-        assert!(ends[1] > 114.0 && ends[1] < 122.0, "Linux: {}", ends[1]);
     }
 
     /// Linux counts β in 1/1024 (beta_scale's denominator is 1024 − b):

@@ -150,6 +150,7 @@ macro_rules! congestion_controls {
     };
 }
 
+pub mod cubic_linux;
 pub mod dctcp_linux;
 
 // The registry of congestion controls: one line per algorithm.
@@ -325,6 +326,8 @@ pub struct AckInfo {
     /// When the ACK arrived, and the smoothed RTT after it (CUBIC's clock).
     pub now: crate::units::Time,
     pub srtt: crate::units::Time,
+    /// This ACK's RTT sample (0: none; Linux CUBIC's delay_min).
+    pub rtt: crate::units::Time,
 }
 
 #[cfg(test)]
@@ -337,8 +340,17 @@ mod tests {
     fn slow_start_capped_at_ssthresh() {
         let mut w = Window::new(8.0, &TransportCfg::default());
         w.ssthresh = 10.0;
-        let a =
-            AckInfo { acked: 5 * 1460, ece: false, una: 0, snd_max: 0, mss: 1460, cwnd_limited: true, now: 0, srtt: 0 };
+        let a = AckInfo {
+            acked: 5 * 1460,
+            ece: false,
+            una: 0,
+            snd_max: 0,
+            mss: 1460,
+            cwnd_limited: true,
+            now: 0,
+            srtt: 0,
+            rtt: 0,
+        };
         w.grow(&a);
         assert!((w.cwnd - (10.0 + 3.0 / 10.0)).abs() < 1e-12, "{}", w.cwnd);
     }
