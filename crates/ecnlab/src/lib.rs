@@ -13,6 +13,7 @@ pub mod ecmp;
 pub mod engine;
 pub mod golden;
 pub mod host;
+pub mod huge_pages;
 pub mod ideal;
 pub mod keys;
 pub mod load;
@@ -104,6 +105,7 @@ pub(crate) fn run_into_sequential(
         // Stopped while building: nothing ran, so there is nothing to write.
         return Err(RunError::Interrupted);
     };
+    huge_pages::advise_heap();
     match w.run(progress) {
         Ok(()) | Err(Stop::Interrupted) => w.finish().map_err(RunError::Output),
         Err(Stop::Output(e)) => Err(RunError::Output(e)),
