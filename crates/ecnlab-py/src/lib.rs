@@ -6,10 +6,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-/// Large blocks in huge pages (`ecnlab::huge_pages`).
-#[global_allocator]
-static ALLOC: ecnlab::huge_pages::HugePages = ecnlab::huge_pages::HugePages;
-
 pyo3::create_exception!(_engine, ConfigError, PyValueError, "A bad experiment config.");
 
 /// A numeric column as (dtype code, little-endian bytes), copied once.

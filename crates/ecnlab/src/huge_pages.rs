@@ -1,120 +1,84 @@
-//! The engine's allocator: the system's, except that a large block (the
-//! ports, the packet arena, the flows, the event wheel of a large fabric)
-//! is asked to be backed by 2 MB pages (`madvise(MADV_HUGEPAGE)`) before
-//! anything touches it.
+//! Large runs in huge pages: once a run is built, the process's large
+//! anonymous memory (the C heap, where most of a fabric's state sits in
+//! many blocks, and the big blocks glibc maps on their own: the ports, the
+//! packet arena, the flows, the event wheel) is asked to be backed by 2 MB
+//! pages (`madvise(MADV_HUGEPAGE)`), and what is already touched is
+//! collapsed into them (MADV_COLLAPSE, Linux 6.1 and later; older kernels
+//! leave it to khugepaged). The advice stays with the memory as it grows.
 //!
 //! Why: a fat-tree of k = 32 keeps about 100 MB of state that every event
 //! reads at random. In 4 KB pages that is some 25,000 pages, far more than
 //! a core's TLB holds, so most packet hops also pay a page walk. Linux
 //! backs such memory with huge pages by itself only where transparent huge
 //! pages are "always"; many machines (this one) have "madvise", where a
-//! program must ask. Measured with glibc's own switch for it
-//! (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) before writing this: k = 32
-//! about 4% faster, k = 8 1-2%.
+//! program must ask. Measured before writing this with glibc's own switch
+//! (GLIBC_TUNABLES=glibc.malloc.hugetlb=1): k = 32 about 4% faster.
 //!
-//! Only blocks of at least `HUGE_MIN` are advised (a huge page for a small
-//! Vec would waste memory), and only their whole 2 MB pages. Where the
-//! kernel has no transparent huge pages, or they are "never", madvise
-//! fails and nothing changes. Nothing here runs per packet: the engine
-//! allocates its large blocks when it builds a run.
-//!
-//! Each binary and the Python extension installs it (`#[global_allocator]`
-//! in their roots); `advise_heap` covers the many smaller blocks.
-
-use std::alloc::{GlobalAlloc, Layout, System};
+//! Only when the run's memory is large (`LARGE`): small runs have nothing
+//! to gain and collapsing costs about 2 ms a megabyte. `ECNLAB_HUGE_PAGES=0`
+//! turns it off (to measure it). Where the kernel has no transparent huge
+//! pages, or they are "never", madvise fails and nothing changes. It
+//! changes how memory is backed, never its contents: outputs cannot depend
+//! on it. Nothing here runs per packet.
 
 /// A 2 MB page.
 const HUGE: usize = 2 << 20;
-/// The smallest block advised: two huge pages, so that at least one whole
-/// page lies inside it wherever it starts.
-const HUGE_MIN: usize = 2 * HUGE;
-
-pub struct HugePages;
+/// Mappings smaller than this are left alone (two huge pages: at least
+/// one whole page lies inside wherever it starts).
+const MAPPING_MIN: usize = 2 * HUGE;
+/// Nothing is done unless the mappings advised hold this much in all.
+const LARGE: usize = 16 << 20;
 
 /// madvise(2) on [start, start + len), mapped memory of this process:
-/// huge pages from now on, and with `collapse` for the pages already
-/// touched too. It changes how the memory is backed, never its contents;
-/// a kernel that cannot (no THP, "never", before 6.1) refuses, which
-/// changes nothing.
+/// huge pages from now on, and the pages already touched collapsed.
+/// A kernel that cannot refuses, which changes nothing.
 #[cfg(target_os = "linux")]
-fn huge(start: usize, len: usize, collapse: bool) {
+fn huge(start: usize, len: usize) {
     /// linux/mman.h (not in every libc's bindings).
     const MADV_COLLAPSE: libc::c_int = 25;
-    // SAFETY: see above; the callers pass ranges they own.
+    // SAFETY: the range is mapped memory of this process (read from
+    // /proc/self/maps); madvise changes its backing only.
     unsafe {
         libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-        if collapse {
-            libc::madvise(start as *mut libc::c_void, len, MADV_COLLAPSE);
-        }
+        libc::madvise(start as *mut libc::c_void, len, MADV_COLLAPSE);
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn huge(_start: usize, _len: usize, _collapse: bool) {}
+fn huge(_start: usize, _len: usize) {}
 
-/// Ask for huge pages on the whole 2 MB pages of [p, p + size).
-fn advise(p: *mut u8, size: usize) {
-    if p.is_null() || size < HUGE_MIN {
-        return;
+/// The whole 2 MB pages of the process's private, writable, anonymous
+/// mappings (and its heap) of at least `MAPPING_MIN`, from /proc/self/maps.
+fn large_mappings(maps: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let path = f.nth(3).unwrap_or("");
+        if perms != "rw-p" || !(path.is_empty() || path == "[heap]") {
+            continue;
+        }
+        let mut ends = range.split('-').map(|x| usize::from_str_radix(x, 16));
+        let (Some(Ok(a)), Some(Ok(b))) = (ends.next(), ends.next()) else { continue };
+        let (start, end) = (a.next_multiple_of(HUGE), b & !(HUGE - 1));
+        if b - a >= MAPPING_MIN && end > start {
+            out.push((start, end - start));
+        }
     }
-    let start = (p as usize).next_multiple_of(HUGE);
-    let end = (p as usize + size) & !(HUGE - 1);
-    if end > start {
-        // The range lies inside a block this allocator just handed out.
-        huge(start, end - start, false);
-    }
+    out
 }
 
-// SAFETY: every call goes to `System` with the same arguments; `advise`
-// touches no memory.
-unsafe impl GlobalAlloc for HugePages {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        advise(p, layout.size());
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        advise(p, layout.size());
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) }
-    }
-
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        advise(q, new_size);
-        q
-    }
-}
-
-/// The heap's state below this stays in small pages: too little to miss
-/// the TLB, and collapsing costs about 2 ms a megabyte.
-const HEAP_MIN: usize = 16 << 20;
-
-/// After a large run is built: most of its state sits in the C heap
-/// (glibc's brk area, where blocks under its mmap threshold go, which
-/// `HugePages` cannot advise piece by piece), so ask for huge pages on the
-/// heap's whole 2 MB pages and collapse the ones already touched
-/// (MADV_COLLAPSE, Linux 6.1 and later; older kernels leave them to
-/// khugepaged). The heap keeps the advice as it grows. Measured on a k = 32
-/// fat-tree (5,000 flows, 34 MB of heap after the build, 70 ms to
-/// collapse): 4-5% faster; k = 8 unchanged. `ECNLAB_HUGE_PAGES=0` turns it
-/// off (to measure it). Outputs never depend on it.
-pub fn advise_heap() {
+/// After a run is built (both engines call it): huge pages for its large
+/// memory, if it has enough (see the module's doc).
+pub fn advise_large_run() {
     if std::env::var("ECNLAB_HUGE_PAGES").is_ok_and(|v| v == "0") {
         return;
     }
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return };
-    for line in maps.lines().filter(|l| l.ends_with("[heap]")) {
-        let mut ends = line.split(' ').next().unwrap_or("").split('-').map(|x| usize::from_str_radix(x, 16));
-        let (Some(Ok(a)), Some(Ok(b))) = (ends.next(), ends.next()) else { continue };
-        let (start, end) = (a.next_multiple_of(HUGE), b & !(HUGE - 1));
-        if end >= start + HEAP_MIN {
-            huge(start, end - start, true);
+    let big = large_mappings(&maps);
+    if big.iter().map(|&(_, len)| len).sum::<usize>() >= LARGE {
+        for (start, len) in big {
+            huge(start, len);
         }
     }
 }
@@ -123,27 +87,29 @@ pub fn advise_heap() {
 mod tests {
     use super::*;
 
-    /// Blocks keep their contents through alloc, realloc (growing past
-    /// the threshold) and dealloc, and the heap's advice changes nothing
-    /// they hold: advice is about backing, never data.
+    /// Which lines of /proc/self/maps are advised: private writable
+    /// anonymous mappings and the heap of at least 4 MB, rounded inwards
+    /// to whole 2 MB pages; not files, stacks, read-only or shared ones.
     #[test]
-    fn advised_blocks_keep_their_contents() {
-        let a = HugePages;
-        let small = Layout::from_size_align(1 << 20, 64).unwrap();
-        unsafe {
-            let p = a.alloc(small) as *mut u64;
-            assert!(!p.is_null());
-            for i in 0..(1 << 17) {
-                *p.add(i) = i as u64 * 7;
-            }
-            let q = a.realloc(p as *mut u8, small, 12 << 20) as *mut u64;
-            assert!(!q.is_null());
-            for i in (1 << 17)..(12 << 17) {
-                *q.add(i) = i as u64 * 7;
-            }
-            advise_heap();
-            assert!((0..(12 << 17)).all(|i| *q.add(i) == i as u64 * 7));
-            a.dealloc(q as *mut u8, Layout::from_size_align(12 << 20, 64).unwrap());
-        }
+    fn only_large_private_anonymous_memory_is_advised() {
+        let maps = "\
+00400000-00a00000 r-xp 00000000 08:01 123 /usr/bin/x
+01000000-03100000 rw-p 00000000 00:00 0 [heap]
+7f0000100000-7f0000900000 rw-p 00000000 00:00 0
+7f0001000000-7f0001200000 rw-p 00000000 00:00 0
+7f0002000000-7f0003000000 rw-s 00000000 00:05 9 /dev/shm/x
+7f0004000000-7f0005000000 rw-p 00000000 08:01 77 /data/file
+7ffc00000000-7ffc00800000 rw-p 00000000 00:00 0 [stack]
+";
+        let got = large_mappings(maps);
+        assert_eq!(got, vec![(0x0100_0000, 0x0200_0000), (0x7f00_0020_0000, 0x0060_0000)]);
+    }
+
+    /// The advice leaves memory as it was.
+    #[test]
+    fn advised_memory_keeps_its_contents() {
+        let v: Vec<u64> = (0..(8u64 << 17)).map(|i| i * 7).collect();
+        advise_large_run();
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 7));
     }
 }

@@ -105,7 +105,7 @@ pub(crate) fn run_into_sequential(
         // Stopped while building: nothing ran, so there is nothing to write.
         return Err(RunError::Interrupted);
     };
-    huge_pages::advise_heap();
+    huge_pages::advise_large_run();
     match w.run(progress) {
         Ok(()) | Err(Stop::Interrupted) => w.finish().map_err(RunError::Output),
         Err(Stop::Output(e)) => Err(RunError::Output(e)),

@@ -6,9 +6,6 @@
 
 use std::time::Instant;
 
-#[global_allocator]
-static ALLOC: ecnlab::huge_pages::HugePages = ecnlab::huge_pages::HugePages;
-
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let header_only = args.iter().any(|a| a == "--header-only");

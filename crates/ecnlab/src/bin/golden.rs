@@ -11,9 +11,6 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-#[global_allocator]
-static ALLOC: ecnlab::huge_pages::HugePages = ecnlab::huge_pages::HugePages;
-
 fn fail(msg: &str) -> ! {
     eprintln!("ecnlab-golden: {msg}");
     std::process::exit(2)

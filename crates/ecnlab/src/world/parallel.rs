@@ -227,7 +227,7 @@ pub fn run_into(
     for (me, w) in worlds.iter_mut().enumerate() {
         w.enter_part(me as u16, &parts);
     }
-    crate::huge_pages::advise_heap();
+    crate::huge_pages::advise_large_run();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.run.threads as usize)
         .build()
