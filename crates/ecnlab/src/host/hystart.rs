@@ -131,6 +131,23 @@ pub struct HyAck {
     pub epoch_start: Option<Time>,
 }
 
+/// cubictcp_acked's RTT sample `rtt` at `now`, in µs (at least 1), and
+/// `delay_min` (0: none yet) lowered to it; None, and nothing kept, when a
+/// congestion-avoidance epoch began less than a second ago (the delays
+/// right after a recovery are not the path's). Linux keeps one delay_min
+/// for HyStart and CUBIC; here each keeps its copy by this one rule
+/// (`cc/cubic_linux.rs`).
+pub fn note_delay(delay_min: &mut u64, now: Time, epoch_start: Option<Time>, rtt: Time) -> Option<u64> {
+    if epoch_start.is_some_and(|s| now.saturating_sub(s) < crate::units::PS_PER_S) {
+        return None;
+    }
+    let delay = (rtt / PS_PER_US).max(1);
+    if *delay_min == 0 || *delay_min > delay {
+        *delay_min = delay;
+    }
+    Some(delay)
+}
+
 impl Hystart {
     /// An RTO: back to the start (bictcp_reset, bictcp_hystart_reset).
     pub fn reset(&mut self, now: Time, nxt: u64) {
@@ -149,13 +166,7 @@ impl Hystart {
     /// An ACK with an RTT sample (cubictcp_acked): the exit found by it,
     /// if any; the caller then sets ssthresh = cwnd.
     pub fn on_ack(&mut self, a: &HyAck) -> Option<Exit> {
-        if a.epoch_start.is_some_and(|s| a.now.saturating_sub(s) < crate::units::PS_PER_S) {
-            return None;
-        }
-        let delay = (a.rtt / PS_PER_US).max(1);
-        if self.delay_min == 0 || self.delay_min > delay {
-            self.delay_min = delay;
-        }
+        let delay = note_delay(&mut self.delay_min, a.now, a.epoch_start, a.rtt)?;
         let cwnd = a.cwnd.floor(); // Linux's snd_cwnd, whole segments
         if self.found.is_some() || cwnd >= a.ssthresh || cwnd < LOW_WINDOW {
             return None;

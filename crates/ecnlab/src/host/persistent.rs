@@ -158,18 +158,14 @@ impl PairConnections {
 
     /// The partitioned engine: flow `fid`'s key as its sender's part
     /// assigned it, learnt by a part that did not (its receiver's, whose
-    /// ACKs hash on it, or a part it crosses).
+    /// ACKs hash on it, a part it crosses, or part 0 gathering the run).
     pub fn learn_path_key(&mut self, fid: u32, key: u32) {
         self.path_key[fid as usize] = key;
     }
 
-    /// The partitioned engine, at the end: `other` (another part's) ran
-    /// the senders of the flows its `fids` names; their keys and its
-    /// connections join these.
-    pub fn gather(&mut self, other: &PairConnections, fids: impl Iterator<Item = u32>) {
-        for f in fids {
-            self.path_key[f as usize] = other.path_key[f as usize];
-        }
+    /// The partitioned engine, at the end: the connections `other`
+    /// (another part's) opened count with these.
+    pub fn add_opened(&mut self, other: &PairConnections) {
         self.pool.next_conn += other.pool.next_conn;
     }
 }

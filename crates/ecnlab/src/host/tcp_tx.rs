@@ -313,14 +313,14 @@ impl TcpSender {
             self.nxt = self.nxt.max(ack);
             self.max_sent = self.max_sent.max(ack);
             self.dupacks = 0;
-            self.rtt_sample(now.saturating_sub(ts_echo));
+            let rtt = now.saturating_sub(ts_echo);
+            self.rtt_sample(rtt);
             self.add_sacks(sack, more);
             self.trim_sacks();
             if self.p.hystart {
-                self.hystart_ack(now, now.saturating_sub(ts_echo)); // `hystart.rs`
+                self.hystart_ack(now, rtt); // `hystart.rs`
             }
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
-            let rtt = now.saturating_sub(ts_echo);
             let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt };
             let prior = self.w.cwnd;
             if self.in_recovery && self.una >= self.recover {

@@ -340,6 +340,10 @@ fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(String, usize
         if s != 0 {
             std::mem::swap(&mut w0.apps.flows[f], &mut rest[s - 1].apps.flows[f]);
             w0.apps.logs[f].opened = rest[s - 1].apps.logs[f].opened;
+            // Its per-pair connection's key, as its sender's part chose it.
+            if let (Some(c0), Some(c)) = (w0.apps.conns.as_mut(), rest[s - 1].apps.conns.as_ref()) {
+                c0.learn_path_key(f as u32, c.path_key(f as u32));
+            }
         }
         // The receiver's end: in part d, or, when d is 0 and the sender's
         // end came from part s, in part s now.
@@ -361,10 +365,9 @@ fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(String, usize
         }
         w0.apps.logs[f].drops = rest.iter().fold(w0.apps.logs[f].drops, |n, w| n + w.apps.logs[f].drops);
     }
-    for (k, w) in rest.iter().enumerate() {
+    for w in rest.iter() {
         if let (Some(c0), Some(c)) = (w0.apps.conns.as_mut(), w.apps.conns.as_ref()) {
-            let mine = (0..w0.apps.flows.len() as u32).filter(|&f| part(w0.apps.flows[f as usize].src) == k + 1);
-            c0.gather(c, mine);
+            c0.add_opened(c);
         }
     }
     for (i, &(_, owner)) in captured.iter().enumerate() {

@@ -42,7 +42,6 @@ const HZ: u64 = 250;
 const PS_PER_JIFFY: u64 = crate::units::PS_PER_S / HZ;
 /// BICTCP_HZ: the cubic clock counts 1/1024 s.
 const BICTCP_HZ: u32 = 10;
-const PS_PER_US: u64 = 1_000_000;
 
 /// One connection's `struct bictcp` (its HyStart half is `hystart.rs`),
 /// with tcp_sock's snd_cwnd_cnt.
@@ -68,7 +67,7 @@ pub struct LinuxCubic {
     /// K in 1/1024 s.
     k: u32,
     /// Smallest RTT sample, µs (0: none).
-    pub(super) delay_min: u32,
+    pub(super) delay_min: u64,
     /// Segments ACKed towards the next step of the Reno estimate.
     ack_cnt: u32,
     /// The Reno estimate W_est (ca->tcp_cwnd).
@@ -130,15 +129,12 @@ impl LinuxCubic {
         self.in_epoch.then_some(self.epoch_start as Time * PS_PER_JIFFY)
     }
 
-    /// cubictcp_acked: an RTT sample, unless an epoch began less than a
-    /// second ago (the delays right after a recovery are not the path's).
+    /// cubictcp_acked: an RTT sample, if the ACK has one (rtt = 0: a
+    /// duplicate ACK), by HyStart's rule (`hystart::note_delay`).
     fn sample(&mut self, now: Time, rtt: Time) {
-        if rtt == 0 || (self.in_epoch && jiffies(now).wrapping_sub(self.epoch_start) < HZ as u32) {
-            return;
-        }
-        let us = ((rtt / PS_PER_US) as u32).max(1);
-        if self.delay_min == 0 || self.delay_min > us {
-            self.delay_min = us;
+        if rtt > 0 {
+            let epoch = self.epoch_start();
+            crate::host::hystart::note_delay(&mut self.delay_min, now, epoch, rtt);
         }
     }
 
@@ -204,7 +200,7 @@ impl LinuxCubic {
                 }
             }
             // Time into the epoch plus the minimum RTT, in 1/1024 s.
-            let jifs = now.wrapping_sub(self.epoch_start) as u64 + (self.delay_min as u64).div_ceil(1_000_000 / HZ);
+            let jifs = now.wrapping_sub(self.epoch_start) as u64 + self.delay_min.div_ceil(1_000_000 / HZ);
             let t = (jifs << BICTCP_HZ) / HZ;
             let offs = t.abs_diff(self.k as u64) as u128;
             let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u64;
@@ -262,6 +258,15 @@ mod tests {
         (LinuxCubic::new(0.7, 0.4, true), Window::new(10.0, &t))
     }
 
+    /// A loss at 100 segments, the window cut to its ssthresh (70).
+    fn after_a_loss_at_100() -> (LinuxCubic, Window) {
+        let (mut c, mut w) = linux();
+        w.cwnd = 100.0;
+        w.ssthresh = c.loss_ssthresh(&w);
+        w.cwnd = w.ssthresh;
+        (c, w)
+    }
+
     fn ack(now: Time, rtt: Time) -> AckInfo {
         AckInfo { acked: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt: rtt, rtt }
     }
@@ -312,10 +317,7 @@ mod tests {
     /// in 68 of 90).
     #[test]
     fn the_window_trails_the_reno_estimate() {
-        let (mut c, mut w) = linux();
-        w.cwnd = 100.0;
-        w.ssthresh = c.loss_ssthresh(&w);
-        w.cwnd = w.ssthresh;
+        let (mut c, mut w) = after_a_loss_at_100();
         let rtt = PS_PER_S / 200; // 5 ms
         let (mut now, mut lag, mut flat) = (0, 0i64, 0);
         for _ in 0..90 {
@@ -342,10 +344,7 @@ mod tests {
     /// a second for 8 s, through the plateau into the convex part.
     #[test]
     fn the_window_follows_the_cubic_function_in_fixed_point() {
-        let (mut c, mut w) = linux();
-        w.cwnd = 100.0;
-        w.ssthresh = c.loss_ssthresh(&w);
-        w.cwnd = w.ssthresh;
+        let (mut c, mut w) = after_a_loss_at_100();
         let rtt = PS_PER_S / 5;
         c.observe(&ack(0, rtt)); // the path's RTT, sampled before the epoch
         let k = (30.0f64 / 0.4).cbrt();
