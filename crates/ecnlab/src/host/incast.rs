@@ -23,14 +23,20 @@ pub struct Incast {
     pub target: u64,
     /// Flows whose block of this round has arrived.
     pub done: u32,
-    /// Connections open so far (round 1 starts when all are).
+    /// Connections open so far (round 1 starts when all are), and when
+    /// the latest opened.
     pub established: u32,
+    pub last_established: Time,
     pub round_start: Time,
     /// The longest base one-way delay to a sender: when a synchronised
     /// round's requests have all arrived.
     pub req_delay: Time,
     /// Each sender's base one-way delay from the receiver.
     one_way: Vec<Time>,
+    /// The partitioned engine's parts that hold a sender or the receiver,
+    /// each of which runs the group's synchronised round starts; empty on
+    /// the sequential engine.
+    pub parts: Vec<u16>,
     gap: Time,
     jitter: Time,
     rng: Rng,
@@ -56,9 +62,11 @@ impl Incast {
             target: 0,
             done: 0,
             established: 0,
+            last_established: 0,
             round_start: 0,
             req_delay,
             one_way,
+            parts: Vec::new(),
             gap,
             jitter,
             rng,
@@ -69,6 +77,12 @@ impl Incast {
     /// sender gets its own request event).
     pub fn spread(&self) -> bool {
         self.gap > 0 || self.jitter > 0
+    }
+
+    /// Each sender's base one-way delay from the receiver, in request
+    /// order.
+    pub fn one_way(&self) -> &[Time] {
+        &self.one_way
     }
 
     /// A new round begins: the block every flow must deliver next.

@@ -429,12 +429,30 @@ impl World<'_> {
         }
     }
 
-    /// The receiver of incast group `g` sends this round's requests: each
-    /// carries any ACK the receiver was holding back for its connection,
-    /// and reaches its sender after the path's delay (all at once, or
-    /// spread by the group's gap and jitter).
+    /// One of incast group `g`'s connections opened at its sender now:
+    /// its receiver counts it (in another part, by a signal).
+    pub(super) fn incast_established(&mut self, g: u32) {
+        if self.established_here(g) {
+            self.count_established(g, self.q.now);
+        }
+    }
+
+    /// The receiver of incast group `g` counts a connection opened at
+    /// `at`; round 1 starts when the last one opened. Nothing has arrived
+    /// yet, so no held ACK goes with its requests.
+    pub(super) fn count_established(&mut self, g: u32, at: Time) {
+        let inc = &mut self.apps.incasts[g as usize];
+        inc.established += 1;
+        inc.last_established = inc.last_established.max(at);
+        if inc.established == inc.flows.len() as u32 {
+            let at = inc.last_established;
+            self.request_round(g, at);
+        }
+    }
+
+    /// Incast group `g`'s round ended: its receiver starts the next one
+    /// now, with any ACK it was holding back for each connection.
     pub(super) fn start_round(&mut self, g: u32) {
-        let now = self.q.now;
         for i in 0..self.apps.incasts[g as usize].flows.len() {
             let fid = self.apps.incasts[g as usize].flows[i];
             let f = &mut self.apps.flows[fid as usize];
@@ -443,31 +461,53 @@ impl World<'_> {
                 self.send_ack(fid, a, ts);
             }
         }
+        self.request_round(g, self.q.now);
+    }
+
+    /// The receiver of incast group `g` sends a round's requests at `at`:
+    /// each reaches its sender after the path's delay (all at once, or
+    /// spread by the group's gap and jitter).
+    fn request_round(&mut self, g: u32, at: Time) {
         let inc = &mut self.apps.incasts[g as usize];
-        inc.round_start = now;
+        inc.round_start = at;
         if !inc.spread() {
-            self.q.after(inc.req_delay, Event::IncastRound { group: g });
+            let when = at + inc.req_delay;
+            if inc.parts.is_empty() {
+                return self.q.at(when, Event::IncastRound { group: g });
+            }
+            for i in 0..inc.parts.len() {
+                let part = self.apps.incasts[g as usize].parts[i];
+                self.at_part(part, when, Event::IncastRound { group: g });
+            }
             return;
         }
         inc.begin_round();
         for (fid, delay) in inc.request_delays() {
-            self.q.after(delay, Event::IncastRequest { flow: fid });
+            let src = self.apps.flows[fid as usize].src;
+            self.at_node(src, at + delay, Event::IncastRequest { flow: fid });
         }
     }
 
-    /// A spread round's request reaches the sender of flow `fid`.
+    /// A spread round's request reaches the sender of flow `fid`: one more
+    /// block (its part may not be the receiver's, which keeps the target).
     pub(super) fn incast_request(&mut self, fid: u32) {
         let g = self.apps.flows[fid as usize].incast_group().expect("an incast flow");
-        self.apps.flows[fid as usize].tx.limit = self.apps.incasts[g as usize].target;
+        let inc = &self.apps.incasts[g as usize];
+        let tx = &mut self.apps.flows[fid as usize].tx;
+        tx.limit += inc.block;
+        debug_assert!(self.fabric.partitioned || tx.limit == inc.target, "one block a round");
         self.try_send(fid);
     }
 
+    /// A synchronised round starts at the senders (of this part).
     pub(super) fn incast_round(&mut self, g: u32) {
         let target = self.apps.incasts[g as usize].begin_round();
         for i in 0..self.apps.incasts[g as usize].flows.len() {
             let fid = self.apps.incasts[g as usize].flows[i];
-            self.apps.flows[fid as usize].tx.limit = target;
-            self.try_send(fid);
+            if self.runs_here(self.apps.flows[fid as usize].src) {
+                self.apps.flows[fid as usize].tx.limit = target;
+                self.try_send(fid);
+            }
         }
     }
 }

@@ -51,6 +51,11 @@ pub struct Fabric {
     /// (empty unless partitioned).
     pub(super) cross: Vec<u16>,
     pub(super) outbox: Vec<super::parallel::Crossing>,
+    /// What this part's applications tell other parts (`signals.rs`).
+    pub(super) signals: Vec<super::parallel::Signal>,
+    /// Per node: its part (empty unless partitioned); this part's number.
+    pub(super) part_of: Vec<u16>,
+    pub(super) me: u16,
 }
 
 impl Fabric {
@@ -92,6 +97,9 @@ impl Fabric {
             partitioned: false,
             cross: Vec::new(),
             outbox: Vec::new(),
+            signals: Vec::new(),
+            part_of: Vec::new(),
+            me: 0,
         }
     }
 }

@@ -174,11 +174,7 @@ impl World<'_> {
                 }
                 f.tx.on_synack(now, p.ts);
                 if let Some(g) = f.incast_group() {
-                    let inc = &mut self.apps.incasts[g as usize];
-                    inc.established += 1;
-                    if inc.established == inc.flows.len() as u32 {
-                        self.start_round(g);
-                    }
+                    self.incast_established(g);
                 }
                 self.try_send(p.flow);
             }

@@ -1,0 +1,193 @@
+//! After the run: what each part owns moves into part 0 (`gather`), and
+//! the tables every part wrote are merged (`write_tables`).
+
+use super::super::partition::Partitioning;
+use super::super::World;
+use crate::output::{Collect, Sink};
+use crate::report::{Column, Table};
+
+/// Move what each part owns into part 0, whose `finish` then writes the
+/// run's tables: every port from its node's part, every flow's sender from
+/// its source's part and its receiver from its destination's; the counters
+/// summed. `unfinished`: sized flows no part saw finish.
+pub(super) fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(String, usize)], unfinished: usize) {
+    let (w0, rest) = worlds.split_first_mut().expect("two parts or more");
+    let part = |node: u32| parts.of_node[node as usize] as usize;
+    for i in 0..w0.fabric.net.ports.len() {
+        let owner = part(w0.fabric.net.ports[i].node);
+        if owner != 0 {
+            std::mem::swap(&mut w0.fabric.net.ports[i], &mut rest[owner - 1].fabric.net.ports[i]);
+        }
+    }
+    let at_sender = w0.apps.fct_at_sender;
+    for f in 0..w0.apps.flows.len() {
+        let (s, d) = (part(w0.apps.flows[f].src), part(w0.apps.flows[f].dst));
+        if s != 0 {
+            std::mem::swap(&mut w0.apps.flows[f], &mut rest[s - 1].apps.flows[f]);
+            // When it opened, and, for a serial flow, when its sender's
+            // part started it.
+            w0.apps.logs[f].opened = rest[s - 1].apps.logs[f].opened;
+            w0.apps.logs[f].start = rest[s - 1].apps.logs[f].start;
+            // Its per-pair connection's key, as its sender's part chose it.
+            if let (Some(c0), Some(c)) = (w0.apps.conns.as_mut(), rest[s - 1].apps.conns.as_ref()) {
+                c0.learn_path_key(f as u32, c.path_key(f as u32));
+            }
+        }
+        // The receiver's end: in part d, or, when d is 0 and the sender's
+        // end came from part s, in part s now.
+        let rx_from = match (s, d) {
+            (_, d) if d == s => None,
+            (s, 0) => Some(s - 1),
+            (_, d) => Some(d - 1),
+        };
+        if let Some(r) = rx_from {
+            let (to, from) = (&mut w0.apps.flows[f], &mut rest[r].apps.flows[f]);
+            std::mem::swap(&mut to.rx, &mut from.rx);
+            (to.delack_event, to.last_data_ts, to.rx_high) = (from.delack_event, from.last_data_ts, from.rx_high);
+            // (An incast flow finishes with its group's last round, at
+            // its receiver, whatever `fct_end` says.)
+            if !at_sender || to.incast_group().is_some() {
+                to.finish = from.finish;
+            }
+        }
+        if d != 0 {
+            w0.apps.logs[f].reordered = rest[d - 1].apps.logs[f].reordered;
+        }
+        w0.apps.logs[f].drops = rest.iter().fold(w0.apps.logs[f].drops, |n, w| n + w.apps.logs[f].drops);
+    }
+    for w in rest.iter() {
+        if let (Some(c0), Some(c)) = (w0.apps.conns.as_mut(), w.apps.conns.as_ref()) {
+            c0.add_opened(c);
+        }
+    }
+    for (i, &(_, owner)) in captured.iter().enumerate() {
+        if owner != 0 {
+            w0.rec.captures[i].packets = rest[owner - 1].rec.captures[i].packets;
+        }
+    }
+    for w in rest.iter() {
+        w0.rec.sent += w.rec.sent;
+        w0.rec.delivered += w.rec.delivered;
+        w0.rec.dropped += w.rec.dropped;
+        w0.fabric.in_transit += w.fabric.in_transit;
+        w0.rec.stats.incast_gbps_sum += w.rec.stats.incast_gbps_sum;
+        w0.rec.stats.incast_rounds += w.rec.stats.incast_rounds;
+        for (a, b) in w0.rec.goodput_after_warmup.iter_mut().zip(&w.rec.goodput_after_warmup) {
+            *a += b;
+        }
+    }
+    w0.apps.unfinished = unfinished;
+}
+
+/// Hand part 0's tables to `sink`, each whole, with what every part
+/// wrote of the others: the goodput series summed over the parts' (each
+/// part's receivers' deliveries, bin by bin); the queue samples (each part
+/// samples its own ports) in one table in the sequential engine's order,
+/// by time, then port in `sampled`'s order, then queue; and the ping round
+/// trips (each recorded at its sender's part) in one table by send time,
+/// then sender, receiver and service; the traces (each port's in its
+/// part) by time, then port, each port's events in their order; the
+/// incast rounds (each at its receiver's part) by finish time; each
+/// capture from the part in `captured` that recorded it.
+pub(super) fn write_tables(
+    sinks: impl Iterator<Item = Collect>,
+    sampled: &[u32],
+    captured: &[(String, usize)],
+    sink: &mut dyn Sink,
+) -> Result<(), String> {
+    let mut parts: Vec<Collect> = sinks.collect();
+    let mut bins: std::collections::BTreeMap<(u64, u32), f64> = std::collections::BTreeMap::new();
+    for t in parts.iter().flat_map(|s| s.tables.iter()).filter(|t| t.name == "goodput") {
+        let (time, svc, g) = (f64s(t, "time"), u32s(t, "service"), f64s(t, "gbps"));
+        for i in 0..time.len() {
+            *bins.entry((time[i].to_bits(), svc[i])).or_insert(0.0) += g[i];
+        }
+    }
+    let mut rank = vec![u32::MAX; sampled.iter().max().map_or(0, |&m| m as usize + 1)];
+    for (i, &p) in sampled.iter().enumerate() {
+        rank[p as usize] = i as u32;
+    }
+    // Sample and send times are the same f64 in every part for the same
+    // instant, so their bits order them.
+    let queues = merged(&mut parts, "queues", |t| {
+        let (time, port, queue) = (f64s(t, "time"), u32s(t, "port"), u32s(t, "queue"));
+        (0..time.len()).map(|i| (time[i].to_bits(), rank[port[i] as usize], queue[i], 0, 0)).collect()
+    });
+    let rtts = merged(&mut parts, "rtt", |t| {
+        let (time, src, dst, svc, rtt) =
+            (f64s(t, "time"), u32s(t, "src"), u32s(t, "dst"), u32s(t, "service"), f64s(t, "rtt"));
+        (0..time.len()).map(|i| (time[i].to_bits(), src[i], dst[i], svc[i], rtt[i].to_bits())).collect()
+    });
+    let traces = merged(&mut parts, "trace", |t| {
+        let (time, port) = (f64s(t, "time"), u32s(t, "port"));
+        (0..time.len()).map(|i| (time[i].to_bits(), port[i], 0, 0, 0)).collect()
+    });
+    // Incast rounds (each at its receiver's part) by finish, then start.
+    let rounds = merged(&mut parts, "incast", |t| {
+        let (finish, start) = (f64s(t, "finish"), f64s(t, "start"));
+        (0..finish.len()).map(|i| (finish[i].to_bits(), 0, 0, 0, start[i].to_bits())).collect()
+    });
+    let mut captures = Vec::with_capacity(captured.len());
+    for (name, owner) in captured {
+        let at = parts[*owner].captures.iter().position(|c| c.0 == *name).expect("every part flushed its captures");
+        captures.push(parts[*owner].captures.swap_remove(at));
+    }
+    let first = parts.swap_remove(0);
+    for mut t in first.tables {
+        if t.name == "goodput" {
+            t.columns = vec![
+                ("time", Column::F64(bins.keys().map(|k| f64::from_bits(k.0)).collect())),
+                ("service", Column::U32(bins.keys().map(|k| k.1).collect())),
+                ("gbps", Column::F64(bins.values().copied().collect())),
+            ];
+        }
+        sink.rows(t)?;
+    }
+    for t in queues.into_iter().chain(rtts).chain(traces).chain(rounds) {
+        sink.rows(t)?;
+    }
+    for (port, bytes) in captures {
+        sink.capture(&port, &bytes)?;
+    }
+    Ok(())
+}
+
+type RowKey = (u64, u32, u32, u32, u64);
+
+/// Every part's rows of table `name` (a `Collect` keeps one table per
+/// name), taken out of their sinks, as one table sorted by `keys` (one key
+/// per row; the sort is stable: ties keep part order, then each part's row
+/// order); None when no part wrote any.
+fn merged(parts: &mut [Collect], name: &str, keys: impl Fn(&Table) -> Vec<RowKey>) -> Option<Table> {
+    let mut all: Option<Table> = None;
+    for s in parts.iter_mut() {
+        let Some(i) = s.tables.iter().position(|t| t.name == name) else { continue };
+        let t = s.tables.remove(i);
+        match &mut all {
+            Some(a) => a.append(t),
+            None => all = Some(t),
+        }
+    }
+    let mut all = all?;
+    let k = keys(&all);
+    let mut order: Vec<usize> = (0..k.len()).collect();
+    order.sort_by_key(|&i| k[i]);
+    for (_, c) in all.columns.iter_mut() {
+        *c = c.select(&order);
+    }
+    Some(all)
+}
+
+pub(super) fn f64s<'t>(t: &'t Table, name: &str) -> &'t [f64] {
+    match t.column(name) {
+        Some(Column::F64(v)) => v,
+        _ => unreachable!("{}.{name} is a column of f64", t.name),
+    }
+}
+
+pub(super) fn u32s<'t>(t: &'t Table, name: &str) -> &'t [u32] {
+    match t.column(name) {
+        Some(Column::U32(v)) => v,
+        _ => unreachable!("{}.{name} is a column of u32", t.name),
+    }
+}

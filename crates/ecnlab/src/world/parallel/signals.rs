@@ -1,0 +1,94 @@
+//! What an application tells another part: incast rounds.
+//!
+//! An incast round couples hosts without a packet: its receiver asks every
+//! sender at once, and round 1 starts when every sender's connection is
+//! open. Each is a message with a delay of its own, so the partitioned
+//! engine can carry it like a packet, as a `Signal` in the sending part's
+//! outbox, handed over when the window ends:
+//! - a request (or a synchronised round's start) reaches its sender's part
+//!   after the sender's base one-way delay, never less than the lookahead
+//!   (`check_incast` refuses a group where it could be less);
+//! - a sender's connection opening (its SYN-ACK's arrival) reaches the
+//!   receiver's part, which counts them; when the last is counted at a
+//!   window's end, round 1 starts at the latest opening time, as in the
+//!   sequential engine, and its requests still land at or after the next
+//!   window (that opening was in the window just run, and each request
+//!   takes a one-way delay of at least the lookahead).
+//!
+//! Every part that holds a sender or the receiver of a group runs the
+//! group's round starts (its `target` must move alike), each for its own
+//! senders only; the receiver's part alone counts the blocks, writes the
+//! round's row and starts the next.
+
+use super::super::World;
+use crate::engine::Event;
+use crate::units::Time;
+
+/// What crosses to another part.
+#[derive(Clone, Copy, Debug)]
+pub enum Notice {
+    /// One of incast group `group`'s connections opened at its sender.
+    Established { group: u32 },
+    /// An event to run there.
+    Event(Event),
+}
+
+/// A notice in the sending part's outbox until the window ends.
+#[derive(Clone, Copy, Debug)]
+pub struct Signal {
+    pub to: u16,
+    pub at: Time,
+    pub notice: Notice,
+}
+
+impl World<'_> {
+    /// Whether host (or switch) `node` runs in this part (always, unless
+    /// the run is partitioned).
+    #[inline]
+    pub(in crate::world) fn runs_here(&self, node: u32) -> bool {
+        !self.fabric.partitioned || self.fabric.part_of[node as usize] == self.fabric.me
+    }
+
+    /// Run `ev` at `at` in the part of `node`: here, or by the outbox.
+    pub(in crate::world) fn at_node(&mut self, node: u32, at: Time, ev: Event) {
+        if self.runs_here(node) {
+            self.q.at(at, ev);
+        } else {
+            let to = self.fabric.part_of[node as usize];
+            self.fabric.signals.push(Signal { to, at, notice: Notice::Event(ev) });
+        }
+    }
+
+    /// Run `ev` at `at` in part `part` (this one's when not partitioned).
+    pub(in crate::world) fn at_part(&mut self, part: u16, at: Time, ev: Event) {
+        if !self.fabric.partitioned || part == self.fabric.me {
+            self.q.at(at, ev);
+        } else {
+            self.fabric.signals.push(Signal { to: part, at, notice: Notice::Event(ev) });
+        }
+    }
+
+    /// Tell the part of incast group `g`'s receiver that one of its
+    /// connections opened now; true when that part is this one.
+    pub(in crate::world) fn established_here(&mut self, g: u32) -> bool {
+        let rx = self.apps.flows[self.apps.incasts[g as usize].flows[0] as usize].dst;
+        if self.runs_here(rx) {
+            return true;
+        }
+        let (to, at) = (self.fabric.part_of[rx as usize], self.q.now);
+        self.fabric.signals.push(Signal { to, at, notice: Notice::Established { group: g } });
+        false
+    }
+
+    /// A notice from another part, at the end of the window before
+    /// `horizon`.
+    pub(super) fn take_signal(&mut self, s: &Signal, horizon: Time) {
+        match s.notice {
+            Notice::Established { group } => self.count_established(group, s.at),
+            Notice::Event(ev) => {
+                assert!(s.at >= horizon, "a signal lands inside the window that sent it ({} < {horizon})", s.at);
+                self.q.at(s.at, ev);
+            }
+        }
+    }
+}
