@@ -473,15 +473,17 @@ mod tests {
         }
     }
 
-    /// The compact form (per leaf, one-byte ids) answers exactly as the
-    /// direct per-host table does, for every switch and host of a k = 4 and
-    /// a k = 8 fat-tree and a leaf-spine (the topology tests check the
+    /// The compact form (per leaf, relative runs) answers exactly as the
+    /// direct per-host table does, for every switch and host of k = 4, 8
+    /// and 16 fat-trees and a leaf-spine (the topology tests check the
     /// direct table against a search from each host).
     #[test]
     fn compact_and_direct_tables_agree() {
         let topos = [
             "kind = \"fat-tree\"\nk = 4",
             "kind = \"fat-tree\"\nk = 8",
+            // Large enough that the network itself keeps the compact form.
+            "kind = \"fat-tree\"\nk = 16",
             "kind = \"leaf-spine\"\nleaves = 3\nspines = 2\nhosts_per_leaf = 2",
         ];
         for topo in topos {
@@ -504,6 +506,9 @@ mod tests {
             let compact = RouteTable::build_direct_up_to(&peers, &out, &nics, &mut || true, 0).unwrap();
             let direct = RouteTable::build_direct_up_to(&peers, &out, &nics, &mut || true, usize::MAX).unwrap();
             assert!(!compact.is_direct() && direct.is_direct());
+            // Every set is a run of its switch's ports to switches (the
+            // uplinks are made one after another), so the relative form.
+            assert!(compact.is_relative(), "{topo}");
             // Shared rows: in a fat-tree every edge switch routes all other
             // leaves up (one row), every core sends leaf l down to l's pod
             // (one row), and the aggregation switches of a pod share one
