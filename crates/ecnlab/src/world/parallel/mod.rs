@@ -339,6 +339,7 @@ pub fn run_into(
         w.rec.stats.goodput.finish(stopped, has_duration, &mut w.rec.out);
         w.rec.stats.queues.flush(&mut w.rec.out);
         w.rec.stats.rtt.flush(&mut w.rec.out);
+        w.rec.stats.incast.flush(&mut w.rec.out);
         if w.rec.stats.tracing {
             w.rec.stats.trace.flush(&mut w.rec.out);
         }

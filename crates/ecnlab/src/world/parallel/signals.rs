@@ -7,7 +7,7 @@
 //! outbox, handed over when the window ends:
 //! - a request (or a synchronised round's start) reaches its sender's part
 //!   after the sender's base one-way delay, never less than the lookahead
-//!   (`check_incast` refuses a group where it could be less);
+//!   (`check` in mod.rs refuses a group where it could be less);
 //! - a sender's connection opening (its SYN-ACK's arrival) reaches the
 //!   receiver's part, which counts them; when the last is counted at a
 //!   window's end, round 1 starts at the latest opening time, as in the
@@ -16,9 +16,11 @@
 //!   takes a one-way delay of at least the lookahead).
 //!
 //! Every part that holds a sender or the receiver of a group runs the
-//! group's round starts (its `target` must move alike), each for its own
-//! senders only; the receiver's part alone counts the blocks, writes the
-//! round's row and starts the next.
+//! group's synchronised round starts (each moves its `target` alike), each
+//! for its own senders only; a spread round's request adds one block to
+//! its sender's limit, so only the receiver's part keeps that target. The
+//! receiver's part alone counts the blocks, writes the round's row and
+//! starts the next.
 
 use super::super::World;
 use crate::engine::Event;
