@@ -278,7 +278,10 @@ impl RouteTable {
         let narrow_fits = own.iter().all(|sets| sets.len() <= 256);
         let (narrow, wide) =
             if narrow_fits { (rows.iter().map(|&i| i as u8).collect(), Vec::new()) } else { (Vec::new(), rows) };
-        let (rel, at, links) = relative(&adj, &start, &own, &stored, &ids, nl);
+        // (The relative form only where the direct table is not kept.)
+        let direct = switches * nics.len() * std::mem::size_of::<(u32, u32)>() <= direct_max;
+        let (rel, at, links) =
+            if direct { Default::default() } else { relative(&adj, &start, &own, &stored, &ids, nl) };
         let mut t = RouteTable {
             rel,
             at,
@@ -293,7 +296,7 @@ impl RouteTable {
             spans,
             ports: stored,
         };
-        if switches * nics.len() * std::mem::size_of::<(u32, u32)>() <= direct_max {
+        if direct {
             t.direct = t.expand(switches);
         }
         Some(t)
