@@ -48,15 +48,44 @@ pub struct RouteTable {
     ports: Vec<u32>,
     /// The relative form, used when every switch's sets are runs of its
     /// own list of ports to other switches (any fat-tree or leaf-spine):
-    /// switch s's list is `links[base..]` where `(row, base) = at[s]`, and
-    /// its entry towards leaf l, `rel[row·leaves + l]`, is (start | length
-    /// << 8) within that list. A hop then reads `hosts`, `at` and `rel`,
-    /// each small and independent of the others but `rel`, and the ports
-    /// themselves, one read fewer than through `spans` (a k = 32 profile
-    /// put half of `get`'s samples on that read). Empty otherwise.
-    rel: Vec<u16>,
-    at: Vec<(u32, u32)>,
+    /// switch s's list is `links[at[s].base..]`, and its entry towards leaf
+    /// l, `rel[at[s].row·leaves + l]`, is that run (`Run`). A hop reads
+    /// `hosts`, `at` and `rel`, each small and independent of the others
+    /// but `rel`, and not the list itself where the run lies in one of the
+    /// switch's evenly spaced segments (a link's two ports are numbered one
+    /// after the other, so a switch's uplinks, made one after another, are
+    /// two apart): a k = 32 profile put half of `get`'s samples on the span
+    /// list this replaces, and most of `route`'s then on the list. Empty
+    /// otherwise.
+    rel: Vec<Run>,
+    at: Vec<SwitchAt>,
     links: Vec<u32>,
+}
+
+/// A run of a switch's list of ports to switches: `len` ports from
+/// position `start`; where they lie in one of the switch's evenly spaced
+/// segments (`SwitchAt::seg`), segment `seg` from its position `pos`
+/// (`seg` is `NO_SEG` where not).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct Run {
+    start: u8,
+    len: u8,
+    seg: u8,
+    pos: u8,
+}
+
+const NO_SEG: u8 = u8::MAX;
+
+/// Where a switch's row of runs and its list of ports are, and the list's
+/// first two evenly spaced segments, each as (first port, spacing). A
+/// fat-tree's edge switch has one (its uplinks, two apart), an aggregation
+/// switch two (down to its pod's edges, then up to its cores), a core one;
+/// a leaf-spine's leaf and spine one each.
+#[derive(Clone, Copy)]
+struct SwitchAt {
+    row: u32,
+    base: u32,
+    seg: [(u32, u32); 2],
 }
 
 /// What a hop needs to know of its destination host, in one read.
@@ -84,13 +113,38 @@ impl RouteTable {
             return std::slice::from_ref(&h.down);
         }
         if !self.rel.is_empty() {
-            let (row, base) = self.at[sw as usize];
-            let e = self.rel[row as usize * self.leaves as usize + h.leaf as usize];
-            let off = base as usize + (e & 0xFF) as usize;
-            return &self.links[off..off + (e >> 8) as usize];
+            let at = self.at[sw as usize];
+            let r = self.rel[at.row as usize * self.leaves as usize + h.leaf as usize];
+            let off = at.base as usize + r.start as usize;
+            return &self.links[off..off + r.len as usize];
         }
         let (off, len) = self.span(sw as usize, h.leaf as usize);
         &self.ports[off as usize..(off + len) as usize]
+    }
+
+    /// With the relative form (`is_relative`), switch `sw`'s next hop
+    /// towards host `dst`: the one port of its set, or the one at `pick(n)`
+    /// of its `n` (asked only when n > 1), as `get(sw, dst)[pick(n)]`, but
+    /// computed where the set is evenly spaced, not read.
+    #[inline]
+    pub fn next_hop(&self, sw: u32, dst: u32, pick: impl FnOnce(usize) -> usize) -> u32 {
+        if self.rel.is_empty() {
+            let set = self.get(sw, dst);
+            return if set.len() == 1 { set[0] } else { set[pick(set.len())] };
+        }
+        let h = &self.hosts[dst as usize];
+        if h.switch == sw {
+            return h.down;
+        }
+        let at = self.at[sw as usize];
+        let r = self.rel[at.row as usize * self.leaves as usize + h.leaf as usize];
+        let i = if r.len == 1 { 0 } else { pick(r.len as usize) };
+        if r.seg != NO_SEG {
+            let (port, step) = at.seg[r.seg as usize];
+            port + step * (r.pos as u32 + i as u32)
+        } else {
+            self.links[at.base as usize + r.start as usize + i]
+        }
     }
 
     /// Switch `sw`'s set towards leaf `leaf`.
@@ -115,9 +169,16 @@ impl RouteTable {
     /// form's, where it is used).
     pub fn distinct_rows(&self) -> usize {
         if !self.rel.is_empty() {
-            return self.at.iter().map(|a| a.0).max().map_or(0, |r| r as usize + 1);
+            return self.at.iter().map(|a| a.row).max().map_or(0, |r| r as usize + 1);
         }
         self.row.iter().max().map_or(0, |&r| r as usize + 1)
+    }
+
+    /// How many of the relative form's entries name a run that a hop
+    /// reads from its switch's list (not evenly spaced, or past the
+    /// switch's first two segments).
+    pub fn runs_read(&self) -> usize {
+        self.rel.iter().filter(|r| r.seg == NO_SEG).count()
     }
 
     /// The relative form is in use (see `rel`).
@@ -331,12 +392,14 @@ fn relative(
     stored: &[u32],
     ids: &[u16],
     nl: usize,
-) -> (Vec<u16>, Vec<(u32, u32)>, Vec<u32>) {
+) -> (Vec<Run>, Vec<SwitchAt>, Vec<u32>) {
     let none = (Vec::new(), Vec::new(), Vec::new());
     let links: Vec<u32> = adj.iter().map(|&(p, _)| p).collect();
-    let mut runs: Vec<Vec<u16>> = Vec::with_capacity(own.len());
+    let mut runs: Vec<Vec<Run>> = Vec::with_capacity(own.len());
+    let mut at = Vec::with_capacity(own.len());
     for (s, sets) in own.iter().enumerate() {
         let list = &links[start[s]..start[s + 1]];
+        let segs = segments(list);
         let mut mine = Vec::with_capacity(sets.len());
         for &(off, len) in sets {
             let set = &stored[off as usize..(off + len) as usize];
@@ -346,27 +409,51 @@ fn relative(
             if a > 0xFF || set.len() > 0xFF {
                 return none;
             }
-            mine.push((a | set.len() << 8) as u16);
+            let within = segs.iter().take(2).position(|&(from, n, _, _)| from <= a && a + set.len() <= from + n);
+            let (seg, pos) = within.map_or((NO_SEG, 0), |k| (k as u8, (a - segs[k].0) as u8));
+            mine.push(Run { start: a as u8, len: set.len() as u8, seg, pos });
         }
         runs.push(mine);
+        let seg = |k: usize| segs.get(k).map_or((0, 0), |&(_, _, port, step)| (port, step));
+        at.push(SwitchAt { row: 0, base: start[s] as u32, seg: [seg(0), seg(1)] });
     }
-    let (mut rel, mut at) = (Vec::new(), Vec::with_capacity(own.len()));
-    let mut row_of: HashMap<Vec<u16>, u32> = HashMap::new();
-    let mut r = vec![0u16; nl];
-    for s in 0..own.len() {
+    let mut rel = Vec::new();
+    let mut row_of: HashMap<Vec<Run>, u32> = HashMap::new();
+    let mut r = vec![Run::default(); nl];
+    for (s, a) in at.iter_mut().enumerate() {
         for (l, e) in r.iter_mut().enumerate() {
             // A leaf's own column, never asked, has index 0 (see `build`),
             // as its uplinks do: so every edge switch's row is one.
-            *e = runs[s].get(ids[s * nl + l] as usize).copied().unwrap_or(0);
+            *e = runs[s].get(ids[s * nl + l] as usize).copied().unwrap_or_default();
         }
         let next = row_of.len() as u32;
-        let id = *row_of.entry(r.clone()).or_insert_with(|| {
+        a.row = *row_of.entry(r.clone()).or_insert_with(|| {
             rel.extend_from_slice(&r);
             next
         });
-        at.push((id, start[s] as u32));
     }
     (rel, at, links)
+}
+
+/// A list of ports cut into evenly spaced segments, in order: (position,
+/// length, first port, spacing); a port that starts no rising step is a
+/// segment of its own (spacing 0).
+fn segments(list: &[u32]) -> Vec<(usize, usize, u32, u32)> {
+    let mut out = Vec::new();
+    let mut q = 0;
+    while q < list.len() {
+        let step = match list.get(q + 1) {
+            Some(&next) if next > list[q] => next - list[q],
+            _ => 0,
+        };
+        let mut e = q;
+        while step > 0 && e + 1 < list.len() && list[e + 1] == list[e] + step {
+            e += 1;
+        }
+        out.push((q, e - q + 1, list[q], step));
+        q = e + 1;
+    }
+    out
 }
 
 fn same(stored: &[u32], (off, len): (u32, u32), set: &[u32]) -> bool {

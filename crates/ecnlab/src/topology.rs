@@ -160,6 +160,13 @@ impl Network {
         self.routes.get(sw, dst)
     }
 
+    /// Switch `sw`'s next hop towards host `dst`: its one port, or the one
+    /// at `pick(n)` of its `n` (see `RouteTable::next_hop`).
+    #[inline]
+    pub fn next_hop(&self, sw: u32, dst: u32, pick: impl FnOnce(usize) -> usize) -> u32 {
+        self.routes.next_hop(sw, dst, pick)
+    }
+
     /// The route table is the direct per-host one (a small fabric).
     pub fn routes_are_direct(&self) -> bool {
         self.routes.is_direct()
@@ -509,6 +516,9 @@ mod tests {
             // Every set is a run of its switch's ports to switches (the
             // uplinks are made one after another), so the relative form.
             assert!(compact.is_relative(), "{topo}");
+            // ... and every run evenly spaced within its switch's first two
+            // segments, so no hop reads the list.
+            assert_eq!(compact.runs_read(), 0, "{topo}");
             // Shared rows: in a fat-tree every edge switch routes all other
             // leaves up (one row), every core sends leaf l down to l's pod
             // (one row), and the aggregation switches of a pod share one
@@ -519,6 +529,18 @@ mod tests {
                 for d in 0..net.hosts {
                     assert_eq!(compact.get(sw, d), direct.get(sw, d), "{topo}: switch {sw} -> host{d}");
                     assert_eq!(compact.get(sw, d), net.routes(sw, d));
+                    // Each next hop as `route` takes it (computed where the
+                    // set is evenly spaced), the choice asked only of a set
+                    // of several.
+                    let set = direct.get(sw, d);
+                    for i in 0..set.len() {
+                        let pick = |n: usize| {
+                            assert!(n == set.len() && n > 1, "{topo}: switch {sw} -> host{d}: asked to pick of {n}");
+                            i
+                        };
+                        assert_eq!(compact.next_hop(sw, d, pick), set[i], "{topo}: switch {sw} -> host{d} [{i}]");
+                        assert_eq!(net.next_hop(sw, d, pick), set[i]);
+                    }
                 }
             }
         }

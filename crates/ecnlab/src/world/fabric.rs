@@ -504,6 +504,9 @@ impl World<'_> {
     /// The port of switch `sw` that packet `id` leaves by.
     #[inline]
     pub(super) fn route(&mut self, sw: u32, id: u32) -> u32 {
+        if !self.fabric.net.routes_are_direct() {
+            return self.route_computed(sw, id);
+        }
         let h = self.arena.get(id);
         let routes = self.fabric.net.routes(sw, h.dst);
         if routes.len() == 1 {
@@ -511,6 +514,16 @@ impl World<'_> {
         } else {
             routes[self.fabric.ecmp.pick(sw, h.ecmp, routes.len())]
         }
+    }
+
+    /// `route` on a large fabric, where the next hop is computed from the
+    /// compact table. Inlined: as a call of its own it gave back the k = 32
+    /// gain (serial pairs 0.98-1.05 against 0.92-0.97 inlined).
+    #[inline(always)]
+    fn route_computed(&mut self, sw: u32, id: u32) -> u32 {
+        let h = self.arena.get(id);
+        let (net, ecmp) = (&self.fabric.net, &mut self.fabric.ecmp);
+        net.next_hop(sw, h.dst, |n| ecmp.pick(sw, h.ecmp, n))
     }
 
     pub(super) fn host_send(&mut self, p: Packet) {
