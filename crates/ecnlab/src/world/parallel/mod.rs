@@ -135,7 +135,7 @@ impl World<'_> {
             let flows = &self.apps.incasts[g].flows;
             let mut on: Vec<u16> =
                 flows.iter().map(|&f| parts.of_node[self.apps.flows[f as usize].src as usize]).collect();
-            on.push(parts.of_node[self.apps.flows[flows[0] as usize].dst as usize]);
+            on.push(parts.of_node[self.incast_receiver(g) as usize]);
             on.sort_unstable();
             on.dedup();
             self.apps.incasts[g].parts = on;
@@ -197,7 +197,7 @@ fn check(cfg: &Config, w: &World, parts: &Partitioning) -> Result<(), ConfigErro
     // takes that long; one within a part may not).
     for (g, inc) in w.apps.incasts.iter().enumerate() {
         let part = |f: u32| parts.of_node[w.apps.flows[f as usize].src as usize];
-        let rx = parts.of_node[w.apps.flows[inc.flows[0] as usize].dst as usize];
+        let rx = parts.of_node[w.incast_receiver(g) as usize];
         let shortest = inc.one_way().iter().copied().min().unwrap_or(Time::MAX);
         if inc.flows.iter().any(|&f| part(f) != rx) && shortest < parts.lookahead {
             return Err(ConfigError(format!(

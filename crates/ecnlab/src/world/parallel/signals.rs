@@ -53,12 +53,8 @@ impl World<'_> {
 
     /// Run `ev` at `at` in the part of `node`: here, or by the outbox.
     pub(in crate::world) fn at_node(&mut self, node: u32, at: Time, ev: Event) {
-        if self.runs_here(node) {
-            self.q.at(at, ev);
-        } else {
-            let to = self.fabric.part_of[node as usize];
-            self.fabric.signals.push(Signal { to, at, notice: Notice::Event(ev) });
-        }
+        let part = if self.fabric.partitioned { self.fabric.part_of[node as usize] } else { self.fabric.me };
+        self.at_part(part, at, ev);
     }
 
     /// Run `ev` at `at` in part `part` (this one's when not partitioned).
@@ -73,13 +69,18 @@ impl World<'_> {
     /// Tell the part of incast group `g`'s receiver that one of its
     /// connections opened now; true when that part is this one.
     pub(in crate::world) fn established_here(&mut self, g: u32) -> bool {
-        let rx = self.apps.flows[self.apps.incasts[g as usize].flows[0] as usize].dst;
+        let rx = self.incast_receiver(g as usize);
         if self.runs_here(rx) {
             return true;
         }
         let (to, at) = (self.fabric.part_of[rx as usize], self.q.now);
         self.fabric.signals.push(Signal { to, at, notice: Notice::Established { group: g } });
         false
+    }
+
+    /// Incast group `g`'s receiver (every flow of a group ends there).
+    pub(in crate::world) fn incast_receiver(&self, g: usize) -> u32 {
+        self.apps.flows[self.apps.incasts[g].flows[0] as usize].dst
     }
 
     /// A notice from another part, at the end of the window before
