@@ -190,6 +190,30 @@ def _number(v: Any) -> str:
     return "" if v is None else str(v)
 
 
+def carry_progress(root: Path, fid: str, fig: dict[str, Any]) -> tuple[int, int] | None:
+    """(points finished, points in the sweep) of a record under way: the
+    rows of ``record/carry/<id>.jsonl`` (reproduce/carry.py) against the
+    sweep's size as ``figure.toml`` gives it (seeds x cases x grid; the
+    site builds without the engine, so two spellings of one point count
+    twice). None when no carry file exists."""
+    path = root / "record" / "carry" / f"{fid}.jsonl"
+    if not path.is_file():
+        return None
+    done = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    sweep = fig.get("sweep", {})
+    total = max(1, len(fig.get("seeds") or [1])) * max(1, len(sweep.get("case") or []))
+    for values in (sweep.get("grid") or {}).values():
+        total *= len(values) if isinstance(values, list) else 1
+    return done, total
+
+
+def _progress_text(progress: tuple[int, int] | None) -> str:
+    if progress is None:
+        return ""
+    done, total = progress
+    return f"{done} of {total} points run"
+
+
 def record_section(fid: str, rec: dict[str, Any], root: Path, assets: dict[str, Path]) -> str:
     """Our plot, the stamp, the seeds and every judged point with its
     interval and verdict, from the record."""
@@ -277,6 +301,13 @@ def figure_page(
     else:
         parts.append("## Full-scale results\n")
         parts.append(NO_RECORD)
+        progress = carry_progress(root, fid, fig)
+        if progress is not None:
+            parts.append(
+                f"The full-scale run is under way: {_progress_text(progress)}, their rows kept "
+                f"in `record/carry/{fid}.jsonl` so that the run goes on from any machine "
+                "(`record/README.md`, carried runs).\n"
+            )
     if row:
         if rec is not None:
             parts.append("### Before the record\n")
@@ -391,7 +422,7 @@ def record_table(root: Path = ROOT) -> str:
         "| model | recorded | before the record (one seed, engine of 23 Nov 2026) |",
         "|---|" + "---:|" * (len(VERDICTS) + 1) + "---|---|---|---|",
     ]
-    for fid, _ in figures(root):
+    for fid, fig in figures(root):
         rec = load_record(root, fid)
         link = f"[{fid}]({fid}.md)"
         stamp = (rec or {}).get("record", {})
@@ -400,6 +431,9 @@ def record_table(root: Path = ROOT) -> str:
             what = f"**not recorded at {at}**"
             if rec is not None:
                 what += f" (record at model {version}: rerun)"
+            progress = carry_progress(root, fid, fig)
+            if progress is not None:
+                what += f" (under way: {_progress_text(progress)})"
             blanks = " | ".join([""] * (len(VERDICTS) + 3))
             out.append(f"| {link} | {what} | {blanks} | {_earlier(earlier.get(fid))} |")
             continue

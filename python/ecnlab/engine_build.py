@@ -3,9 +3,11 @@
 A store keys a point by its resolved config and the engine's *model
 version* (:func:`ecnlab.sweep.model_key`), so a plain sweep reuses runs
 across refactors that promise to move no output. A record
-(``ecnlab reproduce ID --record``) must not trust that promise: it is the
-evidence that the current code gives the recorded numbers, so it draws only
-from runs made by this very build. The build identity says which build that
+(``ecnlab reproduce ID --record``) must not trust that promise blindly: it
+is the evidence that the current code gives the recorded numbers, so it
+draws only from runs made by this very build, or from another build's runs
+carried in the repository once a sample of them ran again identically
+(:mod:`ecnlab.reproduce.carry`). The build identity says which build that
 is, and every stored point carries the one that made it.
 
 It is a SHA-256 of the bytes of the code that makes a point's files:

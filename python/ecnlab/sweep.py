@@ -38,7 +38,7 @@ import itertools
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -450,6 +450,8 @@ def run_sweep(
     on_point: Callable[[PointRecord], None] | None = None,
     same_build: bool = False,
     notify: Callable[[str], None] | None = None,
+    trusted_builds: Collection[str] = (),
+    only: Collection[str] | None = None,
 ) -> SweepReport:
     """Run every point of ``spec`` not yet in ``store``.
 
@@ -461,7 +463,10 @@ def run_sweep(
     the same model version is reused, with a notice, unless ``same_build``
     (a record): then it runs again, saying so, and replaces the old run, and
     a worker on another build fails the point. ``notify`` gets the notices
-    (default: standard error).
+    (default: standard error). ``trusted_builds``: other builds whose runs
+    a ``same_build`` sweep takes as its own (a record's carried rows, once
+    a sample of them ran again identically: :mod:`.reproduce.carry`).
+    ``only``: run just the points with these keys (that sample).
     Raises :class:`ConfigError` when the sweep itself is wrong (every point
     rejected, unknown keys) before anything is written, and
     :class:`ecnlab.store.StoreError` for an unusable store.
@@ -478,6 +483,9 @@ def run_sweep(
     bad = [p for p in points if p.error]
     if len(bad) == len(points):
         raise ConfigError(f"{spec.where}: every point is rejected; the first: {bad[0].error}")
+    if only is not None:
+        wanted = set(only)
+        points = [p for p in points if p.key in wanted]
     # Two spellings of one run share a key: run it once.
     unique: dict[str, Point] = {}
     for p in points:
@@ -499,6 +507,7 @@ def run_sweep(
             on_point=on_point,
             same_build=same_build,
             notify=notify or _to_stderr,
+            trusted=frozenset(trusted_builds),
         )
     finally:
         executor.close()
@@ -515,6 +524,7 @@ def _run_points(
     on_point: Callable[[PointRecord], None] | None,
     same_build: bool = False,
     notify: Callable[[str], None] | None = None,
+    trusted: frozenset[str] = frozenset(),
 ) -> SweepReport:
     from .engine_build import build_identity
 
@@ -525,6 +535,7 @@ def _run_points(
     with st.locked():
         done = st.keys()
         other = _other_builds(st, [k for k in unique if k in done], build)
+        other = {k: b for k, b in other.items() if b not in trusted}
         if same_build:
             done -= set(other)
             report.rerun_other_build = len(other)

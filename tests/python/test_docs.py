@@ -334,6 +334,19 @@ def test_gallery_table_of_records_is_read_from_record(tmp_path: Path) -> None:
     body["record"]["model_version"] = 3
     (rec / "x-fig2.json").write_text(json.dumps(body))
     assert "(record at model 3: rerun)" in gallery.record_table(tmp_path)
+    # A run under way shows its carried points (record/carry/<id>.jsonl)
+    # against the sweep's size: 2 seeds x 2 cases x 3 x 2 grid values = 24.
+    (exp / "x-fig3" / "figure.toml").write_text(
+        'id = "x-fig3"\npaper = "X"\nfigure = "Fig. 3"\nseeds = [1, 2]\n'
+        '[sweep.grid]\n"a.b" = [1, 2, 3]\n"c.d" = ["x", "y"]\n'
+        '[[sweep.case]]\nlabel = "A"\n[[sweep.case]]\nlabel = "B"\n'
+    )
+    (tmp_path / "record" / "carry").mkdir()
+    (tmp_path / "record" / "carry" / "x-fig3.jsonl").write_text('{"key": "a"}\n{"key": "b"}\n\n')
+    (exp / "README.md").write_text("# Figure folders\n")
+    assert "(under way: 2 of 24 points run)" in gallery.record_table(tmp_path)
+    page = gallery.gallery_pages(tmp_path)["gallery/x-fig3.md"][1]
+    assert "under way: 2 of 24 points run" in page and "record/carry/x-fig3.jsonl" in page
     # The real index keeps the marker the hook replaces.
     assert gallery.RECORD_TABLE_MARKER in (DOCS / "gallery" / "index.md").read_text()
 

@@ -115,3 +115,17 @@ def test_record_round_trip(tmp_path: Path) -> None:
     assert stale_records(tmp_path / "record", MODEL) == {
         "mqecn-fig3": "a quick run (the record is full scale)"
     }
+
+
+def test_carried_rows_are_of_the_engines_model() -> None:
+    # record/carry/<id>.jsonl keeps a record's finished points between
+    # machines (reproduce/carry.py). A row of another model version can never
+    # be taken (its key holds the model), so a stale file is dead weight that
+    # the gallery would still show as progress: delete it and rerun.
+    stale = []
+    for path in sorted((RECORD / "carry").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and f"(model {MODEL})" not in json.loads(line).get("engine", ""):
+                stale.append(path.name)
+                break
+    assert not stale, f"record/carry: rows of another model version in {', '.join(stale)}"

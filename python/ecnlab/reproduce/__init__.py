@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +58,15 @@ def reproduce(
     store: str | Path | None = None,
     record: str | Path | None = None,
     record_quick: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run figure ``fid`` and write ``out/<fid>.png`` and ``out/<fid>.json``;
     returns the JSON document. The points go to ``store`` (default
     ``out/store``, shared by every figure reproduced into ``out``).
     ``record``: also write the figure's record into ``record/<fid>/``
     (:mod:`.record`; refused for a quick run unless ``record_quick``, for
-    tests and a look at the format)."""
+    tests and a look at the format). ``notify``: the sweep's notices
+    (default: standard error)."""
     fig = load_figure(fid)
     if record is not None and quick and not record_quick:
         raise ConfigError(
@@ -76,16 +78,36 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     store_path = Path(store) if store is not None else out / STORE_NAME
     start = time.monotonic()
-    # A record draws only on runs by this engine build: a stored run of the
-    # same config by another build (same model version) runs again.
-    report = run_sweep(
-        spec,
-        store_path,
-        workers=workers,
-        scheduler=scheduler,
-        progress=progress,
-        same_build=record is not None,
-    )
+    # A record draws only on runs by this engine build, or by another build
+    # of the same model version whose runs were carried in the repository
+    # and a sample of them ran again identically (.carry); any other stored
+    # run of the same config runs again.
+    carried: dict[str, Any] | None = None
+    trusted: frozenset[str] = frozenset()
+    writer = None
+    if record is not None:
+        from .carry import carry_in
+
+        carried, trusted, writer = carry_in(
+            fid, spec, store_path, Path(record),
+            workers=workers, scheduler=scheduler, progress=progress, notify=notify,
+        )  # fmt: skip
+    try:
+        report = run_sweep(
+            spec,
+            store_path,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+            same_build=record is not None,
+            trusted_builds=trusted,
+            on_point=writer.add if writer is not None else None,
+            notify=notify,
+        )
+    finally:
+        # Interrupted or not, what finished is in the carry file.
+        if writer is not None:
+            writer.flush()
     st = Store(store_path, create=False)
     doc = evaluate(fig, report.points, st)
     doc["quick"] = quick
@@ -107,6 +129,14 @@ def reproduce(
         "failed": len(report.failed),
         "errors": sorted({r.error for r in report.failed})[:5],
     }
+    if carried is not None and (carried["imported"] or carried["verified"]):
+        # Which builds made the points the figure is drawn from.
+        keys = {p.key for p in report.points}
+        made: dict[str, int] = {}
+        for r in st.records():
+            if r.key in keys and r.status == "ok":
+                made[r.build] = made.get(r.build, 0) + 1
+        doc["carried"] = {**carried, "builds": dict(sorted(made.items()))}
     doc["wall_seconds"] = round(time.monotonic() - start, 3)
     doc["cpu_seconds"] = round(
         sum(float(r.wall_seconds) for r in st.records() if r.key in {p.key for p in report.points}),
@@ -126,7 +156,11 @@ def reproduce(
         keys = {p.key for p in report.points}
         rows = [r.row() for r in st.records() if r.key in keys]
         build = build_identity()
-        foreign = sorted(r["key"] for r in rows if r["status"] == "ok" and r["build"] != build)
+        foreign = sorted(
+            r["key"]
+            for r in rows
+            if r["status"] == "ok" and r["build"] != build and r["build"] not in trusted
+        )
         # run_sweep(same_build=True) reran them: a guard, never expected (a
         # rerun that failed keeps the old run; write_record refuses it).
         if foreign and not report.failed:
@@ -145,6 +179,8 @@ def reproduce(
             quick_ok=record_quick,
         )
         doc["record"] = str(folder)
+        if writer is not None:
+            writer.drop()
     return doc
 
 

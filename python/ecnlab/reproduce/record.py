@@ -8,7 +8,8 @@ repository in compact form (``ecnlab reproduce ID --record``).
   numbers and the verdicts, without the per-flow curves (the PNG has them),
   stamped with the engine's model version, its build identity
   (:mod:`ecnlab.engine_build`: every run it draws on was made by that
-  build) and the date;
+  build, or carried from another one after a sample of them ran again
+  identically, :mod:`.carry`) and the date;
 - ``index.json``: the store index rows the figure was drawn from (one per
   point: its key, case, swept values and summary columns; no per-flow
   table).

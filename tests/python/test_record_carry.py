@@ -1,0 +1,181 @@
+"""Carrying a record's finished runs to a fresh machine (reproduce/carry.py):
+an interrupted record leaves its finished rows in record/carry/<id>.jsonl;
+a later record on an empty store takes them (this build's as they are,
+another build's only after a sample ran again with identical summaries)
+and draws the same numbers; a carried row that a rerun contradicts is
+refused and its points run again.
+
+The figure is mqecn-fig2 in its quick form (6 points of 3,000 flows, a few
+seconds): every panel reads summary columns only, like the long sweeps that
+need carrying (ML-ECN's, MQ-ECN Figs. 9-13, CEDM Fig. 11)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecnlab.engine_build import build_identity
+from ecnlab.reproduce import carry, reproduce
+from ecnlab.store import PointRecord, Store
+
+FID = "mqecn-fig2"
+
+
+def _run(out: Path, root: Path, **kw: Any) -> dict[str, Any]:
+    return reproduce(FID, out, quick=True, record=root, record_quick=True, progress=False, **kw)
+
+
+def _ours(doc: dict[str, Any]) -> list[Any]:
+    return [
+        (name, pt["x"], pt["ours"], pt.get("raw"), pt["n"])
+        for panel in doc["panels"]
+        for name, points in panel["series"].items()
+        for pt in points
+    ]
+
+
+def _index(root: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads((root / FID / "index.json").read_text())
+    return rows
+
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    root = tmp_path_factory.mktemp("record")
+    doc = _run(tmp_path_factory.mktemp("out"), root)
+    return root, doc
+
+
+def test_a_record_leaves_no_carry_file(first: tuple[Path, dict[str, Any]]) -> None:
+    root, doc = first
+    assert doc["sweep"]["ran"] == 6 and "carried" not in doc
+    assert not carry.carry_path(root, FID).exists() and not (root / carry.CARRY_DIR).exists()
+
+
+def test_this_builds_rows_are_taken_as_they_are(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    root, doc = first
+    before = _index(root)
+    again = _run(tmp_path / "out", root)
+    # Nothing runs: the six rows come from the record's index.json.
+    assert again["sweep"]["ran"] == 0 and again["sweep"]["already_in_store"] == 6
+    assert again["carried"]["imported"] == 6 and again["carried"]["verified"] == []
+    assert _ours(again) == _ours(doc)
+    st = Store(tmp_path / "out" / "store", create=False)
+    some = st.point_dir(before[0]["key"])
+    assert (some / "carried.json").is_file() and not (some / "flows.parquet").exists()
+    # Recorded again from carried rows, the record's rows come back unchanged.
+    assert _index(root) == before
+
+
+def _copy_record(root: Path, dest: Path, edit: Any) -> list[dict[str, Any]]:
+    rows = _index(root)
+    for r in rows:
+        edit(r)
+    (dest / FID).mkdir(parents=True)
+    (dest / FID / "index.json").write_text(json.dumps(rows))
+    return rows
+
+
+def test_another_builds_rows_are_taken_after_a_sample_agrees(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    root, doc = first
+    other = "model 0, build 00000000deadbeef"
+    rows = _copy_record(root, tmp_path / "rec", lambda r: r.update(build=other))
+    seen: list[str] = []
+    again = _run(tmp_path / "out", tmp_path / "rec", notify=seen.append)
+    sample = carry.sample_keys([r["key"] for r in rows])
+    assert len(sample) == carry.VERIFY_PER_BUILD
+    checks = again["carried"]["verified"]
+    assert sorted(c["key"] for c in checks) == sorted(sample)
+    assert all(c["identical"] and c["build"] == other for c in checks)
+    # The sample ran on this build (before the sweep); the rest was carried.
+    assert again["carried"]["imported"] == 6 - len(sample) and again["sweep"]["ran"] == 0
+    assert again["carried"]["builds"] == {other: 4, build_identity(): 2}
+    assert _ours(again) == _ours(doc)
+    made = {r["key"]: r["build"] for r in _index(tmp_path / "rec")}
+    assert {made[k] for k in sample} == {build_identity()}
+    assert any("running 2 of them again" in s for s in seen)
+
+
+def test_a_carried_row_that_a_rerun_contradicts_is_refused(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    root, doc = first
+    other = "model 0, build 0000000badc0ffee"
+    keys = [r["key"] for r in _index(root)]
+    victim = carry.sample_keys(keys)[0]
+
+    def edit(r: dict[str, Any]) -> None:
+        r["build"] = other
+        if r["key"] == victim:
+            r["ce_marks"] += 1  # what a build that moved an output would carry
+
+    _copy_record(root, tmp_path / "rec", edit)
+    seen: list[str] = []
+    again = _run(tmp_path / "out", tmp_path / "rec", notify=seen.append)
+    assert again["carried"]["refused"] == {other: 6} and again["carried"]["imported"] == 0
+    bad = [c for c in again["carried"]["verified"] if not c["identical"]]
+    assert [c["key"] for c in bad] == [victim] and bad[0]["differs"][0].startswith("ce_marks: ")
+    assert any(victim in s and "ce_marks" in s and "run again" in s for s in seen)
+    # Every point is this build's run: the two of the sample and the four others.
+    assert again["sweep"]["ran"] == 4 and "carried" in again
+    assert {r["build"] for r in _index(tmp_path / "rec")} == {build_identity()}
+    assert _ours(again) == _ours(doc)
+
+
+def test_an_interrupted_record_carries_what_finished(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, doc = first
+    rec = tmp_path / "rec"
+    added: list[str] = []
+    real_add = carry.CarryWriter.add
+
+    def add_then_stop(self: carry.CarryWriter, r: PointRecord) -> None:
+        real_add(self, r)
+        added.append(r.key)
+        if len(added) == 3:
+            raise KeyboardInterrupt  # Ctrl-C after three finished points
+
+    monkeypatch.setattr(carry.CarryWriter, "add", add_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        _run(tmp_path / "out1", rec, workers=1)
+    monkeypatch.undo()
+    path = carry.carry_path(rec, FID)
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert sorted(r["key"] for r in lines) == sorted(added)
+    assert all(r["build"] == build_identity() and r["status"] == "ok" for r in lines)
+    # A fresh machine: another --out, the repository's carry file only.
+    again = _run(tmp_path / "out2", rec)
+    assert again["carried"]["imported"] == 3 and again["sweep"]["ran"] == 3
+    assert _ours(again) == _ours(doc)
+    assert not path.exists(), "the record holds the rows now"
+
+
+def test_a_table_metric_on_a_carried_point_names_it(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    from ecnlab.reproduce.metrics import PointView
+
+    root, _ = first
+    _run(tmp_path / "out", root)
+    st = Store(tmp_path / "out" / "store", create=False)
+    row = _index(root)[0]
+    view = PointView(st, row["key"], row)
+    with pytest.raises(KeyError, match="carried from the repository's record"):
+        view.table("flows")
+    assert view.packet_bytes() == 1500  # config.json came with it
+
+
+def test_rows_differences_leave_out_the_wall_clock() -> None:
+    a = {"key": "k", "build": "x", "run.seed": 1, "events": 10, "wall_seconds": 1.0}
+    b = dict(a, build="y", wall_seconds=2.0, events_per_second=5.0, **{"run.seed": 2})
+    assert carry.differences(a, b) == []
+    assert carry.differences(a, dict(b, events=11)) == [("events", 10, 11)]
+    assert carry.differences({"x": float("nan")}, {"x": None}) == []
