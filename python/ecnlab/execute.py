@@ -158,6 +158,12 @@ class LocalExecutor:
                 in_flight = self.workers + 1
                 suspects.extend(left[:in_flight])
                 queue.extend(left[in_flight:])
+            except BaseException:
+                # Ctrl-C while waiting here, or the sweep closing this
+                # generator: stop the points in flight now rather than let
+                # shutdown wait for them (minutes for a full-scale point).
+                _terminate(pool)
+                raise
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
                 self._pool = None
@@ -170,6 +176,9 @@ class LocalExecutor:
             return Outcome(
                 task.key, False, "the worker process died running this point (engine crash)"
             )
+        except BaseException:
+            _terminate(pool)  # Ctrl-C: as in run()
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
@@ -179,10 +188,14 @@ class LocalExecutor:
         if pool is None:
             return
         if cancel:
-            # Stop simulating at once: the finished points are stored.
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                proc.terminate()
+            _terminate(pool)  # the finished points are stored
         pool.shutdown(wait=not cancel, cancel_futures=True)
+
+
+def _terminate(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop a pool's workers at once (their points are lost, not stored)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
 
 
 class DaskExecutor:

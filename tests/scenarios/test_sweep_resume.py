@@ -151,3 +151,30 @@ def test_ctrl_c_keeps_finished_points_and_says_so(tmp_path: Path) -> None:
     assert not any((store / ".tmp").glob("*"))
     # The index lists exactly the kept points.
     assert pq.read_table(store / "points.parquet").num_rows == len(kept)
+
+
+def test_ctrl_c_does_not_wait_for_the_points_in_flight(tmp_path: Path) -> None:
+    # Points of 200,000 flows take minutes each: Ctrl-C must stop the
+    # workers rather than wait for them (it used to wait, the pool's shutdown
+    # blocking on the points in flight), and the sweep exits with 130.
+    path = tmp_path / "sweep.toml"
+    path.write_text(SWEEP, encoding="utf-8")
+    store = tmp_path / "st"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ecnlab", "sweep", str(path), "--out", str(store), "--workers", "2"]
+        + ["--set", "workload.flows=200000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(8)  # the workers are up and simulating
+    assert proc.poll() is None
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    waited = time.monotonic() - sent
+    assert proc.returncode == 130, err
+    assert waited < 15, f"the sweep took {waited:.1f} s to stop after Ctrl-C"
+    assert "finished points are kept" in err and "Traceback" not in err
+    assert not (store / "points").is_dir() or not list((store / "points").glob("key=*"))
