@@ -101,6 +101,12 @@ def test_another_builds_rows_are_taken_after_a_sample_agrees(
     made = {r["key"]: r["build"] for r in _index(tmp_path / "rec")}
     assert {made[k] for k in sample} == {build_identity()}
     assert any("running 2 of them again" in s for s in seen)
+    # Again into the same store: this build's two runs of the sample are the
+    # evidence now, so nothing runs.
+    seen.clear()
+    third = _run(tmp_path / "out", tmp_path / "rec", notify=seen.append)
+    assert third["sweep"]["ran"] == 0 and not any("running" in s for s in seen)
+    assert third["carried"]["verified"] == checks and _ours(third) == _ours(doc)
 
 
 def test_a_carried_row_that_a_rerun_contradicts_is_refused(
@@ -179,3 +185,80 @@ def test_rows_differences_leave_out_the_wall_clock() -> None:
     assert carry.differences(a, b) == []
     assert carry.differences(a, dict(b, events=11)) == [("events", 10, 11)]
     assert carry.differences({"x": float("nan")}, {"x": None}) == []
+    assert carry.differences({"x": None}, {}) == [("x", None, carry.MISSING)]
+
+
+def test_a_failed_rerun_does_not_vouch_for_a_build(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store already holds the other build's runs (an earlier import);
+    # the check's reruns fail. Reading the store back would find that
+    # build's own numbers and agree with them: the failure must refuse it.
+    from ecnlab.reproduce.figure import load_figure
+    from ecnlab.sweep import SweepReport
+
+    root, _ = first
+    other = "model 0, build 00000000f00dfeed"
+    rows = _copy_record(root, tmp_path / "rec", lambda r: r.update(build=other))
+    spec = load_figure(FID).sweep.quick()
+    carried = carry.carried_rows(tmp_path / "rec")
+    st = Store(tmp_path / "st")
+    from ecnlab.runner import load_engine
+    from ecnlab.sweep import resolve_points
+
+    points = spec.points()
+    resolve_points(spec, points, load_engine())
+    with st.locked():
+        assert carry.import_rows(st, {p.key: p for p in points}, carried) == 6
+
+    def failing(spec: Any, store: Any, only: Any = (), **_: Any) -> SweepReport:
+        failed = [PointRecord(k, "", {}, "failed", "out of memory", 0, "", "", {}) for k in only]
+        return SweepReport(Path(store.path), total=len(failed), failed=failed)
+
+    monkeypatch.setattr(carry, "run_sweep", failing)
+    seen: list[str] = []
+    info, trusted, writer = carry.carry_in(
+        FID, spec, tmp_path / "st", tmp_path / "rec", notify=seen.append
+    )
+    assert trusted == frozenset() and info["refused"] == {other: 6}
+    assert any("a rerun failed" in s for s in seen)
+    # Its rows are kept for the next machine, not dropped from the repository.
+    writer.flush()
+    kept = [json.loads(x) for x in carry.carry_path(tmp_path / "rec", FID).read_text().splitlines()]
+    assert sorted(r["key"] for r in kept) == sorted(r["key"] for r in rows)
+
+
+def test_a_figure_that_reads_tables_runs_its_carried_points_again(tmp_path: Path) -> None:
+    # mqecn-fig3 reads per-flow goodput tables, which a carried point lacks:
+    # its record never takes carried rows, and carried points another
+    # figure left in a shared store run again instead of failing.
+    from ecnlab.reproduce.figure import load_figure
+    from ecnlab.reproduce.metrics import reads_tables
+    from ecnlab.runner import load_engine
+    from ecnlab.sweep import resolve_points
+
+    fid = "mqecn-fig3"
+    assert reads_tables(load_figure(fid).panels) and not reads_tables(load_figure(FID).panels)
+    root = tmp_path / "rec"
+    kw: dict[str, Any] = {"quick": True, "record": root, "record_quick": True, "progress": False}
+    doc = reproduce(fid, tmp_path / "a", **kw)
+    spec = load_figure(fid).sweep.quick()
+    points = spec.points()
+    resolve_points(spec, points, load_engine())
+    st = Store(tmp_path / "b" / "store")
+    with st.locked():
+        n = carry.import_rows(st, {p.key: p for p in points}, carry.carried_rows(root))
+    assert n == doc["sweep"]["points"] > 0
+    again = reproduce(fid, tmp_path / "b", **kw)
+    assert again["sweep"]["ran"] == n and "carried" not in again
+    assert not any((st.point_dir(p.key) / "carried.json").exists() for p in points)
+
+
+def test_a_broken_carry_file_is_named(tmp_path: Path) -> None:
+    from ecnlab.errors import ConfigError
+
+    path = carry.carry_path(tmp_path, "x-fig1")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"key": "a", "status": "ok"}\n<<<<<<< HEAD\n')
+    with pytest.raises(ConfigError, match=r"x-fig1.jsonl, line 2: not a JSON row"):
+        carry.carried_rows(tmp_path)

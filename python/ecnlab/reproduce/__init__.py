@@ -80,16 +80,18 @@ def reproduce(
     start = time.monotonic()
     # A record draws only on runs by this engine build, or by another build
     # of the same model version whose runs were carried in the repository
-    # and a sample of them ran again identically (.carry); any other stored
-    # run of the same config runs again.
+    # and a sample of them ran again identically (.carry; figures drawn
+    # from summary columns only); any other stored run runs again.
     carried: dict[str, Any] | None = None
     trusted: frozenset[str] = frozenset()
     writer = None
     if record is not None:
         from .carry import carry_in
+        from .metrics import reads_tables
 
         carried, trusted, writer = carry_in(
             fid, spec, store_path, Path(record),
+            import_points=not reads_tables(fig.panels),
             workers=workers, scheduler=scheduler, progress=progress, notify=notify,
         )  # fmt: skip
     try:

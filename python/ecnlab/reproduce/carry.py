@@ -17,33 +17,39 @@ there:
   record's ``index.json`` (a point's key is a hash of its whole config and
   the model version, so a row serves every figure that makes that point,
   and never a point of another model) and puts those of its sweep into the
-  store as *carried* points: the summary columns, no per-flow tables.
-  Every figure with a long sweep draws only on summary columns (metrics
-  that read a table raise for a carried point, naming it).
-- A row made by this very build is taken as it is. A row made by another
-  build of the same model version is taken only after
-  :data:`VERIFY_PER_BUILD` of that build's points (chosen by a hash of
-  their keys, so spread over the sweep) ran again on this build and gave
-  the same summary, column for column, apart from the wall-clock columns
-  (:data:`WALL_COLUMNS`). If one differs, none of that build's rows is
+  store as *carried* points: the summary columns and the config, no
+  per-flow tables. Only a figure drawn from summary columns takes them
+  (:func:`ecnlab.reproduce.metrics.reads_tables`); one that reads tables
+  runs its points, and carried points left in its store run again.
+- A row made by this very build is taken as it is; a row without a build
+  (stored before builds were stamped) is not. A row made by another build
+  of the same model version is taken once :data:`VERIFY_PER_BUILD` of that
+  build's points agree with runs of this build, summary column for column
+  apart from the wall-clock columns (:data:`WALL_COLUMNS`): runs in the
+  store, checks an earlier record made (:func:`earlier_checks`), and for
+  the shortfall points chosen by a hash of their keys (spread over the
+  sweep) and run again now. If one differs, none of that build's rows is
   taken: the points run again, and the notice names the point and the
-  column. That is the model version's promise (no output moves without
-  it; the golden corpus checks it at every commit) tested on the figure's
-  own points before its numbers are trusted.
+  column. If a rerun fails, the build is not taken either, and its rows
+  stay in the carry file. That is the model version's promise (no output
+  moves without it; the golden corpus checks it at every commit) tested on
+  the figure's own points before its numbers are trusted.
 
-The record's JSON says what was carried (``carried``: rows per build, the
-points run again and whether they agreed).
+The record's JSON says what was carried (``carried``: rows taken, the
+checks and their outcome, refused builds, drawn points per build).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..results import atomic_write
 from ..store import BASE_COLUMNS, PointRecord, Store
 from ..sweep import Point, SweepSpec, resolve_points, run_sweep
@@ -56,9 +62,12 @@ __all__ = [
     "carried_rows",
     "carry_in",
     "carry_path",
+    "compare",
     "differences",
+    "drop_carried",
+    "earlier_checks",
     "import_rows",
-    "verify_sample",
+    "sample_keys",
 ]
 
 CARRY_DIR = "carry"
@@ -72,6 +81,9 @@ any change that moves a whole figure; the golden corpus catches the rest."""
 WALL_COLUMNS = ("wall_seconds", "events_per_second")
 """Summary columns that time the run rather than describe it (the golden
 corpus leaves out the same two: crates/ecnlab/src/golden.rs, WALL_KEYS)."""
+
+MISSING = "(missing)"
+"""How :func:`differences` shows a column one side does not have."""
 
 WRITE_EVERY_S = 60.0
 """How often a running record rewrites its carry file."""
@@ -100,8 +112,25 @@ def carried_rows(root: str | Path) -> dict[str, tuple[dict[str, Any], str]]:
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    rows = json.loads(text)
+        out = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                # Two machines' commits of one carry file can meet in a merge.
+                raise ConfigError(
+                    f"{path}, line {n}: not a JSON row ({exc}); a carry file holds one "
+                    "index row a line (resolve a merge by keeping every distinct row)"
+                ) from None
+            if isinstance(row, dict):
+                out.append(row)
+        return out
+    try:
+        rows = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not a JSON list of index rows ({exc})") from None
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
@@ -120,7 +149,12 @@ def differences(carried: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tu
     a = json.loads(json.dumps(_clean(results_of(carried))))
     b = json.loads(json.dumps(_clean(results_of(fresh))))
     names = sorted((set(a) | set(b)) - set(WALL_COLUMNS))
-    return [(n, a.get(n), b.get(n)) for n in names if a.get(n) != b.get(n)]
+    # A column one side lacks is a difference, not a null.
+    return [
+        (n, a.get(n, MISSING), b.get(n, MISSING))
+        for n in names
+        if n not in a or n not in b or a[n] != b[n]
+    ]
 
 
 def sample_keys(keys: Iterable[str], n: int = VERIFY_PER_BUILD) -> list[str]:
@@ -163,20 +197,22 @@ def import_rows(
     return n
 
 
-def verify_sample(
-    fresh: Mapping[str, PointRecord], rows: Mapping[str, tuple[dict[str, Any], str]]
+def compare(
+    rows: Mapping[str, tuple[dict[str, Any], str]], runs: Mapping[str, PointRecord]
 ) -> list[dict[str, Any]]:
-    """For each point run again (``fresh``), whether it agrees with its
-    carried row: ``{key, build, identical, differs}`` (``differs``: the
-    first few columns that do not, as ``column: carried -> fresh``)."""
+    """For each point run by this build (``runs``), whether it agrees with
+    its carried row: ``{key, build, by, identical, differs}`` (``build``
+    made the row, ``by`` the run; ``differs``: the first few columns that
+    do not, as ``column: carried -> ours``)."""
     out = []
-    for key, rec in sorted(fresh.items()):
+    for key, rec in sorted(runs.items()):
         row = rows[key][0]
-        diff = differences(row, rec.row()) if rec.status == "ok" else [("status", "ok", rec.error)]
+        diff = differences(row, rec.row())
         out.append(
             {
                 "key": key,
                 "build": str(row.get("build", "")),
+                "by": rec.build,
                 "identical": not diff,
                 "differs": [f"{c}: {a!r} -> {b!r}" for c, a, b in diff[:3]],
             }
@@ -184,48 +220,79 @@ def verify_sample(
     return out
 
 
+def earlier_checks(root: str | Path) -> list[dict[str, Any]]:
+    """The checks the records under ``root`` made when they carried rows
+    (their JSON's ``carried.verified``). A record replaces the checked
+    rows with the runs that checked them, so a later run finds the
+    evidence here rather than in the rows."""
+    out = []
+    for path in sorted(Path(root).glob("*/*.json")):
+        if path.name != f"{path.parent.name}.json":
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue  # a broken record is test_record.py's to report
+        carried = doc.get("carried") if isinstance(doc, dict) else None
+        if isinstance(carried, dict):
+            out += [c for c in carried.get("verified", []) if isinstance(c, dict)]
+    return out
+
+
 class CarryWriter:
     """Keeps ``record/carry/<id>.jsonl`` up to date while a record's sweep
-    runs: the rows it starts with, and each finished point (``add``),
-    written at most every :data:`WRITE_EVERY_S` and on ``flush``."""
+    runs. Each write is made from the store: the rows of the sweep's
+    ``keys`` made by one of ``builds`` (this build and the trusted ones), so
+    a point stored just before an interrupt is not left out, plus ``keep``
+    (rows of a build whose check could not be made this time, kept for the
+    next machine). Written at most every :data:`WRITE_EVERY_S` as points
+    finish (``add``), and on ``flush``; only when the text changed."""
 
     def __init__(
         self,
         path: Path,
-        rows: Iterable[Mapping[str, Any]],
+        store: Store,
+        keys: Iterable[str],
+        builds: Iterable[str],
+        keep: Iterable[Mapping[str, Any]] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.path = path
-        self.rows = {str(r["key"]): dict(r) for r in rows}
+        self.store = store
+        self.keys = frozenset(keys)
+        self.builds = frozenset(builds)
+        self.keep = {str(r["key"]): dict(r) for r in keep}
         self.clock = clock
         self.written = clock()
-        self.dirty = False
 
     def add(self, rec: PointRecord) -> None:
-        if rec.status != "ok":
-            return
-        self.rows[rec.key] = rec.row()
-        self.dirty = True
-        if self.clock() - self.written >= WRITE_EVERY_S:
+        if rec.status == "ok" and self.clock() - self.written >= WRITE_EVERY_S:
             self.flush()
 
+    def rows(self) -> dict[str, dict[str, Any]]:
+        out = dict(self.keep)
+        for r in self.store.records():
+            if r.key in self.keys and r.status == "ok" and r.build in self.builds:
+                out[r.key] = r.row()
+        return out
+
     def flush(self) -> None:
-        """Write the file now (nothing to write: nothing happens)."""
+        """Write the file now, if there is anything and it changed."""
         from . import _clean
 
         self.written = self.clock()
-        if not self.dirty and self.path.is_file():
+        rows = self.rows()
+        if not rows:
             return
-        if not self.rows:
+        text = "".join(
+            json.dumps(_clean(rows[k]), sort_keys=True, allow_nan=False) + "\n"
+            for k in sorted(rows)
+        )
+        if self.path.is_file() and self.path.read_text(encoding="utf-8") == text:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        lines = [
-            json.dumps(_clean(self.rows[k]), sort_keys=True, allow_nan=False)
-            for k in sorted(self.rows)
-        ]
         with atomic_write(self.path, "w") as handle:
-            handle.write("\n".join(lines) + "\n")
-        self.dirty = False
+            handle.write(text)
 
     def drop(self) -> None:
         """The record is written: its rows live in its ``index.json``."""
@@ -235,23 +302,41 @@ class CarryWriter:
             parent.rmdir()
 
 
+def drop_carried(store: Store, keys: Iterable[str]) -> int:
+    """Remove the carried points among ``keys`` from ``store`` (the caller
+    holds its lock): a figure that reads per-flow tables runs them again.
+    Their rows stay where they were carried from. Returns how many."""
+    n = 0
+    for key in keys:
+        folder = store.point_dir(key)
+        if (folder / "carried.json").is_file():
+            shutil.rmtree(folder)
+            n += 1
+    return n
+
+
 def carry_in(
     fid: str,
     spec: SweepSpec,
     store_path: Path,
     root: Path,
     *,
+    import_points: bool = True,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool | None = None,
     notify: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Any], frozenset[str], CarryWriter]:
     """Before a record's sweep: take the carried rows of ``spec``'s points
-    into the store at ``store_path`` (a sample of each other build's run
-    again first, see the module docstring). Returns what was carried (for
-    the record's JSON: ``imported``, ``verified``, ``refused``), the
-    builds the sweep may take as its own, and the
-    writer that keeps ``root/carry/<fid>.jsonl`` up to date."""
+    into the store at ``store_path`` (another build's after a check, see
+    the module docstring). Returns what was carried (for the record's JSON:
+    ``imported``, ``verified``, ``refused``), the builds the sweep may take
+    as its own, and the writer that keeps ``root/carry/<fid>.jsonl``.
+
+    ``import_points=False`` (a figure that reads per-flow tables, which a
+    carried point lacks): nothing is checked or imported, carried points
+    already in the store are removed so that they run again, and only the
+    writer is set up."""
     from ..engine_build import build_identity
     from ..runner import load_engine
     from ..sweep import _to_stderr
@@ -261,52 +346,79 @@ def carry_in(
     points = spec.points()
     resolve_points(spec, points, load_engine())
     unique = {p.key: p for p in points if not p.error}
-    rows = {k: v for k, v in carried_rows(root).items() if k in unique}
     st = Store(store_path)
-    mine = {r.key for r in st.records() if r.status == "ok" and r.build == build}
+    info: dict[str, Any] = {"imported": 0, "verified": [], "refused": {}}
+    if not import_points:
+        with st.locked():
+            drop_carried(st, unique)
+        return info, frozenset(), CarryWriter(carry_path(root, fid), st, unique, {build})
+    # Rows stored before builds were recorded cannot be checked against one.
+    rows = {k: v for k, v in carried_rows(root).items() if k in unique and v[0].get("build")}
+    mine = {
+        r.key: r
+        for r in st.records()
+        if r.key in unique and r.status == "ok" and r.build == build
+        and not (st.point_dir(r.key) / "carried.json").is_file()
+    }  # fmt: skip
     by_build: dict[str, list[str]] = {}
     for key, (row, _) in rows.items():
-        if key not in mine:
-            by_build.setdefault(str(row.get("build", "")), []).append(key)
+        by_build.setdefault(str(row["build"]), []).append(key)
+    earlier = earlier_checks(root)
     trusted: set[str] = set()
-    checks: list[dict[str, Any]] = []
-    refused: dict[str, int] = {}
+    keep: list[dict[str, Any]] = []
     for other, keys in sorted(by_build.items()):
         if other == build:
             continue
-        sample = sample_keys(keys)
-        notify(
-            f"{fid}: {len(keys)} carried point(s) were made by another build "
-            f"({other or 'unknown'}); running {len(sample)} of them again on this one "
-            f"({build}) before taking the rest"
-        )
-        run_sweep(
-            spec, st, workers=workers, scheduler=scheduler, progress=progress,
-            same_build=True, only=sample, notify=notify,
-        )  # fmt: skip
-        fresh = {k: r for k in sample if (r := st.record(k)) is not None}
-        result = verify_sample(fresh, rows)
-        checks += result
-        if len(fresh) == len(sample) and all(c["identical"] for c in result):
+        # Free evidence: this build's own runs of some of the same points,
+        # and the checks records made of this build against that one.
+        checks = compare(rows, {k: mine[k] for k in keys if k in mine})
+        seen = {c["key"] for c in checks}
+        for c in earlier:
+            if c.get("build") == other and c.get("by") == build and c.get("key") not in seen:
+                checks.append(c)
+                seen.add(c.get("key"))
+        short = VERIFY_PER_BUILD - sum(c["identical"] for c in checks)
+        failed = False
+        if short > 0 and all(c["identical"] for c in checks):
+            sample = sample_keys([k for k in keys if k not in mine and k not in seen], short)
+            notify(
+                f"{fid}: {len(keys)} carried point(s) were made by another build ({other}); "
+                f"running {len(sample)} of them again on this one ({build}) before taking "
+                "the rest"
+            )
+            report = run_sweep(
+                spec, st, workers=workers, scheduler=scheduler, progress=progress,
+                same_build=True, only=sample, notify=notify,
+            )  # fmt: skip
+            # Only this build's fresh runs count: a failed rerun leaves the
+            # store's old folder (maybe the carried build's own run) in place.
+            bad = {r.key for r in report.failed}
+            ran = {
+                k: r
+                for k in sample
+                if k not in bad and (r := st.record(k)) is not None and r.build == build
+            }
+            failed = len(ran) < len(sample)
+            checks += compare(rows, ran)
+        info["verified"] += checks
+        wrong = next((c for c in checks if not c["identical"]), None)
+        if wrong is None and not failed and len(checks) >= min(VERIFY_PER_BUILD, len(keys)):
             trusted.add(other)
             continue
-        refused[other] = len(keys)
-        bad = next((c for c in result if not c["identical"]), None)
-        why = (
-            f"point {bad['key']} differs ({'; '.join(bad['differs'])})" if bad else "a rerun failed"
-        )
+        info["refused"][other] = len(keys)
+        if wrong is not None:
+            why = f"point {wrong['key']} differs ({'; '.join(wrong['differs'])})"
+        else:
+            why = "a rerun failed, so they could not be checked (kept for the next run)"
+            keep += [rows[k][0] for k in keys if k not in mine]
         notify(
-            f"{fid}: the carried runs of build {other or 'unknown'} are not taken: {why}; "
+            f"{fid}: the carried runs of build {other} are not taken: {why}; "
             f"their {len(keys)} point(s) run again"
         )
-    take = {k: v for k, v in rows.items() if str(v[0].get("build", "")) in trusted | {build}}
+    take = {k: v for k, v in rows.items() if str(v[0]["build"]) in trusted | {build}}
     with st.locked():
-        n = import_rows(st, unique, take)
-    if n:
-        notify(f"{fid}: {n} point(s) carried from {root} into the store")
-    own = [
-        r.row() for r in st.records()
-        if r.key in unique and r.status == "ok" and (r.build in trusted or r.build == build)
-    ]  # fmt: skip
-    info = {"imported": n, "verified": checks, "refused": refused}
-    return info, frozenset(trusted), CarryWriter(carry_path(root, fid), own)
+        info["imported"] = import_rows(st, unique, take)
+    if info["imported"]:
+        notify(f"{fid}: {info['imported']} point(s) carried from {root} into the store")
+    writer = CarryWriter(carry_path(root, fid), st, unique, trusted | {build}, keep)
+    return info, frozenset(trusted), writer

@@ -12,7 +12,7 @@ result (seconds to microseconds: ``scale = 1e6``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..store import Store
 
-__all__ = ["CURVES", "METRICS", "PointView", "curve", "metric"]
+__all__ = ["CURVES", "METRICS", "ROW_METRICS", "PointView", "curve", "metric", "reads_tables"]
 
 
 class PointView:
@@ -224,6 +224,23 @@ METRICS: dict[str, Callable[..., float]] = {
     "per_flow": _per_flow,
 }
 """Derived metrics by name; any index column is a metric too."""
+
+ROW_METRICS = frozenset({"per_flow"})
+"""The derived metrics that read only the point's index row; every other
+one reads a per-flow table (or the config and a table)."""
+
+
+def reads_tables(panels: Iterable[Any]) -> bool:
+    """Whether drawing these panels reads a point's tables: a curve, or a
+    derived metric other than :data:`ROW_METRICS` (index columns do not).
+    A point carried from the repository's record has no tables."""
+    for panel in panels:
+        if getattr(panel, "curve", ""):
+            return True
+        names = [panel.metric] + [str(m.get("metric", "")) for m in panel.metrics]
+        if any(n in METRICS and n not in ROW_METRICS for n in names):
+            return True
+    return False
 
 
 def metric(p: PointView, name: str, args: Mapping[str, Any]) -> float:
