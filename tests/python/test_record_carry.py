@@ -262,3 +262,48 @@ def test_a_broken_carry_file_is_named(tmp_path: Path) -> None:
     path.write_text('{"key": "a", "status": "ok"}\n<<<<<<< HEAD\n')
     with pytest.raises(ConfigError, match=r"x-fig1.jsonl, line 2: not a JSON row"):
         carry.carried_rows(tmp_path)
+
+
+def test_a_chain_of_builds_needs_one_check(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    # Three sessions: build Y made 3 rows, build B made 3 more and checked
+    # Y on 2 points (the carry's checks file). This build checks B only
+    # (2 reruns); Y comes in through B, as equal outputs are transitive.
+    root, doc = first
+    y, b = "model 0, build 000000000000000y", "model 0, build 000000000000000b"
+    rows = _index(root)
+    keys = sorted(r["key"] for r in rows)
+    made = {k: (y if i < 3 else b) for i, k in enumerate(keys)}
+    rec = tmp_path / "rec"
+    path = carry.carry_path(rec, FID)
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(dict(r, build=made[r["key"]])) + "\n" for r in rows))
+    chain = [{"key": k, "build": y, "by": b, "identical": True, "differs": []} for k in keys[:2]]
+    carry.checks_path(path).write_text(json.dumps(chain))
+    seen: list[str] = []
+    again = _run(tmp_path / "out", rec, notify=seen.append)
+    assert [s for s in seen if "running" in s] == [
+        f"{FID}: 3 carried point(s) were made by another build ({b}); running 2 of them "
+        f"again on this one ({build_identity()}) before taking the rest"
+    ]
+    assert again["carried"]["refused"] == {} and again["sweep"]["ran"] == 0
+    assert again["carried"]["imported"] == 4 and _ours(again) == _ours(doc)
+    # The record keeps the whole chain: Y by B, and B by this build.
+    pairs = {(c["build"], c["by"]) for c in again["carried"]["verified"] if c["identical"]}
+    assert pairs == {(y, b), (b, build_identity())}
+    assert not path.exists() and not carry.checks_path(path).exists()
+    # A disagreement anywhere on the chain breaks it.
+    links = {(y, b): 2, (b, "me"): 2}
+    checks = [
+        {"key": f"k{i}{n}", "build": a, "by": c, "identical": True}
+        for (a, c), m in links.items()
+        for n, i in enumerate(range(m))
+    ]
+    assert carry.trusted_builds("me", checks, {}) == {"me", y, b}
+    checks.append({"key": "k9", "build": y, "by": b, "identical": False})
+    assert carry.trusted_builds("me", checks, {}) == {"me", b}
+    # One agreement between B and this build is not enough (2 needed), unless
+    # B made only one row.
+    assert carry.trusted_builds("me", checks[:3], {}) == {"me"}
+    assert carry.trusted_builds("me", checks[:3], {b: 1}) == {"me", y, b}

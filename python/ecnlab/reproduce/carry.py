@@ -31,7 +31,10 @@ there:
   sweep) and run again now. If one differs, none of that build's rows is
   taken: the points run again, and the notice names the point and the
   column. If a rerun fails, the build is not taken either, and its rows
-  stay in the carry file. That is the model version's promise (no output
+  stay in the carry file. Agreement is transitive (:func:`trusted_builds`):
+  a build linked to this one through builds that agreed pairwise is taken
+  without a check of its own, so rows written by a chain of sessions'
+  builds cost one new check a session. That is the model version's promise (no output
   moves without it; the golden corpus checks it at every commit) tested on
   the figure's own points before its numbers are trusted.
 
@@ -62,12 +65,14 @@ __all__ = [
     "carried_rows",
     "carry_in",
     "carry_path",
+    "checks_path",
     "compare",
     "differences",
     "drop_carried",
     "earlier_checks",
     "import_rows",
     "sample_keys",
+    "trusted_builds",
 ]
 
 CARRY_DIR = "carry"
@@ -91,6 +96,19 @@ WRITE_EVERY_S = 60.0
 
 def carry_path(root: str | Path, fid: str) -> Path:
     return Path(root) / CARRY_DIR / f"{fid}.jsonl"
+
+
+def checks_path(carry: Path) -> Path:
+    """Beside ``<id>.jsonl``, ``<id>.checks.json``: the checks its rows of
+    other builds were taken on (a JSON list, so the rows' glob skips it)."""
+    return carry.with_name(carry.name.removesuffix(".jsonl") + ".checks.json")
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    with atomic_write(path, "w") as handle:
+        handle.write(text)
 
 
 def carried_rows(root: str | Path) -> dict[str, tuple[dict[str, Any], str]]:
@@ -221,12 +239,19 @@ def compare(
 
 
 def earlier_checks(root: str | Path) -> list[dict[str, Any]]:
-    """The checks the records under ``root`` made when they carried rows
-    (their JSON's ``carried.verified``). A record replaces the checked
-    rows with the runs that checked them, so a later run finds the
-    evidence here rather than in the rows."""
+    """The checks made when rows were carried before: the records' JSON
+    (``carried.verified``) and the carry files' ``<id>.checks.json``. A
+    record (or carry file) replaces a checked row with the run that checked
+    it, so a later run finds the evidence here rather than in the rows."""
     out = []
-    for path in sorted(Path(root).glob("*/*.json")):
+    base = Path(root)
+    for path in sorted((base / CARRY_DIR).glob("*.checks.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ConfigError(f"{path}: not a JSON list of checks ({exc})") from None
+        out += [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
+    for path in sorted(base.glob("*/*.json")):
         if path.name != f"{path.parent.name}.json":
             continue
         try:
@@ -256,6 +281,7 @@ class CarryWriter:
         builds: Iterable[str],
         keep: Iterable[Mapping[str, Any]] = (),
         clock: Callable[[], float] = time.monotonic,
+        checks: Iterable[Mapping[str, Any]] = (),
     ) -> None:
         self.path = path
         self.store = store
@@ -264,6 +290,8 @@ class CarryWriter:
         self.keep = {str(r["key"]): dict(r) for r in keep}
         self.clock = clock
         self.written = clock()
+        self.checks = [dict(c) for c in checks]
+        self.checks_path = checks_path(path)
 
     def add(self, rec: PointRecord) -> None:
         if rec.status == "ok" and self.clock() - self.written >= WRITE_EVERY_S:
@@ -288,15 +316,19 @@ class CarryWriter:
             json.dumps(_clean(rows[k]), sort_keys=True, allow_nan=False) + "\n"
             for k in sorted(rows)
         )
-        if self.path.is_file() and self.path.read_text(encoding="utf-8") == text:
-            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(self.path, "w") as handle:
-            handle.write(text)
+        if self.checks:
+            # The checks that let other builds' rows in: the next machine's
+            # build needs only to be linked to one of them.
+            checks = json.dumps(self.checks, indent=1, sort_keys=True) + "\n"
+            _write_if_changed(self.checks_path, checks)
+        _write_if_changed(self.path, text)
 
     def drop(self) -> None:
-        """The record is written: its rows live in its ``index.json``."""
+        """The record is written: its rows live in its ``index.json``, its
+        checks in its JSON (``carried.verified``)."""
         self.path.unlink(missing_ok=True)
+        self.checks_path.unlink(missing_ok=True)
         parent = self.path.parent
         if parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
@@ -363,49 +395,58 @@ def carry_in(
     by_build: dict[str, list[str]] = {}
     for key, (row, _) in rows.items():
         by_build.setdefault(str(row["build"]), []).append(key)
-    earlier = earlier_checks(root)
-    trusted: set[str] = set()
+    # The evidence: checks made before (records, carry files), then this
+    # build's own runs of carried points, which cost nothing.
+    checks = earlier_checks(root)
+    foreign = _foreign(rows, build)
+    checks += compare(rows, {k: mine[k] for k in rows if k in mine and k in foreign})
+    need = {b: min(VERIFY_PER_BUILD, len(keys)) for b, keys in by_build.items()}
+    trusted = trusted_builds(build, checks, need)
     keep: list[dict[str, Any]] = []
-    for other, keys in sorted(by_build.items()):
-        if other == build:
+    refused: dict[str, int] = {}
+    # Check directly the builds that vouch for the most others first: a
+    # chain of sessions' builds then costs one check per session.
+    order = sorted(
+        (b for b in by_build if b not in trusted),
+        key=lambda b: (-len(trusted_builds(b, checks, need)), -len(by_build[b]), b),
+    )
+    for other in order:
+        if other in trusted:
             continue
-        # Free evidence: this build's own runs of some of the same points,
-        # and the checks records made of this build against that one.
-        checks = compare(rows, {k: mine[k] for k in keys if k in mine})
-        seen = {c["key"] for c in checks}
-        for c in earlier:
-            if c.get("build") == other and c.get("by") == build and c.get("key") not in seen:
-                checks.append(c)
-                seen.add(c.get("key"))
-        short = VERIFY_PER_BUILD - sum(c["identical"] for c in checks)
+        keys = by_build[other]
+        wrong = _disagreement(other, trusted | {build}, checks)
         failed = False
-        if short > 0 and all(c["identical"] for c in checks):
-            sample = sample_keys([k for k in keys if k not in mine and k not in seen], short)
-            notify(
-                f"{fid}: {len(keys)} carried point(s) were made by another build ({other}); "
-                f"running {len(sample)} of them again on this one ({build}) before taking "
-                "the rest"
-            )
-            report = run_sweep(
-                spec, st, workers=workers, scheduler=scheduler, progress=progress,
-                same_build=True, only=sample, notify=notify,
-            )  # fmt: skip
-            # Only this build's fresh runs count: a failed rerun leaves the
-            # store's old folder (maybe the carried build's own run) in place.
-            bad = {r.key for r in report.failed}
-            ran = {
-                k: r
-                for k in sample
-                if k not in bad and (r := st.record(k)) is not None and r.build == build
-            }
-            failed = len(ran) < len(sample)
-            checks += compare(rows, ran)
-        info["verified"] += checks
-        wrong = next((c for c in checks if not c["identical"]), None)
-        if wrong is None and not failed and len(checks) >= min(VERIFY_PER_BUILD, len(keys)):
-            trusted.add(other)
-            continue
-        info["refused"][other] = len(keys)
+        if wrong is None:
+            agreed = _agreed(other, build, checks)
+            short = need[other] - len(agreed)
+            if short > 0:
+                sample = sample_keys([k for k in keys if k not in agreed and k not in mine], short)
+                notify(
+                    f"{fid}: {len(keys)} carried point(s) were made by another build "
+                    f"({other}); running {len(sample)} of them again on this one ({build}) "
+                    "before taking the rest"
+                )
+                report = run_sweep(
+                    spec, st, workers=workers, scheduler=scheduler, progress=progress,
+                    same_build=True, only=sample, notify=notify,
+                )  # fmt: skip
+                # Only this build's fresh runs count: a failed rerun leaves
+                # the store's old folder (maybe that build's own run) in place.
+                bad = {r.key for r in report.failed}
+                ran = {
+                    k: r
+                    for k in sample
+                    if k not in bad and (r := st.record(k)) is not None and r.build == build
+                }
+                failed = len(ran) < len(sample)
+                fresh = compare(rows, ran)
+                checks += fresh
+                wrong = next((c for c in fresh if not c["identical"]), None)
+        if wrong is None and not failed:
+            trusted = trusted_builds(build, checks, need)
+            if other in trusted:
+                continue
+        refused[other] = len(keys)
         if wrong is not None:
             why = f"point {wrong['key']} differs ({'; '.join(wrong['differs'])})"
         else:
@@ -415,10 +456,81 @@ def carry_in(
             f"{fid}: the carried runs of build {other} are not taken: {why}; "
             f"their {len(keys)} point(s) run again"
         )
+    info["refused"] = refused
+    involved = set(by_build) | {build}
+    info["verified"] = _unique_checks(
+        c for c in checks if c.get("build") in involved and c.get("by") in involved
+    )
     take = {k: v for k, v in rows.items() if str(v[0]["build"]) in trusted | {build}}
     with st.locked():
         info["imported"] = import_rows(st, unique, take)
     if info["imported"]:
         notify(f"{fid}: {info['imported']} point(s) carried from {root} into the store")
-    writer = CarryWriter(carry_path(root, fid), st, unique, trusted | {build}, keep)
-    return info, frozenset(trusted), writer
+    writer = CarryWriter(
+        carry_path(root, fid), st, unique, trusted | {build}, keep, checks=info["verified"]
+    )
+    return info, frozenset(trusted - {build}), writer
+
+
+def _foreign(rows: Mapping[str, tuple[dict[str, Any], str]], build: str) -> set[str]:
+    return {k for k, (row, _) in rows.items() if row.get("build") != build}
+
+
+def _pair(c: Mapping[str, Any]) -> frozenset[str]:
+    return frozenset((str(c.get("build")), str(c.get("by"))))
+
+
+def _agreed(a: str, b: str, checks: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The keys on which builds ``a`` and ``b`` were checked and agreed."""
+    return {str(c["key"]) for c in checks if c.get("identical") and _pair(c) == {a, b}}
+
+
+def _disagreement(
+    a: str, others: Iterable[str], checks: Iterable[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """A check on which build ``a`` and one of ``others`` differed."""
+    want = {frozenset((a, o)) for o in others}
+    return next((c for c in checks if not c.get("identical") and _pair(c) in want), None)
+
+
+def trusted_builds(
+    start: str, checks: Iterable[Mapping[str, Any]], need: Mapping[str, int]
+) -> set[str]:
+    """The builds linked to ``start`` by a chain of builds in which each
+    pair agreed on enough points (``need`` of the row's build; otherwise
+    :data:`VERIFY_PER_BUILD`) and never differed. Equal outputs are
+    transitive, so a carry that several sessions' builds wrote needs one
+    new check a session, not one per build it holds."""
+    agreed: dict[frozenset[str], set[str]] = {}
+    differed: set[frozenset[str]] = set()
+    rows_build: dict[frozenset[str], str] = {}
+    for c in checks:
+        if not c.get("by") or not c.get("build") or c.get("build") == c.get("by"):
+            continue
+        pair = _pair(c)
+        rows_build[pair] = str(c["build"])
+        if c.get("identical"):
+            agreed.setdefault(pair, set()).add(str(c["key"]))
+        else:
+            differed.add(pair)
+    links = [
+        pair
+        for pair, keys in agreed.items()
+        if pair not in differed and len(keys) >= need.get(rows_build[pair], VERIFY_PER_BUILD)
+    ]
+    out = {start}
+    grew = True
+    while grew:
+        grew = False
+        for pair in links:
+            if len(pair & out) == 1:
+                out |= pair
+                grew = True
+    return out
+
+
+def _unique_checks(checks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for c in checks:
+        seen.setdefault((str(c.get("key")), str(c.get("build")), str(c.get("by"))), dict(c))
+    return [seen[k] for k in sorted(seen)]
