@@ -226,6 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("figure", metavar="ID", nargs="?", help="figure id (see --list), or all")
     p_rep.add_argument("--list", action="store_true", help="list the figures and exit")
     p_rep.add_argument(
+        "--status",
+        action="store_true",
+        help=(
+            "where the full-scale record stands (ID or every figure): recorded or not, points "
+            "with rows in record/ (carried or recorded), core-hours left; then exit"
+        ),
+    )
+    p_rep.add_argument(
         "--out",
         metavar="DIR",
         type=Path,
@@ -614,6 +622,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         for fid in figure_ids():
             fig = load_figure(fid)
             print(f"{fid:<18} {fig.paper} {fig.figure}: {fig.description}")
+        return EXIT_OK
+    if args.status:
+        from .reproduce.record import default_record_root
+        from .reproduce.status import format_status, record_status
+
+        root = Path(args.record) if args.record else default_record_root()
+        wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
+        print(format_status(record_status(root, wanted)))
         return EXIT_OK
     if not args.figure:
         raise _InputError("reproduce: give a figure id (see `ecnlab reproduce --list`) or all")

@@ -307,3 +307,31 @@ def test_a_chain_of_builds_needs_one_check(
     # B made only one row.
     assert carry.trusted_builds("me", checks[:3], {}) == {"me"}
     assert carry.trusted_builds("me", checks[:3], {b: 1}) == {"me", y, b}
+
+
+def test_status_counts_carried_rows_and_time_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecnlab.cli import main
+    from ecnlab.reproduce.figure import load_figure
+    from ecnlab.reproduce.status import record_status
+    from ecnlab.runner import load_engine
+    from ecnlab.sweep import resolve_points
+
+    spec = load_figure(FID).sweep  # full scale: 9 loads x 2 cases x 3 seeds
+    points = spec.points()
+    resolve_points(spec, points, load_engine())
+    (before,) = record_status(tmp_path, [FID])
+    assert (before["points"], before["have"], before["left"]) == (54, 0, 54)
+    assert before["core_hours_left"] is None and before["record"] == ""
+    path = carry.carry_path(tmp_path, FID)
+    path.parent.mkdir()
+    rows = [{"key": p.key, "status": "ok", "build": "b", "wall_seconds": 36.0} for p in points[:3]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (now,) = record_status(tmp_path, [FID])
+    assert (now["have"], now["left"]) == (3, 51)
+    assert now["core_hours_left"] == pytest.approx(51 * 36 / 3600)
+    assert main(["reproduce", "--status", FID, "--record", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{FID:<18}     54  -                3    51             0.5" in out
+    assert "51 distinct points left" in out
