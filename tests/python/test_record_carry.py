@@ -303,6 +303,18 @@ def test_a_chain_of_builds_needs_one_check(
     assert carry.trusted_builds("me", checks, {}) == {"me", y, b}
     checks.append({"key": "k9", "build": y, "by": b, "identical": False})
     assert carry.trusted_builds("me", checks, {}) == {"me", b}
+    # No set holds two builds that differed, whatever the path: X agrees with B
+    # (trusted) but differed from this build.
+    x = "X"
+    via = checks[2:] + [{"key": f"x{i}", "build": x, "by": b, "identical": True} for i in (1, 2)]
+    assert carry.trusted_builds("me", via, {}) == {"me", b, x}
+    via.append({"key": "x3", "build": x, "by": "me", "identical": False})
+    assert carry.trusted_builds("me", via, {}) == {"me", b}
+    # The threshold is the joining build's: X (2 needed) does not come in on
+    # one agreement with B, however few rows B has.
+    one = checks[2:] + [{"key": "x1", "build": b, "by": x, "identical": True}]
+    assert carry.trusted_builds("me", one, {b: 1, x: 2}) == {"me", b}
+    assert carry.trusted_builds("me", one, {b: 1, x: 1}) == {"me", b, x}
     # One agreement between B and this build is not enough (2 needed), unless
     # B made only one row.
     assert carry.trusted_builds("me", checks[:3], {}) == {"me"}

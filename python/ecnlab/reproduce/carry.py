@@ -23,20 +23,21 @@ there:
   runs its points, and carried points left in its store run again.
 - A row made by this very build is taken as it is; a row without a build
   (stored before builds were stamped) is not. A row made by another build
-  of the same model version is taken once :data:`VERIFY_PER_BUILD` of that
-  build's points agree with runs of this build, summary column for column
-  apart from the wall-clock columns (:data:`WALL_COLUMNS`): runs in the
-  store, checks an earlier record made (:func:`earlier_checks`), and for
-  the shortfall points chosen by a hash of their keys (spread over the
-  sweep) and run again now. If one differs, none of that build's rows is
-  taken: the points run again, and the notice names the point and the
-  column. If a rerun fails, the build is not taken either, and its rows
-  stay in the carry file. Agreement is transitive (:func:`trusted_builds`):
-  a build linked to this one through builds that agreed pairwise is taken
-  without a check of its own, so rows written by a chain of sessions'
-  builds cost one new check a session. That is the model version's promise (no output
-  moves without it; the golden corpus checks it at every commit) tested on
-  the figure's own points before its numbers are trusted.
+  of the same model version is taken once that build is linked to this
+  one (:func:`trusted_builds`): directly, by :data:`VERIFY_PER_BUILD` of its
+  points agreeing with runs of this build, summary column for column apart
+  from the wall-clock columns (:data:`WALL_COLUMNS`), or through builds that
+  agreed pairwise the same way, no two builds of the chain having ever
+  differed. The evidence: runs in the store, the checks carry files and
+  records keep (:func:`earlier_checks`), and for the shortfall points
+  chosen by a hash of their keys (spread over the sweep) and run again
+  now. A build that differs from a linked one is not taken: its points run
+  again, and the notice names the point and the column. If a rerun fails,
+  the build is not taken either, and its rows stay in the carry file. A
+  chain of sessions' builds so costs one new check a session. That is the
+  model version's promise (no output moves without it; the golden corpus
+  checks it at every commit) tested on the figure's own points before its
+  numbers are trusted.
 
 The record's JSON says what was carried (``carried``: rows taken, the
 checks and their outcome, refused builds, drawn points per build).
@@ -112,8 +113,9 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 
 def carried_rows(root: str | Path) -> dict[str, tuple[dict[str, Any], str]]:
-    """{key: (row, where it was read)} for every finished point in the
-    carry files and the records' ``index.json`` under ``root``. A key in
+    """{key: (row, where it was read)} for every finished point with a
+    build in the carry files and the records' ``index.json`` under
+    ``root``. A key in
     two places is one run (the key holds the config and the model
     version); the first read wins, records before carry files."""
     base = Path(root)
@@ -122,7 +124,9 @@ def carried_rows(root: str | Path) -> dict[str, tuple[dict[str, Any], str]]:
     for path in sources:
         shown = str(path.relative_to(base.parent)) if base.parent in path.parents else str(path)
         for row in _read_rows(path):
-            if row.get("status") == "ok" and isinstance(row.get("key"), str):
+            # A row without a build (stored before builds were stamped)
+            # cannot be checked against one: never carried.
+            if row.get("status") == "ok" and isinstance(row.get("key"), str) and row.get("build"):
                 out.setdefault(row["key"], (row, shown))
     return out
 
@@ -249,7 +253,10 @@ def earlier_checks(root: str | Path) -> list[dict[str, Any]]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
-            raise ConfigError(f"{path}: not a JSON list of checks ({exc})") from None
+            raise ConfigError(
+                f"{path}: not a JSON list of checks ({exc}); resolve a merge by keeping "
+                "every distinct check of both sides in one list"
+            ) from None
         out += [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
     for path in sorted(base.glob("*/*.json")):
         if path.name != f"{path.parent.name}.json":
@@ -318,10 +325,12 @@ class CarryWriter:
         )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.checks:
-            # The checks that let other builds' rows in: the next machine's
-            # build needs only to be linked to one of them.
+            # The checks that link other builds' rows to this build: the
+            # next machine's build needs only to be linked to one of them.
             checks = json.dumps(self.checks, indent=1, sort_keys=True) + "\n"
             _write_if_changed(self.checks_path, checks)
+        else:
+            self.checks_path.unlink(missing_ok=True)
         _write_if_changed(self.path, text)
 
     def drop(self) -> None:
@@ -358,7 +367,7 @@ def carry_in(
     scheduler: str | None = None,
     progress: bool | None = None,
     notify: Callable[[str], None] | None = None,
-) -> tuple[dict[str, Any], frozenset[str], CarryWriter]:
+) -> tuple[dict[str, Any], frozenset[str], CarryWriter | None]:
     """Before a record's sweep: take the carried rows of ``spec``'s points
     into the store at ``store_path`` (another build's after a check, see
     the module docstring). Returns what was carried (for the record's JSON:
@@ -367,8 +376,8 @@ def carry_in(
 
     ``import_points=False`` (a figure that reads per-flow tables, which a
     carried point lacks): nothing is checked or imported, carried points
-    already in the store are removed so that they run again, and only the
-    writer is set up."""
+    already in the store are removed so that they run again, and there is
+    no writer (rows it could not take are not worth carrying)."""
     from ..engine_build import build_identity
     from ..runner import load_engine
     from ..sweep import _to_stderr
@@ -383,9 +392,8 @@ def carry_in(
     if not import_points:
         with st.locked():
             drop_carried(st, unique)
-        return info, frozenset(), CarryWriter(carry_path(root, fid), st, unique, {build})
-    # Rows stored before builds were recorded cannot be checked against one.
-    rows = {k: v for k, v in carried_rows(root).items() if k in unique and v[0].get("build")}
+        return info, frozenset(), None
+    rows = {k: v for k, v in carried_rows(root).items() if k in unique}
     mine = {
         r.key: r
         for r in st.records()
@@ -456,8 +464,15 @@ def carry_in(
             f"{fid}: the carried runs of build {other} are not taken: {why}; "
             f"their {len(keys)} point(s) run again"
         )
+    # A build refused for a failed rerun may have come in later through
+    # another's check (one refused for a difference cannot: see
+    # trusted_builds).
+    refused = {b: n for b, n in refused.items() if b not in trusted}
+    keep = [r for r in keep if r.get("build") not in trusted]
     info["refused"] = refused
-    involved = set(by_build) | {build}
+    # Every check that links (or bars) a build of these rows, intermediate
+    # builds without rows of their own included.
+    involved = _linked(set(by_build) | trusted | {build}, checks)
     info["verified"] = _unique_checks(
         c for c in checks if c.get("build") in involved and c.get("by") in involved
     )
@@ -497,40 +512,59 @@ def trusted_builds(
     start: str, checks: Iterable[Mapping[str, Any]], need: Mapping[str, int]
 ) -> set[str]:
     """The builds linked to ``start`` by a chain of builds in which each
-    pair agreed on enough points (``need`` of the row's build; otherwise
-    :data:`VERIFY_PER_BUILD`) and never differed. Equal outputs are
+    one joined on enough agreements with a build already in (``need`` of
+    the joining build; otherwise :data:`VERIFY_PER_BUILD`), and no two
+    builds in the set ever differed on a point. Equal outputs are
     transitive, so a carry that several sessions' builds wrote needs one
     new check a session, not one per build it holds."""
     agreed: dict[frozenset[str], set[str]] = {}
     differed: set[frozenset[str]] = set()
-    rows_build: dict[frozenset[str], str] = {}
     for c in checks:
         if not c.get("by") or not c.get("build") or c.get("build") == c.get("by"):
             continue
         pair = _pair(c)
-        rows_build[pair] = str(c["build"])
         if c.get("identical"):
             agreed.setdefault(pair, set()).add(str(c["key"]))
         else:
             differed.add(pair)
-    links = [
-        pair
-        for pair, keys in agreed.items()
-        if pair not in differed and len(keys) >= need.get(rows_build[pair], VERIFY_PER_BUILD)
-    ]
     out = {start}
     grew = True
     while grew:
         grew = False
-        for pair in links:
-            if len(pair & out) == 1:
-                out |= pair
-                grew = True
+        for pair, keys in sorted(agreed.items(), key=lambda kv: sorted(kv[0])):
+            inside = pair & out
+            if len(inside) != 1:
+                continue
+            (new,) = pair - out
+            if len(keys) < need.get(new, VERIFY_PER_BUILD):
+                continue
+            if any(frozenset((new, b)) in differed for b in out):
+                continue
+            out.add(new)
+            grew = True
     return out
 
 
 def _unique_checks(checks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One check per (point, row build, run build); a disagreement wins."""
     seen: dict[tuple[str, str, str], dict[str, Any]] = {}
     for c in checks:
-        seen.setdefault((str(c.get("key")), str(c.get("build")), str(c.get("by"))), dict(c))
+        k = (str(c.get("key")), str(c.get("build")), str(c.get("by")))
+        if k not in seen or not c.get("identical"):
+            seen[k] = dict(c)
     return [seen[k] for k in sorted(seen)]
+
+
+def _linked(builds: set[str], checks: Iterable[Mapping[str, Any]]) -> set[str]:
+    """``builds`` and every build reachable from them through checks of
+    any outcome: the checks worth keeping for the next machine."""
+    pairs = [_pair(c) for c in checks if c.get("build") and c.get("by")]
+    out = set(builds)
+    grew = True
+    while grew:
+        grew = False
+        for pair in pairs:
+            if len(pair & out) == 1:
+                out |= pair
+                grew = True
+    return out

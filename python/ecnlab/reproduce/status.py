@@ -1,9 +1,10 @@
 """Where the full-scale record stands: ``ecnlab reproduce --status``.
 
 For each figure: its points at full scale, whether it has a current record,
-how many of its points have rows in the repository (a carry file or any
-record's ``index.json``, any build: :mod:`.carry` decides at run time which
-it takes), and the machine time left, estimated from the mean run time of
+how many of its points have rows in the repository (its record's, or the
+rows a ``--record`` run would take: a carry file's or any record's with a
+build, for a figure drawn from summary columns; :mod:`.carry` checks other
+builds' rows at run time), and the machine time left, estimated from the mean run time of
 the rows it has. The record is planned in pieces across machines, and this
 is the table to plan them from.
 """
@@ -17,6 +18,7 @@ from typing import Any
 from ..sweep import resolve_points
 from .carry import carried_rows
 from .figure import load_figure
+from .metrics import reads_tables
 from .record import read_record, record_ids, stale_records
 
 __all__ = ["format_status", "record_status"]
@@ -24,7 +26,8 @@ __all__ = ["format_status", "record_status"]
 
 def record_status(root: str | Path, ids: Iterable[str]) -> list[dict[str, Any]]:
     """One row per figure: ``id``, ``points``, ``record`` (its date,
-    ``"stale"`` or ``""``), ``have`` (points with a row), ``left`` and
+    ``"stale"`` or ``""``), ``have`` (points with a row: a current record's
+    own, else the rows a ``--record`` run would take), ``left`` and
     ``core_hours_left`` (None when no row gives a run time)."""
     from ..runner import load_engine
 
@@ -36,17 +39,26 @@ def record_status(root: str | Path, ids: Iterable[str]) -> list[dict[str, Any]]:
     recorded = set(record_ids(base))
     out = []
     for fid in ids:
-        spec = load_figure(fid).sweep
+        fig = load_figure(fid)
+        spec = fig.sweep
         points = spec.points()
         resolve_points(spec, points, engine)
         keys = {p.key for p in points if not p.error}
-        have = [rows[k][0] for k in keys if k in rows]
         if fid in recorded and fid not in stale:
-            record = str(read_record(base, fid)["record"].get("date", "?"))
-            left = 0
+            # Its own rows, whatever their build; a record that does not
+            # cover its sweep (the sweep changed since) shows points left.
+            doc = read_record(base, fid)
+            record = str(doc["record"].get("date", "?"))
+            own = {str(r.get("key")): r for r in doc["index"] if isinstance(r, dict)}
+            have = [own[k] for k in keys if k in own]
         else:
             record = "stale" if fid in stale else ""
-            left = len(keys) - len(have)
+            # What a --record run would take: rows with a build, and none
+            # for a figure that reads per-flow tables (carry.py).
+            usable = not reads_tables(fig.panels)
+            have = [rows[k][0] for k in keys if k in rows] if usable else []
+        left = len(keys) - len(have)
+        taken = {str(r.get("key")) for r in have}
         walls = [float(r.get("wall_seconds") or 0.0) for r in have]
         mean = sum(walls) / len(walls) if walls else None
         out.append(
@@ -58,7 +70,7 @@ def record_status(root: str | Path, ids: Iterable[str]) -> list[dict[str, Any]]:
                 "left": left,
                 "core_hours_left": mean * left / 3600 if mean is not None else None,
                 # For the total: figures that share points count them once.
-                "left_keys": sorted(keys - set(rows)) if left else [],
+                "left_keys": sorted(keys - taken),
                 "seconds_a_point": mean,
             }
         )
