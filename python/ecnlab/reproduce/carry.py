@@ -434,9 +434,11 @@ def carry_in(
                     f"({other}); running {len(sample)} of them again on this one ({build}) "
                     "before taking the rest"
                 )
+                # (Quiet: the notice above says why these run; run_sweep's
+                # own would say they replace another build's runs.)
                 report = run_sweep(
                     spec, st, workers=workers, scheduler=scheduler, progress=progress,
-                    same_build=True, only=sample, notify=notify,
+                    same_build=True, only=sample, notify=lambda _: None,
                 )  # fmt: skip
                 # Only this build's fresh runs count: a failed rerun leaves
                 # the store's old folder (maybe that build's own run) in place.
