@@ -207,9 +207,7 @@ def carry_progress(root: Path, fid: str, fig: dict[str, Any]) -> tuple[int, int]
     return done, total
 
 
-def _progress_text(progress: tuple[int, int] | None) -> str:
-    if progress is None:
-        return ""
+def _progress_text(progress: tuple[int, int]) -> str:
     done, total = progress
     return f"{done} of {total} points run"
 

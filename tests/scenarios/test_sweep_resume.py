@@ -121,18 +121,25 @@ def test_dask_local_cluster_gives_identical_points(tmp_path: Path) -> None:
             assert f.read_bytes() == other.read_bytes(), f.name
 
 
-def test_ctrl_c_keeps_finished_points_and_says_so(tmp_path: Path) -> None:
+def _start_sweep(tmp_path: Path, flows: int) -> tuple[subprocess.Popen[str], Path]:
+    """The sweep above with ``flows`` flows a point, as a CLI process in a
+    session of its own; returns it and its store."""
     path = tmp_path / "sweep.toml"
     path.write_text(SWEEP, encoding="utf-8")
     store = tmp_path / "st"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ecnlab", "sweep", str(path), "--out", str(store), "--workers", "2"]
-        + ["--set", "workload.flows=3000"],
+        + ["--set", f"workload.flows={flows}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # Ctrl-C reaches the sweep and its workers, as in a terminal
     )
+    return proc, store
+
+
+def test_ctrl_c_keeps_finished_points_and_says_so(tmp_path: Path) -> None:
+    proc, store = _start_sweep(tmp_path, 3000)
     points = store / "points"
     deadline = time.monotonic() + 120
     while (
@@ -157,17 +164,7 @@ def test_ctrl_c_does_not_wait_for_the_points_in_flight(tmp_path: Path) -> None:
     # Points of 200,000 flows take minutes each: Ctrl-C must stop the
     # workers rather than wait for them (it used to wait, the pool's shutdown
     # blocking on the points in flight), and the sweep exits with 130.
-    path = tmp_path / "sweep.toml"
-    path.write_text(SWEEP, encoding="utf-8")
-    store = tmp_path / "st"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnlab", "sweep", str(path), "--out", str(store), "--workers", "2"]
-        + ["--set", "workload.flows=200000"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    proc, store = _start_sweep(tmp_path, 200000)
     time.sleep(8)  # the workers are up and simulating
     assert proc.poll() is None
     sent = time.monotonic()

@@ -131,19 +131,18 @@ def reproduce(
         "failed": len(report.failed),
         "errors": sorted({r.error for r in report.failed})[:5],
     }
+    # The stored points the figure is drawn from (read once: a point.json each).
+    keys = {p.key for p in report.points}
+    drawn = [r for r in st.records() if r.key in keys]
     if carried is not None and (carried["imported"] or carried["verified"]):
-        # Which builds made the points the figure is drawn from.
-        keys = {p.key for p in report.points}
+        # Which builds made them.
         made: dict[str, int] = {}
-        for r in st.records():
-            if r.key in keys and r.status == "ok":
+        for r in drawn:
+            if r.status == "ok":
                 made[r.build] = made.get(r.build, 0) + 1
         doc["carried"] = {**carried, "builds": dict(sorted(made.items()))}
     doc["wall_seconds"] = round(time.monotonic() - start, 3)
-    doc["cpu_seconds"] = round(
-        sum(float(r.wall_seconds) for r in st.records() if r.key in {p.key for p in report.points}),
-        3,
-    )
+    doc["cpu_seconds"] = round(sum(float(r.wall_seconds) for r in drawn), 3)
     from .draw import draw_figure
 
     png = draw_figure(fig, doc, out / f"{fid}.png", quick=quick)
@@ -155,8 +154,7 @@ def reproduce(
         from ..runner import load_engine
         from .record import write_record
 
-        keys = {p.key for p in report.points}
-        rows = [r.row() for r in st.records() if r.key in keys]
+        rows = [r.row() for r in drawn]
         build = build_identity()
         foreign = sorted(
             r["key"]

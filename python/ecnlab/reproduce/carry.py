@@ -59,6 +59,7 @@ from ..store import BASE_COLUMNS, PointRecord, Store
 from ..sweep import Point, SweepSpec, resolve_points, run_sweep
 
 __all__ = [
+    "CARRIED_FILE",
     "CARRY_DIR",
     "VERIFY_PER_BUILD",
     "WALL_COLUMNS",
@@ -72,6 +73,7 @@ __all__ = [
     "drop_carried",
     "earlier_checks",
     "import_rows",
+    "is_carried",
     "sample_keys",
     "trusted_builds",
 ]
@@ -88,11 +90,19 @@ WALL_COLUMNS = ("wall_seconds", "events_per_second")
 """Summary columns that time the run rather than describe it (the golden
 corpus leaves out the same two: crates/ecnlab/src/golden.rs, WALL_KEYS)."""
 
+CARRIED_FILE = "carried.json"
+"""The file that marks a store point as carried (summary only, no tables)."""
+
 MISSING = "(missing)"
 """How :func:`differences` shows a column one side does not have."""
 
 WRITE_EVERY_S = 60.0
 """How often a running record rewrites its carry file."""
+
+
+def is_carried(store: Store, key: str) -> bool:
+    """Whether the store's point ``key`` was carried, not run here."""
+    return (store.point_dir(key) / CARRIED_FILE).is_file()
 
 
 def carry_path(root: str | Path, fid: str) -> Path:
@@ -115,9 +125,8 @@ def _write_if_changed(path: Path, text: str) -> None:
 def carried_rows(root: str | Path) -> dict[str, tuple[dict[str, Any], str]]:
     """{key: (row, where it was read)} for every finished point with a
     build in the carry files and the records' ``index.json`` under
-    ``root``. A key in
-    two places is one run (the key holds the config and the model
-    version); the first read wins, records before carry files."""
+    ``root``. A key in two places is one run (the key holds the config and
+    the model version); the first read wins, records before carry files."""
     base = Path(root)
     out: dict[str, tuple[dict[str, Any], str]] = {}
     sources = sorted(base.glob("*/index.json")) + sorted((base / CARRY_DIR).glob("*.jsonl"))
@@ -211,7 +220,7 @@ def import_rows(
         )
         note = {"carried_from": source, "tables": "none: a carried point keeps its summary only"}
         files = {
-            "carried.json": (json.dumps(note) + "\n").encode(),
+            CARRIED_FILE: (json.dumps(note) + "\n").encode(),
             "config.json": (json.dumps(json.loads(p.resolved), indent=2) + "\n").encode(),
         }
         store.commit(rec, files)
@@ -349,9 +358,8 @@ def drop_carried(store: Store, keys: Iterable[str]) -> int:
     Their rows stay where they were carried from. Returns how many."""
     n = 0
     for key in keys:
-        folder = store.point_dir(key)
-        if (folder / "carried.json").is_file():
-            shutil.rmtree(folder)
+        if is_carried(store, key):
+            shutil.rmtree(store.point_dir(key))
             n += 1
     return n
 
@@ -398,7 +406,7 @@ def carry_in(
         r.key: r
         for r in st.records()
         if r.key in unique and r.status == "ok" and r.build == build
-        and not (st.point_dir(r.key) / "carried.json").is_file()
+        and not is_carried(st, r.key)
     }  # fmt: skip
     by_build: dict[str, list[str]] = {}
     for key, (row, _) in rows.items():
@@ -406,8 +414,9 @@ def carry_in(
     # The evidence: checks made before (records, carry files), then this
     # build's own runs of carried points, which cost nothing.
     checks = earlier_checks(root)
-    foreign = _foreign(rows, build)
-    checks += compare(rows, {k: mine[k] for k in rows if k in mine and k in foreign})
+    checks += compare(
+        rows, {k: r for k, r in mine.items() if k in rows and rows[k][0]["build"] != build}
+    )
     need = {b: min(VERIFY_PER_BUILD, len(keys)) for b, keys in by_build.items()}
     trusted = trusted_builds(build, checks, need)
     keep: list[dict[str, Any]] = []
@@ -487,10 +496,6 @@ def carry_in(
         carry_path(root, fid), st, unique, trusted | {build}, keep, checks=info["verified"]
     )
     return info, frozenset(trusted - {build}), writer
-
-
-def _foreign(rows: Mapping[str, tuple[dict[str, Any], str]], build: str) -> set[str]:
-    return {k for k, (row, _) in rows.items() if row.get("build") != build}
 
 
 def _pair(c: Mapping[str, Any]) -> frozenset[str]:

@@ -36,7 +36,9 @@ class PointView:
 
     def table(self, name: str) -> pa.Table:
         if name not in self._tables:
-            if (self.store.point_dir(self.key) / "carried.json").is_file():
+            from .carry import is_carried
+
+            if is_carried(self.store, self.key):
                 raise KeyError(
                     f"point {self.key} was carried from the repository's record (summary "
                     f"columns only, no {name!r} table): run it again in a store of its own"
