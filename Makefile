@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.deps-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all run test test-rust test-python test-install switch wheel bench bench-scale bench-htsim stability crosscheck lint fmt build clean golden golden-update reference docs
+.PHONY: all run test test-rust test-python test-install switch wheel bench bench-scale bench-htsim pgo stability crosscheck lint fmt build clean golden golden-update reference docs
 
 all: build
 
@@ -82,6 +82,15 @@ bench:
 	@echo "sparse (bench/scale/sparse_k*.toml: long-horizon timers on 320 Kbps links):"
 	@for f in bench/scale/sparse_k16.toml bench/scale/sparse_k32.toml; do \
 	  ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
+
+# A profile-guided engine (bench/pgo.sh): trained on the golden corpus,
+# installed into .venv, checked against the corpus; 6-15% faster per event
+# on the bench points (docs/performance.md), the same outputs. Needs
+# `rustup component add llvm-tools`. `make build` after a source change
+# goes back to the plain build.
+pgo: $(STAMP)
+	VENV=$(VENV) bench/pgo.sh
+	touch $(VENV)/.engine-stamp
 
 # The scale table alone (fat-tree k = 8, 16, 32; about 3 min on one core).
 bench-scale:

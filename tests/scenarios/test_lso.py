@@ -178,8 +178,9 @@ def test_ecn_star_with_lso_needs_k_of_one_and_a_half_cd(offset: str) -> None:
 def test_dctcp_with_lso_needs_cor4_threshold(offset: str) -> None:
     # CEDM Fig. 4(b) and Cor. 4: DCTCP at its recommended K = 0.17·C·d = 14
     # keeps full throughput without batching (DCTCP paper §3.3), loses
-    # >= 0.5 Gbps with LSO (paper: 1.391 Gbps; measured: 3.1 Gbps in phase,
-    # 0.75 Gbps offset), and needs K >= C·d/4 + 25/12 = 22.9 (measured:
+    # >= 0.5 Gbps with LSO (paper: 1.391 Gbps; measured at model 4, seed 1:
+    # 0.61 Gbps in phase, 0.52 offset; before model 4, without the hosts'
+    # jitter, 3.1 and 0.75), and needs K >= C·d/4 + 25/12 = 22.9 (measured:
     # >= 99.9% at K = 23).
     k = round(0.17 * CD)
     off = two_flows("dctcp", k, False, offset)
@@ -197,7 +198,7 @@ def test_linux_cwr_rule_shortens_dctcp_bursts_and_raises_its_k() -> None:
     # the median back-to-back run is 1 packet (measured), against β·W ≈ 31
     # with the paper's model (test above). Bursts still come as each CWR
     # ends, and DCTCP at 0.17·C·d = 14 still loses >= 1 Gbps (measured
-    # 1.74 in phase, 1.82 drifting; paper 1.391), but Cor. 4's 23 packets
+    # 1.58 in phase, 1.64 offset at model 4; paper 1.391), but Cor. 4's 23 packets
     # no longer give full throughput (measured 9.22-9.25 Gbps): it takes
     # about 65 (full; 9.69 at 40), DCTCP's own 10G recommendation. ECN*,
     # which cuts once per sawtooth, keeps Cor. 2's 125 (measured full).
