@@ -84,8 +84,8 @@ bench:
 	  ECNLAB_BENCH_NO_HEADER=1 ./target/release/ecnlab-bench $$f || exit 1; done
 
 # A profile-guided engine (bench/pgo.sh): trained on the golden corpus,
-# installed into .venv, checked against the corpus; 6-15% faster per event
-# on the bench points (docs/performance.md), the same outputs. Needs
+# installed into .venv, its outputs checked against the plain build's
+# (docs/performance.md has what it gains). Needs
 # `rustup component add llvm-tools`. `make build` after a source change
 # goes back to the plain build.
 pgo: $(STAMP)

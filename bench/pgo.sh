@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Profile-guided build of the engine (`make pgo`): the same code, laid out
 # and inlined for the paths the papers' runs take. The outputs cannot move
-# (PGO changes no arithmetic; the last step checks the golden corpus with
-# the optimised build), so a record made with it is checked like any other
-# build (record/README.md).
+# (PGO changes no arithmetic; the last step checks it on every scheme), and
+# a record made with it is checked like any other build (record/README.md).
+# PGO_TRAIN_FILTER=TEXT trains on the corpus's configs named with TEXT only
+# (a quick try of the script; the profile is then poorer).
 #
-# 1. Build the golden corpus's runner instrumented (-Cprofile-generate).
-# 2. Run the corpus with it: every scheme's configs and every figure's quick
-#    points (tests/golden/), a few minutes on 2 cores. That is the training
-#    set, so no path a figure takes is left cold.
-# 3. Merge the counts (llvm-profdata of rustc's own LLVM: `rustup component
+# 1. With the plain engine installed (`make build`), run the corpus's small
+#    configs (every scheme once) and keep their summaries.
+# 2. Build the Python engine instrumented (-Cprofile-generate) into .venv.
+# 3. Train: every config of the golden corpus (tests/golden/: the small
+#    configs, every figure's quick points, the bench points) through it
+#    (bench/pgo_train.py, which says why through Python).
+# 4. Merge the counts (llvm-profdata of rustc's own LLVM: `rustup component
 #    add llvm-tools`) into target/pgo/ecnlab.profdata.
-# 4. Build the Python engine, ecnlab-bench and ecnlab-golden with the
-#    profile into target/pgo/use, install the engine into .venv, and check
-#    the golden corpus with the optimised runner.
+# 5. Build the engine with the profile into .venv, run step 1's configs
+#    again and require every summary to be identical; on a difference, put
+#    the plain build back and fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,19 +29,26 @@ if [ -z "$profdata" ]; then
 fi
 
 rm -rf "$root/raw" "$root/ecnlab.profdata"
-echo "pgo: 1/4 instrumented build"
-RUSTFLAGS="-Cprofile-generate=$root/raw" CARGO_TARGET_DIR="$root/gen" \
-    cargo build --release --quiet -p ecnlab --bin ecnlab-golden
-echo "pgo: 2/4 training on the golden corpus"
-"$root/gen/release/ecnlab-golden" check
-echo "pgo: 3/4 merging the profile"
+mkdir -p "$root"
+py="$VENV/bin/python"
+maturin() {
+    CARGO_TARGET_DIR="$1" VIRTUAL_ENV="$PWD/$VENV" PATH="$PWD/$VENV/bin:$PATH" \
+        RUSTFLAGS="$2" "$VENV/bin/maturin" develop --release --quiet
+}
+echo "pgo: 1/5 the plain engine's summaries"
+"$py" bench/pgo_train.py --filter small- --summaries "$root/plain.json"
+echo "pgo: 2/5 instrumented build"
+maturin "$root/gen" "-Cprofile-generate=$root/raw"
+echo "pgo: 3/5 training on the golden corpus"
+"$py" bench/pgo_train.py --filter "${PGO_TRAIN_FILTER:-}"
+echo "pgo: 4/5 merging the profile"
 "$profdata" merge -o "$root/ecnlab.profdata" "$root/raw"
-
-echo "pgo: 4/4 optimised build (engine into $VENV, ecnlab-bench and ecnlab-golden into target/pgo/use/release)"
-use="-Cprofile-use=$root/ecnlab.profdata"
-RUSTFLAGS="$use" CARGO_TARGET_DIR="$root/use" \
-    cargo build --release --quiet -p ecnlab --bin ecnlab-bench --bin ecnlab-golden
-RUSTFLAGS="$use" CARGO_TARGET_DIR="$root/use" VIRTUAL_ENV="$PWD/$VENV" PATH="$PWD/$VENV/bin:$PATH" \
-    "$VENV/bin/maturin" develop --release --quiet
-"$root/use/release/ecnlab-golden" check
+echo "pgo: 5/5 optimised build into $VENV, checked against the plain one"
+maturin "$root/use" "-Cprofile-use=$root/ecnlab.profdata"
+"$py" bench/pgo_train.py --filter small- --summaries "$root/pgo.json"
+if ! "$py" bench/pgo_train.py --compare "$root/plain.json" "$root/pgo.json"; then
+    echo "pgo: the optimised engine's outputs differ: putting the plain build back" >&2
+    maturin target ""
+    exit 1
+fi
 echo "pgo: done; \`make build\` after a source change goes back to the plain build"
