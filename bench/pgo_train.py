@@ -25,15 +25,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "golden" / "configs"
-# Fields that time the run rather than describe it.
-CLOCK = ("wall_seconds", "events_per_second", "build_seconds")
 
 
 def _one(path: str) -> tuple[str, dict[str, Any]]:
+    from ecnlab.reproduce.carry import WALL_COLUMNS  # what times a run, not what it did
     from ecnlab.runner import run
 
     result = run(json.loads(Path(path).read_text()))
-    summary = {k: v for k, v in result.summary.items() if k not in CLOCK}
+    summary = {k: v for k, v in result.summary.items() if k not in WALL_COLUMNS}
     return Path(path).stem, summary
 
 
