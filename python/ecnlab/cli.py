@@ -15,11 +15,28 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .cli_base import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    InputError,
+    Parser,
+    Stopped,
+    UsageError,
+    add_set,
+    add_workers,
+    fail,
+    non_negative_int,
+    os_error_text,
+    positive_int,
+)
 from .cli_format import _number, _run_line, format_fct, format_store, format_summary
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .execute import SchedulerError
@@ -40,35 +57,10 @@ from .storeplot import PlotError
 
 __all__ = ["build_parser", "format_fct", "format_store", "format_summary", "main"]
 
-PROG = "ecnlab"
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
-
-class _UsageError(Exception):
-    """A command-line mistake reported by argparse."""
-
-
-class _InputError(Exception):
-    """A missing or unreadable input named on the command line (exit 2)."""
-
-
-class _Stopped(Exception):
-    """Interrupted with nothing written (exit 130); the message says so."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that reports mistakes as one line instead of usage + exit."""
-
-    def error(self, message: str) -> NoReturn:
-        raise _UsageError(message)
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for ``ecnlab`` and its subcommands."""
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description="Packet-level simulator for ECN marking in multi-queue switches.",
     )
@@ -86,11 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="output directory (default: results/<config stem>)",
     )
-    _add_set(p_run)
+    add_set(p_run)
     p_run.add_argument(
         "--threads",
         metavar="N",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=None,
         help="run on N threads (run.threads): the partitioned engine, whose outputs are the "
         "same for every N; 0 is the sequential engine (default: the file's, else 0)",
@@ -116,40 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument(
         "--duration", metavar="T", help="simulated time per run, e.g. 0.2s (warm-up = T/5)"
     )
-    _add_set(p_demo)
+    add_set(p_demo)
     p_demo.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p_demo.set_defaults(handler=_cmd_demo)
 
-    p_tb = commands.add_parser(
-        "testbed",
-        help="run a star experiment on real Linux TCP (network namespaces, root)",
-        description=(
-            "Run a star experiment with hosts in network namespaces (the kernel's TCP) and "
-            "one switch process running ecnlab's queue disciplines on the real frames; "
-            "write the same files as `ecnlab run`. Needs root."
-        ),
-    )
-    p_tb.add_argument("config", metavar="CONFIG", nargs="?", help="experiment TOML file")
-    p_tb.add_argument(
-        "--out", metavar="DIR", type=Path, help="output directory (default: results/testbed-<stem>)"
-    )
-    _add_set(p_tb)
-    p_tb.add_argument(
-        "--kernel-cc",
-        default="reno",
-        choices=["reno", "cubic"],
-        help='the kernel congestion control for cc = "ecn-star" and "reno" (default reno)',
-    )
-    p_tb.add_argument(
-        "--allow-fast", action="store_true", help="run link rates above the measured limit (warns)"
-    )
-    p_tb.add_argument(
-        "--cleanup",
-        action="store_true",
-        help="delete the namespaces any testbed run left behind (after a SIGKILL) and exit",
-    )
-    p_tb.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
-    p_tb.set_defaults(handler=_cmd_testbed)
+    from .cli_testbed import add_command as add_testbed
+
+    add_testbed(commands)
 
     p_fct = commands.add_parser(
         "fct",
@@ -174,12 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_fct.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p_fct.add_argument(
         "--resamples",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=DEFAULT_RESAMPLES,
         help=f"bootstrap replicates per interval (default {DEFAULT_RESAMPLES}; 0: no intervals)",
     )
     p_fct.add_argument(
-        "--seed", type=_non_negative_int, default=0, help="the bootstrap's seed (default 0)"
+        "--seed", type=non_negative_int, default=0, help="the bootstrap's seed (default 0)"
     )
     p_fct.set_defaults(handler=_cmd_fct)
 
@@ -195,9 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_sweep.add_argument("sweep", metavar="SWEEP", help="sweep TOML file")
     p_sweep.add_argument("--out", metavar="STORE", type=Path, required=True, help="result store")
-    _add_workers(p_sweep)
+    add_workers(p_sweep)
     p_sweep.add_argument("--quick", action="store_true", help="apply the sweep's [quick] table")
-    _add_set(p_sweep)
+    add_set(p_sweep)
     p_sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     p_sweep.set_defaults(handler=_cmd_sweep)
 
@@ -214,59 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plot(commands)
 
-    p_rep = commands.add_parser(
-        "reproduce",
-        help="reproduce a paper figure (run its sweep, draw it, judge it against the paper)",
-        description=(
-            "Run a figure's sweep into OUT/store (resumable), draw OUT/ID.png shaped like the "
-            "paper's figure and write OUT/ID.json with, per plotted point, our number, the "
-            "paper's number or stated trend, and a verdict. ID `all` runs every figure."
-        ),
-    )
-    p_rep.add_argument("figure", metavar="ID", nargs="?", help="figure id (see --list), or all")
-    p_rep.add_argument("--list", action="store_true", help="list the figures and exit")
-    p_rep.add_argument(
-        "--status",
-        action="store_true",
-        help=(
-            "where the full-scale record stands (ID or every figure): recorded or not, points "
-            "with rows in record/ (carried or recorded), core-hours left; then exit"
-        ),
-    )
-    p_rep.add_argument(
-        "--out",
-        metavar="DIR",
-        type=Path,
-        default=None,
-        help="output folder (default results/reproduce)",
-    )
-    p_rep.add_argument(
-        "--quick", action="store_true", help="a reduced run (fewer flows, one seed): about a minute"
-    )
-    p_rep.add_argument(
-        "--record",
-        metavar="DIR",
-        nargs="?",
-        const="",
-        default=None,
-        type=str,
-        help=(
-            "also write the figure's record (PNG, JSON with intervals and verdicts, the store "
-            "index rows; stamped with the model version and date) into DIR/ID/ (default: the "
-            "source tree's record/); full-scale runs only"
-        ),
-    )
-    _add_workers(p_rep)
-    p_rep.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p_rep.set_defaults(handler=_cmd_reproduce)
+    from .cli_reproduce import add_command as add_reproduce
 
-    p_report = commands.add_parser(
-        "report",
-        help="one page with every reproduced figure, our numbers beside the paper's",
-        description="Write DIR/report.md (with the PNGs) and DIR/report.html from DIR/<id>.json.",
-    )
-    p_report.add_argument("dir", metavar="DIR", type=Path, help="a reproduce output folder")
-    p_report.set_defaults(handler=_cmd_report)
+    add_reproduce(commands)
 
     p_adv = commands.add_parser(
         "advise",
@@ -282,12 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_adv.add_argument("--rate", required=True, help="bottleneck rate, e.g. 10Gbps")
     p_adv.add_argument("--rtt", required=True, help="round-trip time, e.g. 100us")
     p_adv.add_argument("--buffer", help="per-port buffer, e.g. 300KB or 200pkt")
-    p_adv.add_argument("--queues", type=_positive_int, default=1, help="queues per port")
+    p_adv.add_argument("--queues", type=positive_int, default=1, help="queues per port")
     p_adv.add_argument(
         "--weights", help="queue weights, comma separated (default equal), e.g. 1,2,3"
     )
     p_adv.add_argument("--cc", default="dctcp", help="dctcp or ecn-star (its λ for the standard K)")
-    p_adv.add_argument("--mtu", type=_positive_int, default=1500, help="packet size on the wire")
+    p_adv.add_argument("--mtu", type=positive_int, default=1500, help="packet size on the wire")
     p_adv.add_argument(
         "--lso", action="store_true", help="senders batch with LSO: add CEDM's bounds (Cor. 2, 4)"
     )
@@ -296,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_adv.add_argument("--lso-max", default="64KB", help="largest LSO segment L (default 64KB)")
     p_adv.add_argument(
-        "--senders", type=_positive_int, default=2, help="synchronised senders N (default 2)"
+        "--senders", type=positive_int, default=2, help="synchronised senders N (default 2)"
     )
     p_adv.set_defaults(handler=_cmd_advise)
 
@@ -309,66 +224,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_set(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override a config value, e.g. --set switch.marking=mq-ecn (repeatable)",
-    )
-
-
-def _add_workers(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--workers",
-        metavar="N",
-        type=_positive_int,
-        help="parallel runs (default: every core; with --scheduler local, its worker count)",
-    )
-    parser.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help='run on Dask: "local" (a LocalCluster) or tcp://HOST:PORT of a running scheduler',
-    )
-
-
-def _whole_number(text: str, least: int, rule: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    return _whole_number(text, 1, "must be at least 1")
-
-
-def _non_negative_int(text: str) -> int:
-    return _whole_number(text, 0, "must be 0 or more")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ecnlab`` command; returns the exit status."""
     parser = build_parser()
     try:
         args = parser.parse_args(None if argv is None else list(argv))
-    except _UsageError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+    except UsageError as exc:
+        return fail(str(exc), EXIT_USAGE)
     except SystemExit as exc:  # --help and friends
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     previous_term = _term_as_interrupt()
     try:
         status: int = args.handler(args)
         return status
-    except (ConfigError, _InputError, StoreError, SchedulerError, PlotError) as exc:
-        return _fail(str(exc), EXIT_USAGE)
+    except (ConfigError, InputError, StoreError, SchedulerError, PlotError) as exc:
+        return fail(str(exc), EXIT_USAGE)
     except EngineNotBuiltError as exc:
-        return _fail(str(exc), EXIT_FAILURE)
+        return fail(str(exc), EXIT_FAILURE)
     except BrokenPipeError:
         # The reader went away (`ecnlab store ... | head`): stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -376,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunInterrupted as exc:
         print(f"{PROG}: {_interrupted_text(exc.result)}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except _Stopped as exc:
+    except Stopped as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt as exc:
@@ -384,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: interrupted{detail}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:
-        return _fail(_os_error_text(exc), EXIT_FAILURE)
+        return fail(os_error_text(exc), EXIT_FAILURE)
     finally:
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
@@ -427,18 +299,6 @@ def _interrupted_text(result: Result | None) -> str:
     )
 
 
-def _fail(message: str, status: int) -> int:
-    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    print(f"{PROG}: error: {one_line}", file=sys.stderr)
-    return status
-
-
-def _os_error_text(exc: OSError) -> str:
-    if exc.filename is not None and exc.strerror:
-        return f"{exc.filename}: {exc.strerror}"
-    return str(exc) or type(exc).__name__
-
-
 # --------------------------------------------------------------------------- commands
 
 
@@ -453,68 +313,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         if isinstance(exc, RunInterrupted):
             raise
-        raise _Stopped(f"interrupted; no files written to {out}") from None
+        raise Stopped(f"interrupted; no files written to {out}") from None
     if not args.quiet:
         print(format_summary(result, title=str(config)))
-    return EXIT_OK
-
-
-def _cmd_testbed(args: argparse.Namespace) -> int:
-    from .testbed import TestbedUnavailable, cleanup, run_testbed
-
-    if args.cleanup:
-        try:
-            gone = cleanup()
-        except OSError as exc:
-            return _fail(f"cleanup: {_os_error_text(exc)}", EXIT_FAILURE)
-        if not args.quiet:
-            print(f"removed {len(gone)} namespace(s)" + (": " + ", ".join(gone) if gone else ""))
-        return EXIT_OK
-    if args.config is None:
-        raise _InputError("testbed: CONFIG is required (or --cleanup)")
-    config = Path(args.config)
-    out = args.out if args.out is not None else Path("results") / f"testbed-{config.stem}"
-    try:
-        result = run_testbed(
-            config,
-            out,
-            overrides=args.overrides,
-            kernel_cc=args.kernel_cc,
-            allow_fast=args.allow_fast,
-        )
-    except TestbedUnavailable as exc:
-        return _fail(str(exc), EXIT_FAILURE)
-    except RuntimeError as exc:
-        return _fail(f"testbed: {exc}", EXIT_FAILURE)
-    except FileNotFoundError as exc:
-        return _fail(str(exc), EXIT_FAILURE)
-    except KeyboardInterrupt:
-        raise _Stopped(
-            f"interrupted; everything of the run torn down, no files written to {out}"
-        ) from None
-    if not args.quiet:
-        s = result.summary
-        sw = s["switch"]
-        shares = ", ".join(
-            f"service {k}: {v * 1e3:.1f} Mbps" for k, v in s["goodput_gbps_by_service"].items()
-        )
-        rate = s["rate_bps"] / 1e6
-        print(f"{config} on the testbed ({s['kernel_cc']}, {rate:g} Mbps ports) -> {out}")
-        print(f"  goodput after warmup: {shares}")
-        print(
-            f"  switch: {sw['frames_in']} frames in, {sw['frames_out']} out, "
-            f"{sw['dropped_overflow'] + sw['dropped_aqm']} dropped, "
-            f"{sw['queued_at_end']} queued at the end; "
-            f"{s['ce_marks']} CE marks; conserved: {sw['conserved']}"
-        )
-        if s.get("incast_goodput_gbps") is not None:
-            print(
-                f"  incast: {s['incast_rounds_completed']} rounds, "
-                f"{s['incast_goodput_gbps'] * 1e3:.1f} Mbps a round (mean); "
-                f"{s['retransmits']} retransmissions, {s['timeouts']} timeouts"
-            )
-        held = min((p["sustained"] for p in s["switch_ports"]), default=1.0)
-        print(f"  ports sent at {held * 100:.1f}% (lowest) of the bucket's rate while backlogged")
     return EXIT_OK
 
 
@@ -605,95 +406,13 @@ def _sweep_table(store: Path, points: Sequence[Any]) -> str:
 
 def _cmd_store(args: argparse.Namespace) -> int:
     if not args.store.exists():
-        raise _InputError(f"{args.store}: no such store")
+        raise InputError(f"{args.store}: no such store")
     store = Store(args.store, create=False)
     index = store.index()
     if args.json:
         print(json.dumps(index.to_pylist(), indent=2, default=str))
         return EXIT_OK
     print(format_store(store, index))
-    return EXIT_OK
-
-
-def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import DEFAULT_OUT, figure_ids, load_figure, reproduce
-
-    if args.list:
-        for fid in figure_ids():
-            fig = load_figure(fid)
-            print(f"{fid:<18} {fig.paper} {fig.figure}: {fig.description}")
-        return EXIT_OK
-    if args.status:
-        from .reproduce.record import default_record_root
-        from .reproduce.status import format_status, record_status
-
-        root = Path(args.record) if args.record else default_record_root()
-        wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
-        print(format_status(record_status(root, wanted)))
-        return EXIT_OK
-    if not args.figure:
-        raise _InputError("reproduce: give a figure id (see `ecnlab reproduce --list`) or all")
-    ids = figure_ids() if args.figure == "all" else [args.figure]
-    for fid in ids:
-        load_figure(fid)  # every id checked before anything runs
-    out = args.out if args.out is not None else DEFAULT_OUT
-    record = None
-    if args.record is not None:
-        if args.quick:
-            raise _InputError(
-                "reproduce: --record keeps full-scale runs only; drop --quick (a quick run's "
-                "PNG and JSON go to --out)"
-            )
-        from .reproduce.record import default_record_root
-
-        record = Path(args.record) if args.record else default_record_root()
-    status = EXIT_OK
-    for fid in ids:
-        doc = reproduce(
-            fid,
-            out,
-            quick=args.quick,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=False if args.quiet else None,
-            record=record,
-        )
-        v = doc["verdicts"]
-        failed = doc["sweep"]["failed"]
-        if failed:
-            status = EXIT_FAILURE
-        print(
-            f"{fid}: {v['matches']} matches, {v['within noise']} within noise, "
-            f"{v['same direction']} same direction, {v['differs']} differ; "
-            f"{doc['sweep']['points']} points ({failed} failed"
-            + _build_counts(doc["sweep"])
-            + "), "
-            f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
-            + (f"; recorded in {doc['record']}" if "record" in doc else "")
-        )
-    return status
-
-
-def _build_counts(sweep: dict[str, Any]) -> str:
-    """The reproduction's points made by another engine build: reused (a
-    plain run) or run again (a record)."""
-    if sweep.get("rerun_other_build"):
-        return f", {sweep['rerun_other_build']} rerun: another engine build had made them"
-    if sweep.get("reused_other_build"):
-        return f", {sweep['reused_other_build']} reused from another engine build"
-    return ""
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    from .reproduce.report import write_report
-
-    if not args.dir.is_dir():
-        raise _InputError(f"{args.dir}: no such directory")
-    try:
-        md, page = write_report(args.dir)
-    except FileNotFoundError as exc:
-        raise _InputError(str(exc)) from None
-    print(f"wrote {md} and {page}")
     return EXIT_OK
 
 
@@ -705,7 +424,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         try:
             weights = [float(w) for w in args.weights.split(",")]
         except ValueError:
-            raise _InputError(f"--weights {args.weights!r}: expected numbers like 1,2,3") from None
+            raise InputError(f"--weights {args.weights!r}: expected numbers like 1,2,3") from None
     advice = advise(
         args.rate,
         args.rtt,
@@ -724,22 +443,22 @@ def _cmd_advise(args: argparse.Namespace) -> int:
 
 
 def _run_fct(directory: Path) -> tuple[dict[str, Any], pa.Table]:
-    """FCT statistics of the run in ``directory`` and its flows table, or :class:`_InputError`."""
+    """FCT statistics of the run in ``directory`` and its flows table, or :class:`InputError`."""
     if not directory.exists():
-        raise _InputError(f"{directory}: no such directory")
+        raise InputError(f"{directory}: no such directory")
     if not directory.is_dir():
-        raise _InputError(f"{directory}: not a directory")
+        raise InputError(f"{directory}: not a directory")
     flows_path = directory / "flows.parquet"
     if not flows_path.is_file():
-        raise _InputError(f"{flows_path}: no such file (not a run directory?)")
+        raise InputError(f"{flows_path}: no such file (not a run directory?)")
     try:
         flows = pq.read_table(flows_path)
     except (pa.ArrowInvalid, ValueError) as exc:
-        raise _InputError(f"{flows_path}: cannot read ({exc})") from exc
+        raise InputError(f"{flows_path}: cannot read ({exc})") from exc
     try:
         stats: dict[str, Any] = fct_stats(flows, mss=_run_mss(directory))
     except ValueError as exc:
-        raise _InputError(f"{flows_path}: {exc}") from exc
+        raise InputError(f"{flows_path}: {exc}") from exc
     # The drop rate (ML-ECN §IV-D) is the run's, from its summary.
     try:
         summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
