@@ -11,7 +11,7 @@ use ecnlab::{Column, Config};
 /// Per flow of `toml`'s run: (size, fct, ideal_fct, slowdown).
 fn flows(toml: &str) -> Vec<(i64, f64, f64, f64)> {
     let mut cfg = Config::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    cfg.host.jitter = ecnlab::config::Dur(0);
+    cfg.host.jitter = ecnlab::config::values::TimeOrPkts::Time(0);
     flows_of(&cfg)
 }
 
@@ -157,10 +157,11 @@ fn the_hosts_jitter_adds_at_most_one_jitter_per_frame() {
     for seed in 1..=20 {
         let toml = format!("[run]\nseed = {seed}\n{STAR}\n[[flows]]\nsrc = 0\ndst = 1\nsize = \"1460B\"\n");
         let cfg = Config::from_toml(&toml).unwrap();
-        assert_eq!(cfg.host.jitter.0, 100_000, "the documented default");
+        let jitter = 100_000; // ps
+        assert_eq!(cfg.host.jitter.at(1500, 10_000_000_000), jitter, "the documented default");
         let (_, fct, ideal, _) = flows_of(&cfg)[0];
         let late = fct - ideal;
-        assert!(late > 0.0 && late <= 3.0 * 100e-9 + 1e-15, "seed {seed}: {late} s late");
+        assert!(late > 0.0 && late <= 3.0 * jitter as f64 * 1e-12 + 1e-15, "seed {seed}: {late} s late");
         extra.insert((late * 1e12).round() as i64);
     }
     assert!(extra.len() >= 15, "seeds should draw different jitters: {extra:?}");

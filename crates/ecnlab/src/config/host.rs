@@ -4,7 +4,7 @@
 
 use super::error::{bad, ConfigError};
 use super::param::section;
-use super::values::{Bytes, Dur, StageBy};
+use super::values::{Bytes, Dur, StageBy, TimeOrPkts};
 use crate::units;
 
 /// Most stage thresholds a host may tag with: a stage (1 to this + 1) fits
@@ -31,8 +31,12 @@ section! {
         /// Each frame a host sends lands at the first switch a seeded, uniform [0, jitter) later
         /// than the wire alone makes it, in order: the timing noise of real NICs and switch ingress
         /// that keeps a backlogged host from staying phase-locked with the port it feeds (a
-        /// drop-tail lock-out). 0: off, an exact replay as ns-2 runs (see `host/jitter.rs`).
-        jitter: Dur = Dur(100_000), range "0 or more";
+        /// drop-tail lock-out). A duration, or full packets' transmission times at each host's own
+        /// NIC rate ("1pkt": 1.2 us at 10 Gbps, 12 us at 1 Gbps; Floyd and Jacobson's size for
+        /// breaking phase effects, which at 1 Gbps and below the 100 ns default does not: see
+        /// docs/model.md). 0: off, an exact replay as ns-2 runs (see `host/jitter.rs`).
+        jitter: TimeOrPkts = TimeOrPkts::Time(100_000), range "0 or more",
+            source "Floyd & Jacobson, On Traffic Phase Effects in Packet-Switched Gateways (1992)";
         /// Receive interrupt coalescing: arrivals wait at most this long after the first unhandled
         /// one (0: every arrival is handled at once).
         interrupt_coalescing: Dur = Dur(0), source "CEDM §II-A";

@@ -645,3 +645,27 @@ fn a_key_of_another_table_is_pointed_there() {
     // A key no table has keeps the nearest keys of its own.
     assert!(err("[switch]\nbuffe = 0\n").contains("the nearest are `buffer`"));
 }
+
+/// `host.jitter` as a duration or as packets' times at each host's NIC
+/// rate: both read, write back in one spelling, and scale as documented
+/// (1500 B at 1 Gbps is 12 us); a number without a unit, a negative count
+/// or an unknown unit is one line naming the key.
+#[test]
+fn host_jitter_reads_durations_and_packet_times() {
+    use crate::config::values::TimeOrPkts;
+    let with = |v: &str| Config::from_toml(&format!("{BASE}[host]\njitter = {v}\n"));
+    let cfg = with("\"1pkt\"").unwrap();
+    assert_eq!(cfg.host.jitter, TimeOrPkts::Pkts(1.0));
+    assert_eq!(cfg.host.jitter.at(1500, 1_000_000_000), 12_000_000);
+    assert_eq!(with("\"0.5pkt\"").unwrap().host.jitter.at(1500, 10_000_000_000), 600_000);
+    assert_eq!(with("\"2us\"").unwrap().host.jitter.at(1500, 1_000_000_000), 2_000_000);
+    assert!(with("\"0pkt\"").unwrap().host.jitter.is_zero());
+    let resolved = cfg.resolved_json();
+    assert_eq!(resolved["host"]["jitter"], "1pkt", "{resolved}");
+    // The default (100 ns) keeps model 4's spelling, so stores' keys stay.
+    assert_eq!(Config::from_toml(BASE).unwrap().resolved_json()["host"]["jitter"], "100ns");
+    for bad in ["1", "\"-1pkt\"", "\"3 parsecs\""] {
+        let e = with(bad).unwrap_err().0;
+        assert!(e.contains("host.jitter") && !e.contains('\n'), "{bad}: {e}");
+    }
+}

@@ -93,6 +93,73 @@ impl Serialize for BufAmt {
     }
 }
 
+/// A time that may scale with a link: a duration, or a multiple of one
+/// full packet's transmission time at the rate it applies to (`host.jitter`:
+/// each host's NIC rate).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeOrPkts {
+    Time(Time),
+    Pkts(f64),
+}
+
+impl TimeOrPkts {
+    /// The time at a link of `rate_bps` whose full packet is `packet` bytes.
+    pub fn at(self, packet: u64, rate_bps: u64) -> Time {
+        match self {
+            TimeOrPkts::Time(t) => t,
+            TimeOrPkts::Pkts(k) => (k * units::tx_time(packet, rate_bps) as f64).round() as Time,
+        }
+    }
+
+    pub fn is_zero(self) -> bool {
+        matches!(self, TimeOrPkts::Time(0)) || self == TimeOrPkts::Pkts(0.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimeOrPkts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TimeOrPkts;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration (\"2us\") or full packets' transmission times (\"1pkt\")")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<TimeOrPkts, E> {
+                match units::parse_duration_or_packets(s) {
+                    Ok(Ok(t)) => Ok(TimeOrPkts::Time(t)),
+                    Ok(Err(k)) => Ok(TimeOrPkts::Pkts(k)),
+                    Err(m) => Err(E::custom(format!("{s:?}: {m}"))),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TimeOrPkts, E> {
+                Err(E::custom(format!("{v}: needs a unit, e.g. \"2us\" or \"1pkt\"")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TimeOrPkts, E> {
+                self.visit_i64(v as i64)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<TimeOrPkts, E> {
+                Err(E::custom(format!("{v}: needs a unit, e.g. \"2us\" or \"1pkt\"")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for TimeOrPkts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            TimeOrPkts::Time(t) => s.serialize_str(&units::fmt_duration(t)),
+            TimeOrPkts::Pkts(k) => s.serialize_str(&format!("{k}pkt")),
+        }
+    }
+}
+
+impl TypeName for TimeOrPkts {
+    fn type_name() -> String {
+        "duration or full packets' times (\"2us\", \"1pkt\")".into()
+    }
+}
+
 /// One value for all, or a list with one per item (queue, host, port).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OneOrList<T> {

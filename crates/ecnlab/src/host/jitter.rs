@@ -21,22 +21,27 @@
 use crate::rng::hash64;
 use crate::units::Time;
 
-/// The run's jitter and each host's last landing (for the order).
+/// Each host's jitter and last landing (for the order).
 pub struct HostJitter {
-    max: Time,
+    /// Per host: (the jitter's width, its last landing). Empty: off.
+    host: Vec<(Time, Time)>,
     key: u64,
-    last: Vec<Time>,
 }
 
 impl HostJitter {
-    /// `hosts` hosts, frames moved by up to `max` (0: off).
-    pub fn new(max: Time, seed: u64, hosts: u32) -> HostJitter {
-        HostJitter { max, key: hash64(seed, 0x7177_E400), last: vec![0; if max > 0 { hosts as usize } else { 0 }] }
+    /// Host `h`'s frames moved by up to `max[h]`; all zero (or no hosts):
+    /// off, and the per-packet path never asks.
+    pub fn new(max: Vec<Time>, seed: u64) -> HostJitter {
+        let on = max.iter().any(|&m| m > 0);
+        HostJitter {
+            host: if on { max.into_iter().map(|m| (m, 0)).collect() } else { Vec::new() },
+            key: hash64(seed, 0x7177_E400),
+        }
     }
 
     #[inline(always)]
     pub fn on(&self) -> bool {
-        self.max > 0
+        !self.host.is_empty()
     }
 
     /// When the frame `host` began to send at `sent`, due at the switch at
@@ -45,8 +50,8 @@ impl HostJitter {
     pub fn landing(&mut self, host: u32, sent: Time, landing: Time) -> Time {
         // Scaled by a multiply rather than a division (uniform in [0, max)).
         let h = hash64(self.key, sent ^ (host as u64).rotate_right(20));
-        let draw = ((h as u128 * self.max as u128) >> 64) as Time;
-        let last = &mut self.last[host as usize];
+        let (max, last) = &mut self.host[host as usize];
+        let draw = ((h as u128 * *max as u128) >> 64) as Time;
         *last = (*last).max(landing + draw);
         *last
     }
@@ -62,7 +67,7 @@ mod tests {
         // jitter: the mean delay is jitter/2 = 50 ns (uniform), every
         // delay is in [0, 100 ns), and order holds since frames are wider
         // than the jitter.
-        let mut j = HostJitter::new(100_000, 7, 2);
+        let mut j = HostJitter::new(vec![100_000; 2], 7);
         let (mut sum, mut prev) = (0u64, 0);
         for i in 0..100_000u64 {
             let sent = i * 1_200_000;
@@ -82,7 +87,7 @@ mod tests {
     fn a_short_frame_never_lands_before_the_one_ahead_of_it() {
         // A 1500 B frame then a 64 B ACK right behind it, with a jitter
         // wider than the ACK (51 ps at 10 Gbps): the ACK lands no earlier.
-        let mut j = HostJitter::new(1_000_000, 3, 1);
+        let mut j = HostJitter::new(vec![1_000_000], 3);
         let mut worst = 0i64;
         for i in 0..10_000u64 {
             let sent = i * 10_000_000;
@@ -97,7 +102,7 @@ mod tests {
     #[test]
     fn seeds_and_hosts_draw_differently() {
         let draws = |seed, host| {
-            let mut j = HostJitter::new(1_000_000, seed, 2);
+            let mut j = HostJitter::new(vec![1_000_000; 2], seed);
             (0..8u64).map(|i| j.landing(host, i * 10_000_000, i * 10_000_000) % 10_000_000).collect::<Vec<_>>()
         };
         assert_eq!(draws(1, 0), draws(1, 0));

@@ -58,6 +58,18 @@ pub struct Fabric {
     pub(super) me: u16,
 }
 
+/// Each host's `host.jitter` in time: a duration as given, or full
+/// packets' transmission times at the host's own NIC rate.
+fn host_jitter(cfg: &Config, net: &Network) -> Vec<Time> {
+    let packet = cfg.transport.packet_bytes();
+    (0..net.hosts as usize)
+        .map(|h| match net.nodes[h].kind {
+            NodeKind::Host { nic } => cfg.host.jitter.at(packet, net.ports[nic as usize].qdisc.rate.bps),
+            NodeKind::Switch { .. } => 0,
+        })
+        .collect()
+}
+
 impl Fabric {
     /// The network of `cfg`, its switch ports lazy where that is exact.
     /// None when `keep_going` stopped the build.
@@ -82,7 +94,7 @@ impl Fabric {
         Fabric {
             ecmp_seed: hash64(cfg.run.seed, 0xEC3F),
             ecmp: Ecmp::new(cfg.topology.ecmp, net.switches.len() as u32, cfg.run.seed),
-            jitter: HostJitter::new(cfg.host.jitter.0, cfg.run.seed, net.hosts),
+            jitter: HostJitter::new(host_jitter(cfg, &net), cfg.run.seed),
             next_switch: net
                 .ports
                 .iter()
