@@ -659,7 +659,7 @@ fn host_jitter_reads_durations_and_packet_times() {
     assert_eq!(cfg.host.jitter.at(1500, 1_000_000_000), 12_000_000);
     assert_eq!(with("\"0.5pkt\"").unwrap().host.jitter.at(1500, 10_000_000_000), 600_000);
     assert_eq!(with("\"2us\"").unwrap().host.jitter.at(1500, 1_000_000_000), 2_000_000);
-    assert!(with("\"0pkt\"").unwrap().host.jitter.is_zero());
+    assert_eq!(with("\"0pkt\"").unwrap().host.jitter.at(1500, 1_000_000_000), 0);
     let resolved = cfg.resolved_json();
     assert_eq!(resolved["host"]["jitter"], "1pkt", "{resolved}");
     // The default (100 ns) keeps model 4's spelling, so stores' keys stay.

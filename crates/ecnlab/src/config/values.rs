@@ -110,10 +110,6 @@ impl TimeOrPkts {
             TimeOrPkts::Pkts(k) => (k * units::tx_time(packet, rate_bps) as f64).round() as Time,
         }
     }
-
-    pub fn is_zero(self) -> bool {
-        matches!(self, TimeOrPkts::Time(0)) || self == TimeOrPkts::Pkts(0.0)
-    }
 }
 
 impl<'de> Deserialize<'de> for TimeOrPkts {
@@ -131,17 +127,9 @@ impl<'de> Deserialize<'de> for TimeOrPkts {
                     Err(m) => Err(E::custom(format!("{s:?}: {m}"))),
                 }
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TimeOrPkts, E> {
-                Err(E::custom(format!("{v}: needs a unit, e.g. \"2us\" or \"1pkt\"")))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TimeOrPkts, E> {
-                self.visit_i64(v as i64)
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<TimeOrPkts, E> {
-                Err(E::custom(format!("{v}: needs a unit, e.g. \"2us\" or \"1pkt\"")))
-            }
         }
-        d.deserialize_any(V)
+        // A bare number is refused by serde in `expecting`'s words.
+        d.deserialize_str(V)
     }
 }
 
