@@ -3,7 +3,8 @@
 # (128, 1,024 and 8,192 hosts; bench/scale/fattree_k*.toml, about 285 M
 # events each), one process per point so that peak memory is its own.
 # Usage: [THREADS="0 1 2"] bench/scale.sh [BINARY] [K ...]
-#   (default: target/release/ecnlab-bench, k = 8 16 32, THREADS="0": the
+#   (default: target/release/ecnlab-bench, k = 8 16 32 32_k8rate, the last
+#   k = 32 carrying k = 8's flows a second; THREADS="0": the
 #   sequential engine; each N in THREADS runs every k with run.threads = N)
 # Prints k, hosts, switches, then ecnlab-bench's columns (the last two: the
 # threads and the parts it ran on). Run it with the other core idle:
@@ -13,14 +14,15 @@ cd "$(dirname "$0")/.."
 bin=${1:-target/release/ecnlab-bench}
 shift || true
 ks=("$@")
-[ ${#ks[@]} -eq 0 ] && ks=(8 16 32)
-printf '%-4s %8s %9s ' k hosts switches
+[ ${#ks[@]} -eq 0 ] && ks=(8 16 32 32_k8rate)
+printf '%-10s %8s %9s ' k hosts switches
 "$bin" --header-only
 for k in "${ks[@]}"; do
   f=bench/scale/fattree_k$k.toml
   [ -f "$f" ] || { echo "bench/scale.sh: no $f" >&2; exit 2; }
   for n in ${THREADS:-0}; do
-    printf '%-4s %8s %9s ' "$k" $((k * k * k / 4)) $((5 * k * k / 4))
+    n_k=${k%%_*}
+    printf '%-10s %8s %9s ' "$k" $((n_k * n_k * n_k / 4)) $((5 * n_k * n_k / 4))
     ECNLAB_BENCH_NO_HEADER=1 "$bin" --threads "$n" "$f"
   done
 done

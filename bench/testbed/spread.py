@@ -288,7 +288,11 @@ def main(argv: list[str] | None = None) -> None:
         help='[host] keys (JSON) over each config\'s, e.g. \'{"jitter": "60us"}\' (the '
         "testbed refuses keys it cannot apply)",
     )
-    ap.add_argument("--rate", help='topology.link_rate over each config\'s, e.g. "50Mbps"')
+    ap.add_argument(
+        "--rate",
+        help='topology.link_rate over each config\'s, e.g. "50Mbps", or one per host '
+        '(star), comma-separated: "200Mbps,200.02Mbps,200Mbps"',
+    )
     ap.add_argument("--duration", help='run.duration over each config\'s, e.g. "1s"')
     ap.add_argument("--warmup", help='run.warmup over each config\'s, e.g. "0s"')
     args = ap.parse_args(argv)
@@ -319,7 +323,8 @@ def main(argv: list[str] | None = None) -> None:
                 if host:
                     cfg["host"] = {**cfg.get("host", {}), **host}
                 if args.rate:
-                    cfg["topology"]["link_rate"] = args.rate
+                    rates = args.rate.split(",")
+                    cfg["topology"]["link_rate"] = rates if len(rates) > 1 else rates[0]
                 for key in ("duration", "warmup"):
                     if getattr(args, key) is not None:
                         cfg["run"][key] = getattr(args, key)

@@ -321,6 +321,41 @@ def test_a_chain_of_builds_needs_one_check(
     assert carry.trusted_builds("me", checks[:3], {b: 1}) == {"me", y, b}
 
 
+def test_the_stores_copy_of_the_checks_outlives_the_carry_file(
+    first: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    # The chain of the test above, but the carry file was restored from git
+    # without its checks file: the link Y-B survives in the copy the carry
+    # writer kept beside the store, so this build again checks B only.
+    root, doc = first
+    y, b = "model 0, build 000000000000000y", "model 0, build 000000000000000b"
+    rows = _index(root)
+    keys = sorted(r["key"] for r in rows)
+    made = {k: (y if i < 3 else b) for i, k in enumerate(keys)}
+    rec = tmp_path / "rec"
+    path = carry.carry_path(rec, FID)
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(dict(r, build=made[r["key"]])) + "\n" for r in rows))
+    chain = [{"key": k, "build": y, "by": b, "identical": True, "differs": []} for k in keys[:2]]
+    store = tmp_path / "out" / "store"
+    Store(store)
+    other_figure = {"key": "zz", "build": "p", "by": "q", "identical": True, "differs": []}
+    carry.store_checks_path(store).write_text(json.dumps(chain + [other_figure]))
+    assert len(carry.earlier_checks(rec, store)) == 3 and carry.earlier_checks(rec) == []
+    seen: list[str] = []
+    again = _run(tmp_path / "out", rec, notify=seen.append)
+    assert [s for s in seen if "running" in s] == [
+        f"{FID}: 3 carried point(s) were made by another build ({b}); running 2 of them "
+        f"again on this one ({build_identity()}) before taking the rest"
+    ]
+    assert again["sweep"]["ran"] == 0 and _ours(again) == _ours(doc)
+    # The writer added this run's checks (B by this build) to the copy and
+    # kept the other figure's.
+    kept = json.loads(carry.store_checks_path(store).read_text())
+    pairs = {(c["build"], c["by"]) for c in kept}
+    assert pairs == {(y, b), (b, build_identity()), ("p", "q")}
+
+
 def test_status_counts_carried_rows_and_time_left(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -29,7 +29,10 @@ there:
   from the wall-clock columns (:data:`WALL_COLUMNS`), or through builds that
   agreed pairwise the same way, no two builds of the chain having ever
   differed. The evidence: runs in the store, the checks carry files and
-  records keep (:func:`earlier_checks`), and for the shortfall points
+  records keep, and a copy of every check beside the store
+  (:func:`earlier_checks`; the copy survives a carry file restored from
+  git, which would otherwise drop the links of the builds that ran into
+  this store), and for the shortfall points
   chosen by a hash of their keys (spread over the sweep) and run again
   now. A build that differs from a linked one is not taken: its points run
   again, and the notice names the point and the column. If a rerun fails,
@@ -61,6 +64,7 @@ from ..sweep import Point, SweepSpec, resolve_points, run_sweep
 __all__ = [
     "CARRIED_FILE",
     "CARRY_DIR",
+    "STORE_CHECKS",
     "VERIFY_PER_BUILD",
     "WALL_COLUMNS",
     "CarryWriter",
@@ -68,6 +72,7 @@ __all__ = [
     "carry_in",
     "carry_path",
     "checks_path",
+    "store_checks_path",
     "compare",
     "differences",
     "drop_carried",
@@ -80,6 +85,9 @@ __all__ = [
 
 CARRY_DIR = "carry"
 """``record/carry/<id>.jsonl``: a figure's finished rows before its record."""
+
+STORE_CHECKS = "carry-checks.json"
+"""Beside a record's store: every check its carry writers wrote."""
 
 VERIFY_PER_BUILD = 2
 """Points of each other build run again before its rows are taken. Two
@@ -113,6 +121,12 @@ def checks_path(carry: Path) -> Path:
     """Beside ``<id>.jsonl``, ``<id>.checks.json``: the checks its rows of
     other builds were taken on (a JSON list, so the rows' glob skips it)."""
     return carry.with_name(carry.name.removesuffix(".jsonl") + ".checks.json")
+
+
+def store_checks_path(store: str | Path) -> Path:
+    """``<store>/carry-checks.json``: the checks every record's carry writer
+    kept while it ran into this store (:data:`STORE_CHECKS`)."""
+    return Path(store) / STORE_CHECKS
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -251,14 +265,18 @@ def compare(
     return out
 
 
-def earlier_checks(root: str | Path) -> list[dict[str, Any]]:
+def earlier_checks(root: str | Path, store: str | Path | None = None) -> list[dict[str, Any]]:
     """The checks made when rows were carried before: the records' JSON
-    (``carried.verified``) and the carry files' ``<id>.checks.json``. A
-    record (or carry file) replaces a checked row with the run that checked
-    it, so a later run finds the evidence here rather than in the rows."""
+    (``carried.verified``), the carry files' ``<id>.checks.json`` and, with
+    ``store``, the copy kept beside that store. A record (or carry file)
+    replaces a checked row with the run that checked it, so a later run
+    finds the evidence here rather than in the rows."""
     out = []
     base = Path(root)
-    for path in sorted((base / CARRY_DIR).glob("*.checks.json")):
+    paths = sorted((base / CARRY_DIR).glob("*.checks.json"))
+    if store is not None and store_checks_path(store).is_file():
+        paths.append(store_checks_path(store))
+    for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
@@ -338,9 +356,22 @@ class CarryWriter:
             # next machine's build needs only to be linked to one of them.
             checks = json.dumps(self.checks, indent=1, sort_keys=True) + "\n"
             _write_if_changed(self.checks_path, checks)
+            self._keep_beside_store()
         else:
             self.checks_path.unlink(missing_ok=True)
         _write_if_changed(self.path, text)
+
+    def _keep_beside_store(self) -> None:
+        """Add this writer's checks to the store's copy (every figure's
+        that ran into it), so that they outlive the carry file."""
+        path = store_checks_path(self.store.path)
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+        except ValueError:
+            kept = []  # a torn copy: this writer's checks replace it
+        kept = [c for c in kept if isinstance(c, dict)] if isinstance(kept, list) else []
+        merged = _unique_checks(kept + self.checks)
+        _write_if_changed(path, json.dumps(merged, indent=1, sort_keys=True) + "\n")
 
     def drop(self) -> None:
         """The record is written: its rows live in its ``index.json``, its
@@ -413,7 +444,7 @@ def carry_in(
         by_build.setdefault(str(row["build"]), []).append(key)
     # The evidence: checks made before (records, carry files), then this
     # build's own runs of carried points, which cost nothing.
-    checks = earlier_checks(root)
+    checks = earlier_checks(root, store_path)
     checks += compare(
         rows, {k: r for k, r in mine.items() if k in rows and rows[k][0]["build"] != build}
     )
