@@ -1,8 +1,9 @@
 //! `make bench`: events/s, wall time, peak memory and build time for the reference
-//! scenarios. Usage: ecnlab-bench [--threads N] [CONFIG.toml ...] (default: the files in
-//! bench/). Peak memory is the process's high-water mark, so `make bench`
+//! scenarios. Usage: ecnlab-bench [--threads N] [--parts P] [CONFIG.toml ...] (default: the
+//! files in bench/). Peak memory is the process's high-water mark, so `make bench`
 //! runs each scenario in a process of its own. `--threads N` sets `run.threads`
-//! (0: the sequential engine); the last columns say the threads and parts it ran on.
+//! (0: the sequential engine), `--parts P` sets `run.partitions` (a thread-scaling curve
+//! sets both to the cores); the last columns say the threads and parts it ran on.
 
 use std::time::Instant;
 
@@ -10,16 +11,8 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let header_only = args.iter().any(|a| a == "--header-only");
     args.retain(|a| a != "--header-only");
-    let mut threads = None;
-    if let Some(i) = args.iter().position(|a| a == "--threads") {
-        let n = args.get(i + 1).and_then(|n| n.parse::<u32>().ok());
-        let Some(n) = n else {
-            eprintln!("ecnlab-bench: --threads takes a whole number (0: the sequential engine)");
-            std::process::exit(2);
-        };
-        threads = Some(n);
-        args.drain(i..i + 2);
-    }
+    let threads = take_number(&mut args, "--threads", "0: the sequential engine");
+    let parts = take_number(&mut args, "--parts", "0: two");
     let files = if args.is_empty() {
         vec![
             "bench/two_flows_10g.toml".to_string(),
@@ -56,6 +49,9 @@ fn main() {
         };
         if let Some(n) = threads {
             cfg.run.threads = n;
+        }
+        if let Some(n) = parts {
+            cfg.run.partitions = n;
         }
         let t0 = Instant::now();
         let rep = ecnlab::run(&cfg, &mut |_, _| true).expect("bench run");
@@ -96,4 +92,16 @@ fn peak_rss_mib() -> f64 {
         })
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
+}
+
+/// Removes `flag N` from `args` and returns N; exits with a one-line error
+/// when N is not a whole number.
+fn take_number(args: &mut Vec<String>, flag: &str, zero: &str) -> Option<u32> {
+    let i = args.iter().position(|a| a == flag)?;
+    let Some(n) = args.get(i + 1).and_then(|n| n.parse::<u32>().ok()) else {
+        eprintln!("ecnlab-bench: {flag} takes a whole number ({zero})");
+        std::process::exit(2);
+    };
+    args.drain(i..i + 2);
+    Some(n)
 }
