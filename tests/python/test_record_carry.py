@@ -264,6 +264,22 @@ def test_a_broken_carry_file_is_named(tmp_path: Path) -> None:
         carry.carried_rows(tmp_path)
 
 
+Y, B = "model 0, build 000000000000000y", "model 0, build 000000000000000b"
+
+
+def _chain(root: Path, rec: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """A carry file under ``rec`` of the record's rows, 3 made by build Y and 3
+    by build B, and the checks of Y by B on 2 points (not written)."""
+    rows = _index(root)
+    keys = sorted(r["key"] for r in rows)
+    made = {k: (Y if i < 3 else B) for i, k in enumerate(keys)}
+    path = carry.carry_path(rec, FID)
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(dict(r, build=made[r["key"]])) + "\n" for r in rows))
+    chain = [{"key": k, "build": Y, "by": B, "identical": True, "differs": []} for k in keys[:2]]
+    return path, chain
+
+
 def test_a_chain_of_builds_needs_one_check(
     first: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -271,15 +287,9 @@ def test_a_chain_of_builds_needs_one_check(
     # Y on 2 points (the carry's checks file). This build checks B only
     # (2 reruns); Y comes in through B, as equal outputs are transitive.
     root, doc = first
-    y, b = "model 0, build 000000000000000y", "model 0, build 000000000000000b"
-    rows = _index(root)
-    keys = sorted(r["key"] for r in rows)
-    made = {k: (y if i < 3 else b) for i, k in enumerate(keys)}
+    y, b = Y, B
     rec = tmp_path / "rec"
-    path = carry.carry_path(rec, FID)
-    path.parent.mkdir(parents=True)
-    path.write_text("".join(json.dumps(dict(r, build=made[r["key"]])) + "\n" for r in rows))
-    chain = [{"key": k, "build": y, "by": b, "identical": True, "differs": []} for k in keys[:2]]
+    path, chain = _chain(root, rec)
     carry.checks_path(path).write_text(json.dumps(chain))
     seen: list[str] = []
     again = _run(tmp_path / "out", rec, notify=seen.append)
@@ -328,15 +338,9 @@ def test_the_stores_copy_of_the_checks_outlives_the_carry_file(
     # without its checks file: the link Y-B survives in the copy the carry
     # writer kept beside the store, so this build again checks B only.
     root, doc = first
-    y, b = "model 0, build 000000000000000y", "model 0, build 000000000000000b"
-    rows = _index(root)
-    keys = sorted(r["key"] for r in rows)
-    made = {k: (y if i < 3 else b) for i, k in enumerate(keys)}
+    y, b = Y, B
     rec = tmp_path / "rec"
-    path = carry.carry_path(rec, FID)
-    path.parent.mkdir(parents=True)
-    path.write_text("".join(json.dumps(dict(r, build=made[r["key"]])) + "\n" for r in rows))
-    chain = [{"key": k, "build": y, "by": b, "identical": True, "differs": []} for k in keys[:2]]
+    _, chain = _chain(root, rec)
     store = tmp_path / "out" / "store"
     Store(store)
     other_figure = {"key": "zz", "build": "p", "by": "q", "identical": True, "differs": []}

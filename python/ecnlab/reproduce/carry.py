@@ -271,20 +271,11 @@ def earlier_checks(root: str | Path, store: str | Path | None = None) -> list[di
     ``store``, the copy kept beside that store. A record (or carry file)
     replaces a checked row with the run that checked it, so a later run
     finds the evidence here rather than in the rows."""
-    out = []
     base = Path(root)
     paths = sorted((base / CARRY_DIR).glob("*.checks.json"))
-    if store is not None and store_checks_path(store).is_file():
+    if store is not None:
         paths.append(store_checks_path(store))
-    for path in paths:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise ConfigError(
-                f"{path}: not a JSON list of checks ({exc}); resolve a merge by keeping "
-                "every distinct check of both sides in one list"
-            ) from None
-        out += [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
+    out = [c for path in paths for c in _read_checks(path)]
     for path in sorted(base.glob("*/*.json")):
         if path.name != f"{path.parent.name}.json":
             continue
@@ -296,6 +287,20 @@ def earlier_checks(root: str | Path, store: str | Path | None = None) -> list[di
         if isinstance(carried, dict):
             out += [c for c in carried.get("verified", []) if isinstance(c, dict)]
     return out
+
+
+def _read_checks(path: Path) -> list[dict[str, Any]]:
+    """The checks of a JSON list file (none if it does not exist)."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(
+            f"{path}: not a JSON list of checks ({exc}); resolve a merge by keeping "
+            "every distinct check of both sides in one list"
+        ) from None
+    return [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
 
 
 class CarryWriter:
@@ -365,12 +370,7 @@ class CarryWriter:
         """Add this writer's checks to the store's copy (every figure's
         that ran into it), so that they outlive the carry file."""
         path = store_checks_path(self.store.path)
-        try:
-            kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-        except ValueError:
-            kept = []  # a torn copy: this writer's checks replace it
-        kept = [c for c in kept if isinstance(c, dict)] if isinstance(kept, list) else []
-        merged = _unique_checks(kept + self.checks)
+        merged = _unique_checks(_read_checks(path) + self.checks)
         _write_if_changed(path, json.dumps(merged, indent=1, sort_keys=True) + "\n")
 
     def drop(self) -> None:
