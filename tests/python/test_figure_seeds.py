@@ -94,18 +94,34 @@ def test_store_keys_hold_the_seed_and_shared_sweeps_share_points() -> None:
 
     engine = load_engine()
 
-    def keys(fid: str) -> dict[int, set[str]]:
+    def keys(fid: str) -> dict[tuple[int, str], set[str]]:
         spec = load_figure(fid).sweep
         points = spec.points()
         resolve_points(spec, points, engine)
-        out: dict[int, set[str]] = {}
+        out: dict[tuple[int, str], set[str]] = {}
         for p in points:
-            out.setdefault(p.params[SEED_KEY], set()).add(p.key)
+            wl = p.params["workload.distribution"]
+            out.setdefault((p.params[SEED_KEY], wl), set()).add(p.key)
         return out
 
-    fig4, fig5 = keys("mlecn-fig4"), keys("mlecn-fig5")
-    # Figs. 4-15 of ML-ECN draw one sweep: one store runs it once.
-    assert fig4 == fig5
+    # Figs. 4-15 of ML-ECN draw one sweep: Fig. 4 has all five workloads and
+    # 3 seeds x 2 schedulers x 3 loads x 5 schemes of each; Fig. 5 sweeps only
+    # the mix it plots, and its points are Fig. 4's own (one store runs them
+    # once, and Fig. 5's record is whole once the mix has run).
+    by_wl = keys("mlecn-fig4")
+    assert {wl for _, wl in by_wl} == {"mix", "web_search", "cache", "data_mining", "hadoop"}
+    assert all(len(k) == 30 for k in by_wl.values())
+    fig5 = keys("mlecn-fig5")
+    assert {wl for _, wl in fig5} == {"mix"}
+    assert all(fig5[k] == by_wl[k] for k in fig5)
+    # And every other figure's points are Fig. 4's: a figure whose sweep
+    # drifted from the shared one would run points of its own.
+    for n in range(6, 16):
+        fig = keys(f"mlecn-fig{n}")
+        assert all(fig[k] == by_wl[k] for k in fig), f"mlecn-fig{n}"
+    fig4: dict[int, set[str]] = {}
+    for (seed, _), k in by_wl.items():
+        fig4.setdefault(seed, set()).update(k)
     # Each seed is its own point: no key is shared between seeds.
     seeds = sorted(fig4)
     assert seeds == [1, 2, 3]
