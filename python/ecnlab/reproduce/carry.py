@@ -1,7 +1,7 @@
 """Carrying a record's finished runs from one machine to the next.
 
 A full-scale figure can take longer than any one machine is kept: the
-ML-ECN shared sweep is about 18 core-hours, a development VM has 2 cores
+ML-ECN shared sweep is about 38 core-hours, a development VM has 2 cores
 and is wiped between sessions, and the store (``--out DIR/store``) goes
 with it. So ``ecnlab reproduce ID --record`` keeps what it has finished in
 the repository as it goes, and a later run on a fresh checkout goes on from
