@@ -14,19 +14,6 @@ from pathlib import Path
 COMPARATORS = "--comparators" in sys.argv  # MM-ECN and A-ECN cases
 OTHERS = ["DCTCP", "MQ-ECN"] + (["MM-ECN", "A-ECN"] if COMPARATORS else [])
 
-ALL_WORKLOADS = ["mix", "web_search", "cache", "data_mining", "hadoop"]
-
-
-def sweep(workloads):
-    """The figure's slice of the one ML-ECN leaf-spine sweep: the workloads it
-    draws. A point's store key is its whole config, so the slices share their
-    points with mlecn-fig4's whole sweep and one store runs each once; a
-    figure of one or two workloads has its record as soon as those have run."""
-    scope = "all five" if workloads == ALL_WORKLOADS else " and ".join(WL[w] for w in workloads)
-    wl = ", ".join(f'"{w}"' for w in workloads)
-    return SWEEP.replace("{SCOPE}", scope).replace("{WORKLOADS}", wl)
-
-
 SWEEP = """# The sweep every ML-ECN leaf-spine figure (mlecn-fig4 to mlecn-fig15)
 # draws from, so one store runs each point once for all twelve. Each figure
 # sweeps the workloads it plots (here: {SCOPE}; mlecn-fig4 has all five),
@@ -86,6 +73,16 @@ CLS = {
     "overall": "all flows",
 }
 SCHED = {"wrr": "WRR", "dwrr": "DWRR"}
+
+
+def sweep(workloads):
+    """The figure's slice of the one ML-ECN leaf-spine sweep: the workloads it
+    draws. A point's store key is its whole config, so the slices share their
+    points with mlecn-fig4's whole sweep and one store runs each once; a
+    figure of one or two workloads has its record as soon as those have run."""
+    scope = "all five" if workloads == list(WL) else " and ".join(WL[w] for w in workloads)
+    wl = ", ".join(f'"{w}"' for w in workloads)
+    return SWEEP.replace("{SCOPE}", scope).replace("{WORKLOADS}", wl)
 
 
 def panel(title, metric, wl, sch, ylabel, normalize=None, scale=None):
@@ -296,7 +293,7 @@ def by_class_figure(fid, fig, workloads, metric_kind, section):
                                 tolerance=0.15,
                             )
                         )
-    return panels, exps
+    return panels, exps, workloads
 
 
 # ML-ECN §IV-B-1: mix small-flow throughput gains (WRR: A-ECN 35, MM-ECN 33, DCTCP 37, MQ-ECN 32%;
@@ -382,7 +379,7 @@ def overall_figure(fid, fig, kind, section):
                         tolerance=0.15,
                     )
                 )
-    return panels, exps
+    return panels, exps, list(WL)
 
 
 def marks_figure(fid, fig, workloads, section):
@@ -466,7 +463,7 @@ def marks_figure(fid, fig, workloads, section):
                                 slack=0.01,
                             )
                         )
-    return panels, exps
+    return panels, exps, workloads
 
 
 def drop_figure(fid, section):
@@ -582,10 +579,10 @@ def drop_figure(fid, section):
                             slack=0.01,
                         )
                     )
-    return panels, exps
+    return panels, exps, list(WL)
 
 
-def emit(fid, fig, title, desc, section, layout, panels, exps, workloads=ALL_WORKLOADS):
+def emit(fid, fig, title, desc, section, layout, panels, exps, workloads):
     write(
         fid,
         header(fid, fig, title, desc, section, layout)
@@ -614,7 +611,6 @@ emit(
     "§IV-A-1",
     [2, 3],
     *by_class_figure("mlecn-fig5", "Fig. 5", ["mix"], "fct", "§IV-A-1"),
-    workloads=["mix"],
 )
 emit(
     "mlecn-fig6",
@@ -624,7 +620,6 @@ emit(
     "§IV-A-2",
     [4, 3],
     *by_class_figure("mlecn-fig6", "Fig. 6", ["web_search", "cache"], "fct", "§IV-A-2"),
-    workloads=["web_search", "cache"],
 )
 emit(
     "mlecn-fig7",
@@ -634,7 +629,6 @@ emit(
     "§IV-A-3",
     [4, 3],
     *by_class_figure("mlecn-fig7", "Fig. 7", ["data_mining", "hadoop"], "fct", "§IV-A-3"),
-    workloads=["data_mining", "hadoop"],
 )
 emit(
     "mlecn-fig8",
@@ -653,7 +647,6 @@ emit(
     "§IV-B-1",
     [2, 3],
     *by_class_figure("mlecn-fig9", "Fig. 9", ["mix"], "tput", "§IV-B-1"),
-    workloads=["mix"],
 )
 emit(
     "mlecn-fig10",
@@ -663,7 +656,6 @@ emit(
     "§IV-B-2",
     [4, 3],
     *by_class_figure("mlecn-fig10", "Fig. 10", ["web_search", "cache"], "tput", "§IV-B-2"),
-    workloads=["web_search", "cache"],
 )
 emit(
     "mlecn-fig11",
@@ -673,7 +665,6 @@ emit(
     "§IV-B-3",
     [4, 3],
     *by_class_figure("mlecn-fig11", "Fig. 11", ["data_mining", "hadoop"], "tput", "§IV-B-3"),
-    workloads=["data_mining", "hadoop"],
 )
 emit(
     "mlecn-fig12",
@@ -683,7 +674,6 @@ emit(
     "§IV-C-1",
     [2, 3],
     *marks_figure("mlecn-fig12", "Fig. 12", ["mix"], "§IV-C-1"),
-    workloads=["mix"],
 )
 emit(
     "mlecn-fig13",
@@ -693,7 +683,6 @@ emit(
     "§IV-C-2",
     [4, 3],
     *marks_figure("mlecn-fig13", "Fig. 13", ["web_search", "cache"], "§IV-C-2"),
-    workloads=["web_search", "cache"],
 )
 emit(
     "mlecn-fig14",
@@ -703,7 +692,6 @@ emit(
     "§IV-C-3",
     [4, 3],
     *marks_figure("mlecn-fig14", "Fig. 14", ["data_mining", "hadoop"], "§IV-C-3"),
-    workloads=["data_mining", "hadoop"],
 )
 emit(
     "mlecn-fig15",

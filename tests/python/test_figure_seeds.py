@@ -110,7 +110,7 @@ def test_store_keys_hold_the_seed_and_shared_sweeps_share_points() -> None:
     # once, and Fig. 5's record is whole once the mix has run).
     by_wl = keys("mlecn-fig4")
     assert {wl for _, wl in by_wl} == {"mix", "web_search", "cache", "data_mining", "hadoop"}
-    assert all(len(k) == 30 for k in by_wl.values())
+    assert all(len(ks) == 30 for ks in by_wl.values())
     fig5 = keys("mlecn-fig5")
     assert {wl for _, wl in fig5} == {"mix"}
     assert all(fig5[k] == by_wl[k] for k in fig5)
@@ -120,8 +120,8 @@ def test_store_keys_hold_the_seed_and_shared_sweeps_share_points() -> None:
         fig = keys(f"mlecn-fig{n}")
         assert all(fig[k] == by_wl[k] for k in fig), f"mlecn-fig{n}"
     fig4: dict[int, set[str]] = {}
-    for (seed, _), k in by_wl.items():
-        fig4.setdefault(seed, set()).update(k)
+    for (seed, _), ks in by_wl.items():
+        fig4.setdefault(seed, set()).update(ks)
     # Each seed is its own point: no key is shared between seeds.
     seeds = sorted(fig4)
     assert seeds == [1, 2, 3]
