@@ -123,6 +123,50 @@ def test_paper_ticks_take_their_series_colour_on_a_bar_panel() -> None:
     assert _collections(ax, "differs")
 
 
+def _two_panels(swap: bool) -> tuple[Figure, dict[str, Any]]:
+    """The toy figure twice side by side; ``swap`` lists the second
+    panel's series in the other order, so its markers differ."""
+    fig, doc = _figure("line")
+    fig.panels = [fig.panels[0], fig.panels[0]]
+    second = dict(doc["panels"][0])
+    if swap:
+        second["series"] = dict(reversed(list(second["series"].items())))
+    doc["panels"] = [doc["panels"][0], second]
+    return fig, doc
+
+
+def test_panels_drawn_alike_share_one_legend_under_them() -> None:
+    # A key inside a panel hid the points under it (ML-ECN Fig. 12 (f)'s
+    # A-ECN at load 0.4): one legend for the figure, no panel's own.
+    fig, doc = _two_panels(swap=False)
+    drawn = render_figure(fig, doc)
+    assert all(ax.get_legend() is None for ax in drawn.axes)
+    [legend] = drawn.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    # Each entry once, though both panels draw it.
+    assert labels == ["TSO off", "TSO on", "paper (in the series' colour)", "verdict: differs"]
+
+
+def test_panels_drawn_differently_keep_their_own_keys() -> None:
+    # Markers follow a panel's series order: a shared key would show the
+    # first panel's marker for the second panel's line.
+    fig, doc = _two_panels(swap=True)
+    drawn = render_figure(fig, doc)
+    assert not drawn.legends
+    assert all(ax.get_legend() is not None for ax in drawn.axes)
+
+
+def test_a_long_legend_wraps_to_the_figure_width() -> None:
+    from ecnlab.reproduce.draw import _columns
+
+    short = ["TSO off", "TSO on", "paper (in the series' colour)", "verdict: differs"]
+    assert _columns(short, 8.6) == 4  # CEDM Fig. 4: one row
+    many = [f"FQ-CoDel: cc: option {k}" for k in range(16)]
+    k = _columns(many, 8.6)
+    assert 1 < k < 8  # wraps, still more than one column
+    assert _columns(many, 30.0) == 8  # capped at eight columns
+
+
 def test_x_sorts_by_value() -> None:
     xs = ["83pkt", "100pkt", "125pkt", "150pkt", "4pkt", "8pkt"]
     assert sorted(xs, key=x_order) == ["4pkt", "8pkt", "83pkt", "100pkt", "125pkt", "150pkt"]

@@ -6,7 +6,8 @@ Readability rules: a series keeps one colour in every panel, and the
 paper's number for it is drawn in that colour (a hollow star over our
 line's marker, a black-edged bar over our bar); our mean over seeds
 carries its 95% interval as error bars; a point whose verdict is
-``differs`` is ringed in red.
+``differs`` is ringed in red; panels that share their series share one
+key, under them, where it covers no point.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def render_figure(fig: Figure, doc: dict[str, Any], quick: bool = False) -> MplF
     figure = new_figure(width, 3.3 * rows + 0.7)
     axes: Any = figure.subplots(rows, cols, squeeze=False)
     colors = series_colors(doc)
+    keys: list[tuple[Any, list[Any], list[str]]] = []
     for i, (panel, data) in enumerate(zip(fig.panels, doc["panels"])):
         ax = axes[i // cols][i % cols]
         checks = [c for c in doc["points"] if c["panel"] == i]
@@ -77,10 +79,11 @@ def render_figure(fig: Figure, doc: dict[str, Any], quick: bool = False) -> MplF
             ax.set_ylim(*panel.ylim)
         if panel.legend:
             handles, labels = ax.get_legend_handles_labels()
-            ax.legend(handles + extra, labels + [h.get_label() for h in extra], fontsize="x-small")
+            keys.append((ax, handles + extra, labels + [h.get_label() for h in extra]))
         ax.grid(True, alpha=0.3)
     for j in range(n, rows * cols):
         axes[j // cols][j % cols].set_visible(False)
+    _legends(figure, keys, width)
     counts = ", ".join(f"{v} {k}" for k, v in doc["verdicts"].items())
     suffix = " (quick run: fewer flows and seeds than the paper)" if quick else ""
     seeds = _seeds_text(fig, quick)
@@ -89,6 +92,67 @@ def render_figure(fig: Figure, doc: dict[str, Any], quick: bool = False) -> MplF
     head = textwrap.fill(f"{fig.paper} {fig.figure}: {fig.title}{suffix}", int(width * 11))
     figure.suptitle(f"{head}\n{seeds} [{counts}]", fontsize="medium")
     return figure
+
+
+def _legends(figure: MplFigure, keys: list[tuple[Any, list[Any], list[str]]], width: float) -> None:
+    """One legend under the panels when the panels share their series and
+    draw each alike (a legend inside a panel hides whichever points sit
+    under it); a key per panel when they do not (a panel's markers follow
+    its own series order, a bar's paper tick is not a line's star)."""
+    if not keys:
+        return
+    merged: dict[str, Any] = {}
+    alike = True
+    uses: dict[str, int] = {}
+    for _, handles, labels in keys:
+        for h, label in zip(handles, labels):
+            alike = alike and _look(merged.setdefault(label, h)) == _look(h)
+            uses[label] = uses.get(label, 0) + 1
+    # A series only one panel draws is read with that panel (Tuning ECN
+    # Fig. 10's "True"/"False" bars): keep the keys there.
+    generic = {_paper_proxy().get_label(), _differs_proxy().get_label()}
+    alike = alike and all(n > 1 for label, n in uses.items() if label not in generic)
+    if len(keys) < 2 or not alike:
+        for ax, handles, labels in keys:
+            ax.legend(handles, labels, fontsize="x-small")
+        return
+    labels = list(merged)
+    figure.legend(
+        list(merged.values()),
+        labels,
+        loc="outside lower center",
+        ncols=_columns(labels, width),
+        fontsize="small",
+    )
+
+
+def _columns(labels: list[str], width: float) -> int:
+    """As many legend columns as fit the figure's width, so a long legend
+    wraps instead of being clipped. An entry takes about 0.55 inch for its
+    handle and gaps plus 0.06 inch a character of its label (the "small"
+    font); matplotlib fills the columns top to bottom."""
+    for k in range(min(len(labels), 8), 1, -1):
+        rows = -(-len(labels) // k)
+        cols = [labels[i : i + rows] for i in range(0, len(labels), rows)]
+        if sum(0.55 + 0.06 * max(map(len, c)) for c in cols) <= 0.95 * width:
+            return k
+    return 1
+
+
+def _look(h: Any) -> tuple[Any, ...]:
+    """What a legend entry shows: colour and marker of a line, face of a bar."""
+    if isinstance(h, Line2D):
+        return (
+            "line",
+            h.get_marker(),
+            str(h.get_color()),
+            str(h.get_markeredgecolor()),
+            h.get_linestyle(),
+        )
+    patches = getattr(h, "patches", None)
+    if patches:
+        return ("bar", tuple(patches[0].get_facecolor()))
+    return (type(h).__name__,)
 
 
 def _seeds_text(fig: Figure, quick: bool) -> str:
