@@ -386,3 +386,22 @@ def test_status_counts_carried_rows_and_time_left(
     out = capsys.readouterr().out
     assert f"{FID:<18}     54  -                3    51             0.5" in out
     assert "51 distinct points left" in out
+
+
+def test_status_times_a_figure_by_the_figures_sharing_its_points() -> None:
+    from ecnlab.reproduce.status import format_status
+
+    # ML-ECN Fig. 6 has no row of its own; its points are Fig. 4's, whose
+    # rows ran 720 s each: 2 points left are 0.4 core-hours, not "?".
+    rows = [
+        {"id": "big", "points": 4, "record": "", "have": 2, "left": 2,
+         "core_hours_left": 0.4, "left_keys": ["a", "b"], "seconds_a_point": 720.0},
+        {"id": "slice", "points": 2, "record": "", "have": 0, "left": 2,
+         "core_hours_left": None, "left_keys": ["a", "b"], "seconds_a_point": None},
+        {"id": "alone", "points": 1, "record": "", "have": 0, "left": 1,
+         "core_hours_left": None, "left_keys": ["c"], "seconds_a_point": None},
+    ]  # fmt: skip
+    out = format_status(rows).splitlines()
+    assert out[2].split()[-1] == "0.4"  # slice, timed by big's rows
+    assert out[3].split()[-1] == "?"  # nothing times c
+    assert "3 distinct points left" in out[-1] and "1 more with no row" in out[-1]

@@ -4,9 +4,10 @@ For each figure: its points at full scale, whether it has a current record,
 how many of its points have rows in the repository (its record's, or the
 rows a ``--record`` run would take: a carry file's or any record's with a
 build, for a figure drawn from summary columns; :mod:`.carry` checks other
-builds' rows at run time), and the machine time left, estimated from the mean run time of
-the rows it has. The record is planned in pieces across machines, and this
-is the table to plan them from.
+builds' rows at run time), and the machine time left, estimated from the
+mean run time of the rows it has (or, with none, of the rows of the figures
+that share its points). The record is planned in pieces across machines,
+and this is the table to plan them from.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ def format_status(rows: list[dict[str, Any]]) -> str:
     unknown = sum(1 for c in cost.values() if c is None)
     for r in rows:
         hours = r["core_hours_left"]
+        if hours is None and r["left_keys"] and all(cost[k] is not None for k in r["left_keys"]):
+            # No row of its own, but figures sharing its points timed them
+            # (ML-ECN Fig. 6's points are Fig. 4's).
+            hours = sum(cost[k] or 0.0 for k in r["left_keys"]) / 3600
         shown = "-" if not r["left"] else ("?" if hours is None else f"{hours:.1f}")
         lines.append(
             f"{r['id']:<18} {r['points']:>6}  {r['record'] or '-':<12} "
