@@ -156,6 +156,24 @@ def test_panels_drawn_differently_keep_their_own_keys() -> None:
     assert all(ax.get_legend() is not None for ax in drawn.axes)
 
 
+def test_repeated_colours_keep_the_keys_in_their_panels() -> None:
+    # Eleven bar series: the eleventh takes the first one's colour (C0),
+    # so one shared key would show two entries alike.
+    fig, doc = _two_panels(swap=False)
+    fig.panels = [Panel(title="p", kind="bar", metric="m", x="switch.threshold")] * 2
+    series = {f"s{k}": [_row("4pkt", 1.0 + k)] for k in range(11)}
+    for panel in doc["panels"]:
+        panel["kind"], panel["series"] = "bar", series
+    doc["points"] = []
+    drawn = render_figure(fig, doc)
+    assert not drawn.legends
+    assert all(ax.get_legend() is not None for ax in drawn.axes)
+    # Ten series are told apart: one key under the panels.
+    for panel in doc["panels"]:
+        panel["series"] = {k: v for k, v in series.items() if k != "s10"}
+    assert len(render_figure(fig, doc).legends) == 1
+
+
 def test_a_long_legend_wraps_to_the_figure_width() -> None:
     from ecnlab.reproduce.draw import _columns
 

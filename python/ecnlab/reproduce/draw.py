@@ -112,6 +112,10 @@ def _legends(figure: MplFigure, keys: list[tuple[Any, list[Any], list[str]]], wi
     # Fig. 10's "True"/"False" bars): keep the keys there.
     generic = {_paper_proxy().get_label(), _differs_proxy().get_label()}
     alike = alike and all(n > 1 for label, n in uses.items() if label not in generic)
+    # Past ten series the colours repeat (FQ-CoDel Fig. 1: "DCTCP: default"
+    # and "FQ-CoDel: rx" are both C0, in different panels): one key would
+    # show two entries alike.
+    alike = alike and len({_look(h) for h in merged.values()}) == len(merged)
     if len(keys) < 2 or not alike:
         for ax, handles, labels in keys:
             ax.legend(handles, labels, fontsize="x-small")
@@ -130,10 +134,12 @@ def _columns(labels: list[str], width: float) -> int:
     """As many legend columns as fit the figure's width, so a long legend
     wraps instead of being clipped. An entry takes about 0.55 inch for its
     handle and gaps plus 0.06 inch a character of its label (the "small"
-    font); matplotlib fills the columns top to bottom."""
-    for k in range(min(len(labels), 8), 1, -1):
-        rows = -(-len(labels) // k)
-        cols = [labels[i : i + rows] for i in range(0, len(labels), rows)]
+    font); matplotlib splits the entries into columns as evenly as it can,
+    the first columns one longer."""
+    n = len(labels)
+    for k in range(min(n, 8), 1, -1):
+        ends = [sum(n // k + (j < n % k) for j in range(i + 1)) for i in range(k)]
+        cols = [labels[a:b] for a, b in zip([0] + ends, ends)]
         if sum(0.55 + 0.06 * max(map(len, c)) for c in cols) <= 0.95 * width:
             return k
     return 1
