@@ -11,7 +11,12 @@ from typing import Any
 from matplotlib.colors import to_rgba
 
 from ecnlab.reproduce import _sorted_checks, x_order
-from ecnlab.reproduce.draw import DIFFERS_COLOR, render_figure, series_colors
+from ecnlab.reproduce.draw import (
+    DIFFERS_COLOR,
+    SAME_DIRECTION_COLOR,
+    render_figure,
+    series_colors,
+)
 from ecnlab.reproduce.figure import Figure, Panel
 from ecnlab.reproduce.report import write_report
 from ecnlab.sweep import SweepSpec
@@ -112,6 +117,35 @@ def test_differing_points_are_ringed_and_intervals_drawn() -> None:
     bars = [c for c in ax.collections if c.get_gid() is None and len(c.get_segments()) == 2]
     spans = sorted(tuple(float(v) for v in seg[:, 1]) for c in bars for seg in c.get_segments())
     assert (1.0, 1.6) in spans and (7.5, 8.5) in spans
+
+
+def test_same_direction_points_are_boxed_apart_from_differing_ones() -> None:
+    # A "same direction" verdict (the paper's trend, not its size) is as much
+    # a finding as "differs"; a reader must see which points it is without
+    # the verdict table. One box per such point, in its own colour and
+    # shape, at our value, on line and bar panels alike, with a key entry.
+    for kind in ("line", "bar"):
+        fig, doc = _figure(kind)
+        doc["points"][1]["verdict"] = "same direction"
+        doc["verdicts"].update({"matches": 1, "same direction": 1})
+        figure = render_figure(fig, doc)
+        ax = figure.axes[0]
+        [box] = _collections(ax, "same-direction")
+        assert len(box.get_offsets()) == 1, kind
+        assert float(box.get_offsets()[0][1]) == 9.9, kind
+        assert tuple(box.get_edgecolors()[0]) == to_rgba(SAME_DIRECTION_COLOR), kind
+        [ring] = _collections(ax, "differs")
+        assert len(ring.get_offsets()) == 1 and float(ring.get_offsets()[0][1]) == 1.3, kind
+        # A square (4 corners and the closing vertex), not the ring's circle.
+        assert len(box.get_paths()[0].vertices) == 5, kind
+        assert len(ring.get_paths()[0].vertices) > 5, kind
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels[-2:] == ["verdict: differs", "verdict: same direction"], kind
+    # No such point, no box and no key entry.
+    fig, doc = _figure("line")
+    ax = render_figure(fig, doc).axes[0]
+    assert not _collections(ax, "same-direction")
+    assert "verdict: same direction" not in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_paper_ticks_take_their_series_colour_on_a_bar_panel() -> None:

@@ -6,8 +6,9 @@ Readability rules: a series keeps one colour in every panel, and the
 paper's number for it is drawn in that colour (a hollow star over our
 line's marker, a black-edged bar over our bar); our mean over seeds
 carries its 95% interval as error bars; a point whose verdict is
-``differs`` is ringed in red; panels that share their series share one
-key, under them, where it covers no point.
+``differs`` is ringed in red and one that holds only the paper's
+direction (``same direction``) is boxed in dashed black; panels that share
+their series share one key, under them, where it covers no point.
 """
 
 from __future__ import annotations
@@ -20,18 +21,39 @@ from typing import Any
 
 import numpy as np
 from matplotlib import patheffects
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
+from matplotlib.markers import MarkerStyle
+from matplotlib.transforms import IdentityTransform
 
 from ..plots import line_series, new_figure, save_figure
 from .figure import Figure
 
-__all__ = ["DIFFERS_COLOR", "PAPER_MARKER", "draw_figure", "render_figure", "series_colors"]
+__all__ = [
+    "DIFFERS_COLOR",
+    "PAPER_MARKER",
+    "SAME_DIRECTION_COLOR",
+    "draw_figure",
+    "render_figure",
+    "series_colors",
+]
 
 PAPER_MARKER = "*"
 """The paper's numbers on a line panel: a hollow star in the series' colour."""
 DIFFERS_COLOR = "red"
 """The ring around a point whose verdict is ``differs``."""
+SAME_DIRECTION_COLOR = "black"
+"""The box around a point whose verdict is ``same direction``: the paper's
+trend holds, its size does not (or the paper gives no size)."""
+
+# Verdict -> (marker, colour, edge style) of the outline drawn around our
+# point. Black is in no series' colour cycle, and a dashed square reads apart
+# from a series' filled square marker and from the red ring in grey too.
+_OUTLINES = {
+    "differs": ("o", DIFFERS_COLOR, "solid"),
+    "same direction": ("s", SAME_DIRECTION_COLOR, (0, (2, 1.5))),
+}
 
 
 def series_colors(doc: dict[str, Any]) -> dict[str, str]:
@@ -110,7 +132,7 @@ def _legends(figure: MplFigure, keys: list[tuple[Any, list[Any], list[str]]], wi
             uses[label] = uses.get(label, 0) + 1
     # A series only one panel draws is read with that panel (Tuning ECN
     # Fig. 10's "True"/"False" bars): keep the keys there.
-    generic = {_paper_proxy().get_label(), _differs_proxy().get_label()}
+    generic = {_paper_proxy().get_label()} | {_outline_proxy(v).get_label() for v in _OUTLINES}
     alike = alike and all(n > 1 for label, n in uses.items() if label not in generic)
     # Past ten series the colours repeat (FQ-CoDel Fig. 1: "DCTCP: default"
     # and "FQ-CoDel: rx" are both C0, in different panels): one key would
@@ -183,31 +205,58 @@ def _paper_proxy() -> Line2D:
     )
 
 
-def _differs_proxy() -> Line2D:
+def _outline_proxy(verdict: str) -> Any:
+    marker, color, style = _OUTLINES[verdict]
+    if style != "solid":
+        # A line's marker edge is always solid: the key shows the dashes
+        # only from a collection of the drawn outline's own kind.
+        shape = MarkerStyle(marker)
+        proxy = PathCollection(
+            [shape.get_path().transformed(shape.get_transform())],
+            sizes=[120],
+            facecolors="none",
+            edgecolors=color,
+            linewidths=1.0,
+            linestyles=style,
+            label=f"verdict: {verdict}",
+        )
+        # As scatter does: marker sizes are in points, not in the key's
+        # coordinates (unset, the key would move the square twice).
+        proxy.set_transform(IdentityTransform())
+        return proxy
     return Line2D(
         [],
         [],
         linestyle="none",
-        marker="o",
+        marker=marker,
         markersize=11,
         markerfacecolor="none",
-        markeredgecolor=DIFFERS_COLOR,
-        markeredgewidth=1.5,
-        label="verdict: differs",
+        markeredgecolor=color,
+        markeredgewidth=1.5 if verdict == "differs" else 1.0,
+        label=f"verdict: {verdict}",
     )
 
 
-def _ring(ax: Any, xs: list[float], ys: list[float]) -> None:
+def _outline(ax: Any, verdict: str, at: list[tuple[Any, float]]) -> list[Any]:
+    """Outlines the points ``at`` (x, our value) of one verdict; the
+    legend entry for it, or nothing when there is no such point."""
+    at = [(x, y) for x, y in at if x is not None and _finite(y)]
+    if not at:
+        return []
+    marker, color, style = _OUTLINES[verdict]
     ax.scatter(
-        xs,
-        ys,
+        [x for x, _ in at],
+        [y for _, y in at],
         s=180,
+        marker=marker,
         facecolors="none",
-        edgecolors=DIFFERS_COLOR,
-        linewidths=1.5,
+        edgecolors=color,
+        linewidths=1.5 if verdict == "differs" else 1.0,
+        linestyles=style,
         zorder=6,
-        gid="differs",
+        gid=verdict.replace(" ", "-"),
     )
+    return [_outline_proxy(verdict)]
 
 
 def _bounds(r: dict[str, Any]) -> tuple[float, float] | None:
@@ -270,10 +319,10 @@ def _lines(
             gid="paper",
         )
         extra.append(_paper_proxy())
-    differs = [c for c in checks if c["verdict"] == "differs" and _finite(c["ours"])]
-    if differs:
-        _ring(ax, [at(c["x"]) for c in differs], [c["ours"] for c in differs])
-        extra.append(_differs_proxy())
+    for verdict in _OUTLINES:
+        extra += _outline(
+            ax, verdict, [(at(c["x"]), c["ours"]) for c in checks if c["verdict"] == verdict]
+        )
     return extra
 
 
@@ -351,15 +400,16 @@ def _bars(
                 path_effects=[patheffects.withStroke(linewidth=5, foreground="black")],
             )
         )
-    differs = [
-        (where.get((c["series"], json.dumps(c["x"]))), c["ours"])
-        for c in checks
-        if c["verdict"] == "differs" and _finite(c["ours"])
-    ]
-    differs = [(p, v) for p, v in differs if p is not None]
-    if differs:
-        _ring(ax, [p for p, _ in differs], [v for _, v in differs])
-        extra.append(_differs_proxy())
+    for verdict in _OUTLINES:
+        extra += _outline(
+            ax,
+            verdict,
+            [
+                (where.get((c["series"], json.dumps(c["x"]))), c["ours"])
+                for c in checks
+                if c["verdict"] == verdict
+            ],
+        )
     return extra
 
 
