@@ -205,6 +205,15 @@ impl Network {
     pub fn is_host(&self, node: u32) -> bool {
         node < self.hosts
     }
+
+    /// Host `host`'s NIC port. Hosts are nodes 0..hosts and each has exactly
+    /// one link (`finish` checks both), so a switch here is a caller's bug.
+    pub fn host_nic(&self, host: u32) -> u32 {
+        match self.nodes[host as usize].kind {
+            NodeKind::Host { nic } => nic,
+            NodeKind::Switch { .. } => unreachable!("node {host} is a switch, not a host"),
+        }
+    }
 }
 
 fn host_delay(cfg: &Config) -> Time {

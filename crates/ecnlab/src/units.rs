@@ -60,7 +60,7 @@ impl LineRate {
 }
 
 /// Splits "85.2us" into (85.2, "us"); the number may carry a sign or exponent.
-fn split_number(s: &str) -> Option<(f64, &str)> {
+pub(crate) fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
         .char_indices()
@@ -100,23 +100,6 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
         return Err("longer than 1000000s (11.6 days), the longest simulated time ecnlab counts".into());
     }
     Ok(t as Time)
-}
-
-/// A time given as a duration ("2us") or as a multiple of one full
-/// packet's serialisation time ("1pkt", "0.5pkt"): Ok(Err(k)) for k packets.
-pub fn parse_duration_or_packets(s: &str) -> Result<Result<Time, f64>, String> {
-    const ALLOWED: &str = "a duration (\"2us\") or a number of full packets' transmission times (\"1pkt\")";
-    match split_number(s) {
-        Some((n, "pkt" | "pkts" | "packet" | "packets")) => {
-            if (0.0..=1e6).contains(&n) {
-                Ok(Err(n))
-            } else {
-                Err(format!("must be 0 to 1000000 packets; expected {ALLOWED}"))
-            }
-        }
-        Some(_) => parse_duration(s).map(Ok).map_err(|m| format!("{m}; or {ALLOWED}")),
-        None => Err(format!("expected {ALLOWED}")),
-    }
 }
 
 /// `value` in the largest of `units` (name, size) that holds it a whole

@@ -103,6 +103,23 @@ pub enum TimeOrPkts {
 }
 
 impl TimeOrPkts {
+    /// A duration ("2us") or a multiple of one full packet's transmission
+    /// time ("1pkt", "0.5pkt"), 0 to 10^6 packets.
+    pub fn parse(s: &str) -> Result<TimeOrPkts, String> {
+        const ALLOWED: &str = "a duration (\"2us\") or a number of full packets' transmission times (\"1pkt\")";
+        match units::split_number(s) {
+            Some((n, "pkt" | "pkts" | "packet" | "packets")) => {
+                if (0.0..=1e6).contains(&n) {
+                    Ok(TimeOrPkts::Pkts(n))
+                } else {
+                    Err(format!("must be 0 to 1000000 packets; expected {ALLOWED}"))
+                }
+            }
+            Some(_) => units::parse_duration(s).map(TimeOrPkts::Time).map_err(|m| format!("{m}; or {ALLOWED}")),
+            None => Err(format!("expected {ALLOWED}")),
+        }
+    }
+
     /// The time at a link of `rate_bps` whose full packet is `packet` bytes.
     pub fn at(self, packet: u64, rate_bps: u64) -> Time {
         match self {
@@ -121,11 +138,7 @@ impl<'de> Deserialize<'de> for TimeOrPkts {
                 f.write_str("a duration (\"2us\") or full packets' transmission times (\"1pkt\")")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<TimeOrPkts, E> {
-                match units::parse_duration_or_packets(s) {
-                    Ok(Ok(t)) => Ok(TimeOrPkts::Time(t)),
-                    Ok(Err(k)) => Ok(TimeOrPkts::Pkts(k)),
-                    Err(m) => Err(E::custom(format!("{s:?}: {m}"))),
-                }
+                TimeOrPkts::parse(s).map_err(|m| E::custom(format!("{s:?}: {m}")))
             }
         }
         // A bare number is refused by serde in `expecting`'s words.

@@ -62,12 +62,7 @@ pub struct Fabric {
 /// packets' transmission times at the host's own NIC rate.
 fn host_jitter(cfg: &Config, net: &Network) -> Vec<Time> {
     let packet = cfg.transport.packet_bytes();
-    (0..net.hosts as usize)
-        .map(|h| match net.nodes[h].kind {
-            NodeKind::Host { nic } => cfg.host.jitter.at(packet, net.ports[nic as usize].qdisc.rate.bps),
-            NodeKind::Switch { .. } => 0,
-        })
-        .collect()
+    (0..net.hosts).map(|h| cfg.host.jitter.at(packet, net.ports[net.host_nic(h) as usize].qdisc.rate.bps)).collect()
 }
 
 impl Fabric {
@@ -539,10 +534,7 @@ impl World<'_> {
     }
 
     pub(super) fn host_send(&mut self, p: Packet) {
-        let nic = match self.fabric.net.nodes[p.src as usize].kind {
-            NodeKind::Host { nic } => nic,
-            NodeKind::Switch { .. } => unreachable!("only hosts send"),
-        };
+        let nic = self.fabric.net.host_nic(p.src);
         let hash = if self.fabric.ecmp.mode() == EcmpMode::Ns2 {
             self.ns2_hash(&p)
         } else {
