@@ -47,12 +47,13 @@ SAME_DIRECTION_COLOR = "black"
 """The box around a point whose verdict is ``same direction``: the paper's
 trend holds, its size does not (or the paper gives no size)."""
 
-# Verdict -> (marker, colour, edge style) of the outline drawn around our
-# point. Black is in no series' colour cycle, and a dashed square reads apart
-# from a series' filled square marker and from the red ring in grey too.
+# Verdict -> (marker, colour, edge style, edge width) of the outline drawn
+# around our point. Black is in no series' colour cycle, and a dashed square
+# reads apart from a series' filled square marker and from the red ring in
+# grey too.
 _OUTLINES = {
-    "differs": ("o", DIFFERS_COLOR, "solid"),
-    "same direction": ("s", SAME_DIRECTION_COLOR, (0, (2, 1.5))),
+    "differs": ("o", DIFFERS_COLOR, "solid", 1.5),
+    "same direction": ("s", SAME_DIRECTION_COLOR, (0, (2, 1.5)), 1.0),
 }
 
 
@@ -132,7 +133,7 @@ def _legends(figure: MplFigure, keys: list[tuple[Any, list[Any], list[str]]], wi
             uses[label] = uses.get(label, 0) + 1
     # A series only one panel draws is read with that panel (Tuning ECN
     # Fig. 10's "True"/"False" bars): keep the keys there.
-    generic = {_paper_proxy().get_label()} | {_outline_proxy(v).get_label() for v in _OUTLINES}
+    generic = {_paper_proxy().get_label()} | {_outline_label(v) for v in _OUTLINES}
     alike = alike and all(n > 1 for label, n in uses.items() if label not in generic)
     # Past ten series the colours repeat (FQ-CoDel Fig. 1: "DCTCP: default"
     # and "FQ-CoDel: rx" are both C0, in different panels): one key would
@@ -205,8 +206,12 @@ def _paper_proxy() -> Line2D:
     )
 
 
+def _outline_label(verdict: str) -> str:
+    return f"verdict: {verdict}"
+
+
 def _outline_proxy(verdict: str) -> Any:
-    marker, color, style = _OUTLINES[verdict]
+    marker, color, style, width = _OUTLINES[verdict]
     if style != "solid":
         # A line's marker edge is always solid: the key shows the dashes
         # only from a collection of the drawn outline's own kind.
@@ -216,9 +221,9 @@ def _outline_proxy(verdict: str) -> Any:
             sizes=[120],
             facecolors="none",
             edgecolors=color,
-            linewidths=1.0,
+            linewidths=width,
             linestyles=style,
-            label=f"verdict: {verdict}",
+            label=_outline_label(verdict),
         )
         # As scatter does: marker sizes are in points, not in the key's
         # coordinates (unset, the key would move the square twice).
@@ -232,8 +237,8 @@ def _outline_proxy(verdict: str) -> Any:
         markersize=11,
         markerfacecolor="none",
         markeredgecolor=color,
-        markeredgewidth=1.5 if verdict == "differs" else 1.0,
-        label=f"verdict: {verdict}",
+        markeredgewidth=width,
+        label=_outline_label(verdict),
     )
 
 
@@ -243,7 +248,7 @@ def _outline(ax: Any, verdict: str, at: list[tuple[Any, float]]) -> list[Any]:
     at = [(x, y) for x, y in at if x is not None and _finite(y)]
     if not at:
         return []
-    marker, color, style = _OUTLINES[verdict]
+    marker, color, style, width = _OUTLINES[verdict]
     ax.scatter(
         [x for x, _ in at],
         [y for _, y in at],
@@ -251,7 +256,7 @@ def _outline(ax: Any, verdict: str, at: list[tuple[Any, float]]) -> list[Any]:
         marker=marker,
         facecolors="none",
         edgecolors=color,
-        linewidths=1.5 if verdict == "differs" else 1.0,
+        linewidths=width,
         linestyles=style,
         zorder=6,
         gid=verdict.replace(" ", "-"),
