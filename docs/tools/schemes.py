@@ -62,7 +62,7 @@ SCHEMES: dict[str, Scheme] = {
     "per-queue": Scheme(
         [("marking", "per-queue")],
         [
-            ("switch/qdisc.rs", r"static_path_equals_general_path|counters_account"),
+            ("switch/qdisc/tests.rs", r"static_path_equals_general_path|counters_account"),
             ("tests/scenarios/test_mqecn.py", r"per_queue_and_mqecn_split_evenly"),
             ("tests/scenarios/test_comparators.py", r"references_per_queue"),
             ("tests/scenarios/test_dctcp_ecnstar.py", r"dctcp_full_throughput|ecn_star_needs"),
@@ -98,7 +98,7 @@ SCHEMES: dict[str, Scheme] = {
         [("marking", "cedm"), ("recipe", "cedm")],
         [
             ("switch/marker/cedm.rs", r"."),
-            ("switch/qdisc.rs", r"cedm"),
+            ("switch/qdisc/tests.rs", r"cedm"),
             ("tests/scenarios/test_cedm.py", r"."),
             ("tests/scenarios/test_aqm.py", r"cedm"),
         ],
@@ -114,7 +114,7 @@ SCHEMES: dict[str, Scheme] = {
     "tcn": Scheme(
         [("marking", "tcn")],
         [
-            ("switch/qdisc.rs", r"tcn"),
+            ("switch/qdisc/tests.rs", r"tcn"),
             ("tests/scenarios/test_aqm.py", r"tcn"),
         ],
     ),
@@ -123,7 +123,7 @@ SCHEMES: dict[str, Scheme] = {
         [
             ("switch/marker/ml_ecn.rs", r"."),
             ("switch/classifier.rs", r"."),
-            ("switch/qdisc.rs", r"stage_classes"),
+            ("switch/qdisc/tests.rs", r"stage_classes"),
             ("tests/scenarios/test_mlecn.py", r"."),
         ],
     ),
@@ -145,7 +145,7 @@ SCHEMES: dict[str, Scheme] = {
         [("marking", "deme-pro")],
         [
             ("switch/marker/deme_pro.rs", r"."),
-            ("switch/qdisc.rs", r"deme_pro"),
+            ("switch/qdisc/tests.rs", r"deme_pro"),
             ("tests/scenarios/test_comparators.py", r"port_schemes|degenerate|bad_comparator"),
         ],
     ),
@@ -174,7 +174,7 @@ SCHEMES: dict[str, Scheme] = {
         [("qdisc", "fq-codel"), ("recipe", "fq-codel")],
         [
             ("switch/fq_codel.rs", r"."),
-            ("switch/qdisc.rs", r"whole_disciplines"),
+            ("switch/qdisc/tests.rs", r"whole_disciplines"),
             ("tests/scenarios/test_fqcodel.py", r"long_flows|overflow|bad_whole|fig3|fig4"),
         ],
     ),
