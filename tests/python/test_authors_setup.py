@@ -1,4 +1,4 @@
-"""The figures that run on the MQ-ECN authors' ns-2 set-up say so in full.
+"""The figures that run on the MQ-ECN authors' ns-2 set-up carry its transport and NIC.
 
 MQ-ECN Figs. 9-13 use the authors' scripts, and ML-ECN §IV ran every scheme on
 "the exact code and the same settings" (its shared base.toml serves mlecn-fig2
@@ -7,7 +7,7 @@ each value below is the script's variable named beside it. A NIC that marks
 (`[nic]`) is the scripts' NIC only with no TCP small queues in front of it: a
 FullTcp agent hands its link queue all that cwnd allows. The ML-ECN set-up once
 had `[nic]` with the default 3 KB limit, so its NICs seldom held a queue; this
-test keeps the pair together.
+test keeps the pair together, and makes every new set-up with `[nic]` say which it is.
 """
 
 from __future__ import annotations
@@ -68,14 +68,27 @@ def test_authors_set_up_has_the_scripts_transport_and_nic(base: str) -> None:
     assert cfg.get("workload", {}).get("service_mapping") == "by-source", base
 
 
+def test_every_base_with_a_nic_is_classified() -> None:
+    # A new shared set-up with `[nic]` must say whether it is the authors' (and
+    # then carry their keys, above) or not: FQ-CoDel's figures set `nic.*` in
+    # their cases, not a [nic] section, and are not the authors' set-up.
+    with_nic = {
+        str(p.relative_to(EXPERIMENTS))
+        for p in EXPERIMENTS.glob("*/*.toml")
+        if "nic" in tomllib.loads(p.read_text())
+    }
+    assert with_nic == set(AUTHORS_SET_UP), sorted(with_nic ^ set(AUTHORS_SET_UP))
+
+
 def test_the_limit_is_what_lets_a_marking_nic_fill() -> None:
     # Why the pair matters, in the engine: one sender behind a NIC that marks
-    # at K = 20 packets. With Linux's small queues (3 KB) the NIC never holds
-    # more than two of the flow's packets, so it never marks; without them
-    # (ns-2) the flow's window waits there and the NIC marks.
+    # at K = 20 packets (30,000 B). With Linux's small queues (3 KB) the NIC
+    # never holds more than two of the flow's 1,500 B packets, so it never
+    # marks; without them (ns-2) the flow's window waits there and the NIC
+    # marks.
     import ecnlab
 
-    def marks(limit: str) -> int:
+    def nic(limit: str) -> dict:
         cfg = {
             "run": {"seed": 1},
             "topology": {"kind": "star", "hosts": 2, "link_rate": "10Gbps", "link_delay": "20us"},
@@ -85,14 +98,16 @@ def test_the_limit_is_what_lets_a_marking_nic_fill() -> None:
             "flows": [{"src": 0, "dst": 1, "size": "5MB"}],
         }
         res = ecnlab.run(cfg, progress=False)
-        assert res.summary["flows_completed"] == 1
-        # Packet conservation: every data packet sent was delivered or dropped.
         s = res.summary
-        assert (
-            s["packets_sent"]
-            == s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
-        )
-        return int(s["ce_marks"])
+        assert s["flows_completed"] == 1
+        # Packet conservation: every packet sent was delivered, dropped or is in flight.
+        accounted = s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
+        assert s["packets_sent"] == accounted
+        rows = [r for r in res["ports"].to_pylist() if r["node"] == "host0" and r["queue"] == -1]
+        assert len(rows) == 1, rows
+        return rows[0]
 
-    assert marks("3KB") == 0
-    assert marks("1GB") > 0
+    small = nic("3KB")
+    assert small["max_bytes"] <= 3000 and small["marked"] == 0, small
+    full = nic("1GB")
+    assert full["max_bytes"] > 30_000 and full["marked"] > 0, full
