@@ -7,7 +7,8 @@ each value below is the script's variable named beside it. A NIC that marks
 (`[nic]`) is the scripts' NIC only with no TCP small queues in front of it: a
 FullTcp agent hands its link queue all that cwnd allows. The ML-ECN set-up once
 had `[nic]` with the default 3 KB limit, so its NICs seldom held a queue; this
-test keeps the pair together, and makes every new set-up with `[nic]` say which it is.
+test keeps the pair together, and makes every new set-up with `[nic]` say which it is
+(FQ-CoDel's figures follow pFabric's line of scripts, whose NICs fill the same way).
 """
 
 from __future__ import annotations
@@ -68,16 +69,33 @@ def test_authors_set_up_has_the_scripts_transport_and_nic(base: str) -> None:
     assert cfg.get("workload", {}).get("service_mapping") == "by-source", base
 
 
+# Set-ups with `[nic]` that are not the MQ-ECN authors': FQ-CoDel in the DCN ran
+# pFabric's line of ns-2 scripts, which build both ends of a host link with the
+# fabric's queue ($switchAlg) and FullTcp agents (fqcodel-fig3/NOTES.md, "How much
+# a host's NIC holds"). Their NIC is the switch's port with no small queues in
+# front of it, but their transport is Table II's, not the MQ-ECN scripts'.
+PFABRIC_LINE_SET_UP = ["fqcodel-fig3/base.toml"]
+
+
+@pytest.mark.parametrize("base", PFABRIC_LINE_SET_UP)
+def test_pfabric_line_set_up_has_a_nic_that_fills(base: str) -> None:
+    cfg = tomllib.loads((EXPERIMENTS / base).read_text())
+    assert cfg.get("nic") == {}, f"{base}: [nic] must be present and empty (the switch's port)"
+    # FullTcp knows no TCP small queues: without this the NIC never holds a window.
+    assert cfg.get("transport", {}).get("host_queue_limit") == "1GB", base
+    assert cfg.get("transport", {}).get("profile") == "pfabric", base  # Table II
+
+
 def test_every_base_with_a_nic_is_classified() -> None:
-    # A new shared set-up with `[nic]` must say whether it is the authors' (and
-    # then carry their keys, above) or not: FQ-CoDel's figures set `nic.*` in
-    # their cases, not a [nic] section, and are not the authors' set-up.
+    # A new shared set-up with `[nic]` must say whose scripts it follows (and
+    # then carry their keys, above).
     with_nic = {
         str(p.relative_to(EXPERIMENTS))
         for p in EXPERIMENTS.glob("*/*.toml")
         if "nic" in tomllib.loads(p.read_text())
     }
-    assert with_nic == set(AUTHORS_SET_UP), sorted(with_nic ^ set(AUTHORS_SET_UP))
+    want = set(AUTHORS_SET_UP) | set(PFABRIC_LINE_SET_UP)
+    assert with_nic == want, sorted(with_nic ^ want)
 
 
 def test_the_limit_is_what_lets_a_marking_nic_fill() -> None:
