@@ -365,7 +365,9 @@ impl World<'_> {
             let r = if PLAIN {
                 p.qdisc.pass_through_plain(now, id, &mut self.arena, pool)
             } else {
-                p.qdisc.pass_through(now, id, &mut self.arena, pool)
+                // `dequeue_at` would give the pool with the packet in it.
+                let out_pool = if p.switch.is_some() { pool + size } else { 0 };
+                p.qdisc.pass_through(now, id, &mut self.arena, pool, out_pool)
             };
             if let Some(r) = r {
                 match r {

@@ -85,6 +85,14 @@ pub trait HookedMarker {
     fn needs_sojourn(&self) -> bool {
         false
     }
+
+    /// A packet of `size` bytes alone in its queue and port passes the
+    /// dequeue hook with no draw and no change of state, so an idle port may
+    /// send it at once without the FIFO (`Qdisc::pass_through`). Say so only
+    /// where `at_dequeue` is a pure test of the occupancy.
+    fn passes_alone(&self, _size: u64) -> bool {
+        false
+    }
 }
 
 /// Declares the hooked markers: `Variant(module::Type)` per line loads the
@@ -154,6 +162,11 @@ macro_rules! hooked_markers {
 
             pub fn threshold(&self, q: usize) -> Option<u64> {
                 self.scheme().threshold(q)
+            }
+
+            #[inline]
+            pub fn passes_alone(&self, size: u64) -> bool {
+                match self { $(Hooked::$variant(m) => HookedMarker::passes_alone(m, size)),* }
             }
         }
 

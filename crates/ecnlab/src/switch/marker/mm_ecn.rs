@@ -141,6 +141,10 @@ impl HookedMarker for MmEcn {
     fn threshold(&self, _q: usize) -> Option<u64> {
         Some(self.k_low)
     }
+    /// At or below K_low `judge` passes without a draw.
+    fn passes_alone(&self, size: u64) -> bool {
+        size <= self.k_low
+    }
 }
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ impl Port {
         let id = self.arena.alloc(p, 0);
         if self.qd.packets == 0 && now >= self.busy_until {
             if self.shortcut {
-                if let Some(r) = self.qd.pass_through(now, id, &mut self.arena, 0) {
+                if let Some(r) = self.qd.pass_through(now, id, &mut self.arena, 0, 0) {
                     self.paths.0 += 1;
                     let aqm = matches!(r, Err(DropReason::Aqm)) || self.arena.get(id).ecn == Ecn::Ce;
                     self.shortcut_aqm += aqm as u32;
@@ -103,8 +103,11 @@ impl Port {
                 self.paths.1 += 1;
             }
             if self.qd.enqueue(now, id, &mut self.arena, 0).is_ok() {
-                let (id, size) = self.qd.dequeue(now, &mut self.arena, 0).expect("just queued");
-                self.send(now, id, size, &mut out);
+                // None only where a dequeue hook dropped it (drop_not_ect).
+                match self.qd.dequeue(now, &mut self.arena, 0) {
+                    Some((id, size)) => self.send(now, id, size, &mut out),
+                    None => assert!(self.qd.take_dequeue_drop().is_some(), "just queued"),
+                }
             }
         } else {
             let _ = self.qd.enqueue(now, id, &mut self.arena, 0);
@@ -191,6 +194,72 @@ fn pass_through_equals_enqueue_then_dequeue() {
     }
 }
 
+/// A static marker judging at dequeue (`dequeue_marking`, Tuning ECN §4.2)
+/// takes the shortcut too, judging the lone packet as `dequeue` would: the
+/// same CE marks, counters and MQ-ECN estimate as the long way, on the same
+/// bursty arrivals as above. K = 1400 B, so a lone 1500 B packet is marked
+/// on the shortcut. Without `drop_not_ect` a mark cannot fail; with it the
+/// port goes the long way (`pass_through` None), as a hooked marker does
+/// unless it passes the lone packet without a draw (`passes_alone`).
+#[test]
+fn pass_through_judges_a_lone_packet_as_dequeue_would() {
+    use crate::switch::marker::MqEcn;
+    use crate::switch::scheduler::{wrr, Dwrr};
+    const RATE: u64 = 10_000_000_000;
+    let make = |m: u8, shortcut: bool, drop_not_ect: bool| {
+        let quanta = [1500, 700];
+        let s = if m == 1 {
+            Scheduler::RoundRobin(wrr(quanta.to_vec()))
+        } else {
+            Scheduler::RoundRobin(Dwrr::new(quanta.to_vec(), true))
+        };
+        let marker = match m {
+            0 | 1 => Marker::PerQueue(PerQueue::standard(1400, 2)),
+            2 => Marker::MqEcn(MqEcn::new(1400, &quanta, RATE, 0, 0.75, 1_200_000)),
+            // MM-ECN-like at the front: a hooked marker judging at dequeue.
+            _ => {
+                Hooked::MmEcn(crate::switch::marker::mm_ecn::MmEcn { k_low: 700, k_high: 1400, pmax: 1.0, front: true })
+                    .into()
+            }
+        };
+        let mut qd = Qdisc::new(2, s, marker, Buffer::Bytes(8_000), RATE);
+        qd.drop_not_ect = drop_not_ect;
+        qd.set_dequeue_marking(true);
+        Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0), shortcut_aqm: 0 }
+    };
+    let t_round = |qd: &Qdisc| match &qd.marker {
+        Marker::MqEcn(m) => m.t_round(),
+        _ => 0.0,
+    };
+    // MM-ECN-like (3) with K_low = 700 B: 600 B packets pass alone on the
+    // shortcut, larger ones go the long way (their lone judgement may draw).
+    for (m, drop_not_ect) in [(0, false), (1, false), (2, false), (0, true), (3, false)] {
+        let (mut a, mut b) = (make(m, true, drop_not_ect), make(m, false, drop_not_ect));
+        assert!(a.qd.drops_at_dequeue(), "marker {m}: judged at dequeue");
+        let mut now = 0;
+        for i in 0..5000u64 {
+            now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
+            let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i / 2 % 3) as usize]);
+            let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
+            p.ecn = if i % 11 == 0 { Ecn::NotEct } else { Ecn::Ect };
+            assert_eq!(a.arrive(now, p), b.arrive(now, p), "marker {m}, arrival {i}");
+            assert_eq!(t_round(&a.qd).to_bits(), t_round(&b.qd).to_bits(), "marker {m}, arrival {i}");
+        }
+        let count = |c: QueueCounters| (c.enqueued, c.marked, c.dropped_aqm, c.max_bytes, c.sent_packets, c.sent_bytes);
+        for q in 0..2 {
+            assert_eq!(count(a.qd.counters(q)), count(b.qd.counters(q)), "marker {m}, queue {q}");
+        }
+        if drop_not_ect {
+            assert_eq!(a.paths.0, 0, "marker {m}: no shortcut where a mark may drop");
+        } else if m == 3 {
+            assert!(a.paths.0 > 50 && a.paths.1 > 100 && a.shortcut_aqm == 0, "marker {m}: {:?}", a.paths);
+        } else {
+            // The shortcut ran and marked lone full-size packets.
+            assert!(a.paths.0 > 100 && a.shortcut_aqm > 10, "marker {m}: {:?}, {} marked", a.paths, a.shortcut_aqm);
+        }
+    }
+}
+
 /// A plain port's static path (`enqueue_plain`, `pass_through_plain`,
 /// `dequeue_plain`) does what the general one does, for every static
 /// marker: two copies of a port take the same random arrivals (in
@@ -248,7 +317,7 @@ fn static_path_equals_general_path() {
                 let (ra, rb) = if a.packets == 0 && rng.uniform() < 0.5 {
                     let (ra, rb) = (
                         a.pass_through_plain(now, ia, &mut arena_a, pool),
-                        b.pass_through(now, ib, &mut arena_b, pool),
+                        b.pass_through(now, ib, &mut arena_b, pool, pool),
                     );
                     assert_eq!(ra, rb, "marker {m}, step {i}");
                     match (ra, rb) {
