@@ -435,16 +435,15 @@ impl Qdisc {
     /// packet would touch for nothing). None, having changed nothing, where
     /// the shortcut does not apply: with a dequeue hook that may drop or
     /// keeps state of its own (a whole discipline, `drop_not_ect`, a hooked
-    /// marker unless it passes a lone packet: `HookedMarker::passes_alone`), or when the scheduler would not send the packet in
-    /// the queue's first turn. A static marker judging at dequeue judges the
-    /// lone packet here, as it would leave (docs/performance.md, "The
-    /// dequeue path": taking every such packet the long way cost
-    /// dequeue-marking runs about 15% of their speed).
-    #[inline]
+    /// marker unless it passes a lone packet: `HookedMarker::passes_alone`),
+    /// or when the scheduler would not send the packet in the queue's first
+    /// turn. A static marker judging at dequeue judges the lone packet here,
+    /// as it would leave (docs/performance.md, "The dequeue path").
     ///
     /// `pool` is the switch's pool before the packet, as for `enqueue`;
     /// `out_pool` what `dequeue` would be given for it (the pool with the
     /// packet in it, or 0 where the port has no pool).
+    #[inline]
     pub fn pass_through(
         &mut self,
         now: Time,

@@ -116,6 +116,39 @@ impl Port {
     }
 }
 
+/// MQ-ECN's estimate: T_round, or W_est over WFQ (0 for other markers).
+fn mq_estimate(qd: &Qdisc) -> f64 {
+    match &qd.marker {
+        Marker::MqEcn(m) => m.t_round(),
+        Marker::MqEcnGeneric(m) => m.w_est(),
+        _ => 0.0,
+    }
+}
+
+/// Drive two copies of a port, `a` with the shortcut and `b` without,
+/// through the same 5,000 bursty arrivals (bursts at 1.5 to 3 times the
+/// line rate, then quiet gaps; three sizes; one packet in 11 Not-ECT), and
+/// require the same departures, CE marks, MQ-ECN estimate and occupancy at
+/// every step, and the same counters at the end.
+fn side_by_side(a: &mut Port, b: &mut Port, what: &str) {
+    let mut now = 0;
+    for i in 0..5000u64 {
+        now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
+        let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i / 2 % 3) as usize]);
+        let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
+        p.ecn = if i % 11 == 0 { Ecn::NotEct } else { Ecn::Ect };
+        assert_eq!(a.arrive(now, p), b.arrive(now, p), "{what}, arrival {i}");
+        assert_eq!(mq_estimate(&a.qd).to_bits(), mq_estimate(&b.qd).to_bits(), "{what}, arrival {i}");
+        assert_eq!((a.qd.bytes, a.qd.max_bytes), (b.qd.bytes, b.qd.max_bytes), "{what}, arrival {i}");
+    }
+    let count = |c: QueueCounters| {
+        (c.enqueued, c.marked, c.dropped_overflow, c.dropped_aqm, c.max_bytes, c.sent_packets, c.sent_bytes)
+    };
+    for q in 0..2 {
+        assert_eq!(count(a.qd.counters(q)), count(b.qd.counters(q)), "{what}, queue {q}");
+    }
+}
+
 /// `pass_through` on an empty port leaves exactly the state of an
 /// `enqueue` followed at once by a `dequeue`: counters, CE marks, the
 /// MQ-ECN round-time estimate (fed by the queue's turn) and so every
@@ -156,31 +189,9 @@ fn pass_through_equals_enqueue_then_dequeue() {
         qd.drop_not_ect = true;
         Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0), shortcut_aqm: 0 }
     };
-    // MQ-ECN's estimate: T_round, or W_est over WFQ.
-    let t_round = |qd: &Qdisc| match &qd.marker {
-        Marker::MqEcn(m) => m.t_round(),
-        Marker::MqEcnGeneric(m) => m.w_est(),
-        _ => 0.0,
-    };
     for sched in 0..5u8 {
         let (mut a, mut b) = (make(sched, true), make(sched, false));
-        let mut now = 0;
-        for i in 0..5000u64 {
-            // Bursts at 1.5 to 3 times the line rate, then quiet gaps.
-            now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
-            let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i / 2 % 3) as usize]);
-            let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
-            p.ecn = if i % 11 == 0 { Ecn::NotEct } else { Ecn::Ect };
-            assert_eq!(a.arrive(now, p), b.arrive(now, p), "scheduler {sched}, arrival {i}");
-            assert_eq!(t_round(&a.qd).to_bits(), t_round(&b.qd).to_bits(), "scheduler {sched}, arrival {i}");
-            assert_eq!((a.qd.bytes, a.qd.max_bytes), (b.qd.bytes, b.qd.max_bytes));
-        }
-        let count = |c: QueueCounters| {
-            (c.enqueued, c.marked, c.dropped_overflow, c.dropped_aqm, c.max_bytes, c.sent_packets, c.sent_bytes)
-        };
-        for q in 0..2 {
-            assert_eq!(count(a.qd.counters(q)), count(b.qd.counters(q)), "scheduler {sched}, queue {q}");
-        }
+        side_by_side(&mut a, &mut b, &format!("scheduler {sched}"));
         // Both paths ran, queues built up to marks and overflows, and
         // MQ-ECN had rounds to time; else the comparison shows little.
         let total = |f: fn(&QueueCounters) -> u64| (0..2).map(|q| f(&a.qd.counters(q))).sum::<u64>();
@@ -190,7 +201,7 @@ fn pass_through_equals_enqueue_then_dequeue() {
         // (RED's average decays while a port is idle, so its shortcuts
         // rarely mark: only the others must mark on the shortcut.)
         assert!(total(|c| c.dropped_aqm) > 0 && (sched == 3 || a.shortcut_aqm > 0), "scheduler {sched}");
-        assert!(matches!(sched, 2 | 3) || t_round(&a.qd) > 0.0);
+        assert!(matches!(sched, 2 | 3) || mq_estimate(&a.qd) > 0.0);
     }
 }
 
@@ -227,28 +238,12 @@ fn pass_through_judges_a_lone_packet_as_dequeue_would() {
         qd.set_dequeue_marking(true);
         Port { qd, arena: Arena::default(), busy_until: 0, shortcut, paths: (0, 0), shortcut_aqm: 0 }
     };
-    let t_round = |qd: &Qdisc| match &qd.marker {
-        Marker::MqEcn(m) => m.t_round(),
-        _ => 0.0,
-    };
     // MM-ECN-like (3) with K_low = 700 B: 600 B packets pass alone on the
     // shortcut, larger ones go the long way (their lone judgement may draw).
     for (m, drop_not_ect) in [(0, false), (1, false), (2, false), (0, true), (3, false)] {
         let (mut a, mut b) = (make(m, true, drop_not_ect), make(m, false, drop_not_ect));
         assert!(a.qd.drops_at_dequeue(), "marker {m}: judged at dequeue");
-        let mut now = 0;
-        for i in 0..5000u64 {
-            now += if i % 23 == 0 { 30_000_000 } else { 200_000 * (1 + i * 7 % 4) };
-            let (q, size) = ((i % 3 == 0) as u8, [1500, 600, 1000][(i / 2 % 3) as usize]);
-            let mut p = Packet::new(Kind::Data, 0, 1, 0, q, size);
-            p.ecn = if i % 11 == 0 { Ecn::NotEct } else { Ecn::Ect };
-            assert_eq!(a.arrive(now, p), b.arrive(now, p), "marker {m}, arrival {i}");
-            assert_eq!(t_round(&a.qd).to_bits(), t_round(&b.qd).to_bits(), "marker {m}, arrival {i}");
-        }
-        let count = |c: QueueCounters| (c.enqueued, c.marked, c.dropped_aqm, c.max_bytes, c.sent_packets, c.sent_bytes);
-        for q in 0..2 {
-            assert_eq!(count(a.qd.counters(q)), count(b.qd.counters(q)), "marker {m}, queue {q}");
-        }
+        side_by_side(&mut a, &mut b, &format!("marker {m}, drop_not_ect {drop_not_ect}"));
         if drop_not_ect {
             assert_eq!(a.paths.0, 0, "marker {m}: no shortcut where a mark may drop");
         } else if m == 3 {
@@ -291,11 +286,6 @@ fn static_path_equals_general_path() {
         qd.drop_not_ect = true;
         assert!(qd.is_plain(), "marker {m}");
         qd
-    };
-    let estimate = |qd: &Qdisc| match &qd.marker {
-        Marker::MqEcn(m) => m.t_round(),
-        Marker::MqEcnGeneric(m) => m.w_est(),
-        _ => 0.0,
     };
     for m in 0..7 {
         let (mut a, mut b) = (make(m), make(m));
@@ -343,7 +333,7 @@ fn static_path_equals_general_path() {
                 }
             }
             assert_eq!((a.bytes, a.packets, a.max_bytes), (b.bytes, b.packets, b.max_bytes));
-            assert_eq!(estimate(&a).to_bits(), estimate(&b).to_bits(), "marker {m}, step {i}");
+            assert_eq!(mq_estimate(&a).to_bits(), mq_estimate(&b).to_bits(), "marker {m}, step {i}");
         }
         for q in 0..3 {
             let (ca, cb) = (a.counters(q), b.counters(q));
@@ -357,7 +347,7 @@ fn static_path_equals_general_path() {
         // or the comparison shows little.
         assert!(shortcuts > 100 && drops > 100, "marker {m}: {shortcuts} shortcuts, {drops} drops");
         assert_eq!(marks > 100, m > 0, "marker {m}: {marks} marks");
-        assert_eq!(estimate(&a) > 0.0, m == 4 || m == 6, "marker {m}");
+        assert_eq!(mq_estimate(&a) > 0.0, m == 4 || m == 6, "marker {m}");
     }
 }
 
