@@ -31,6 +31,7 @@ from .cli_base import (
     Stopped,
     UsageError,
     add_set,
+    add_unset,
     add_workers,
     fail,
     non_negative_int,
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="output directory (default: results/<config stem>)",
     )
     add_set(p_run)
+    add_unset(p_run)
     p_run.add_argument(
         "--threads",
         metavar="N",
@@ -163,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_workers(p_sweep)
     p_sweep.add_argument("--quick", action="store_true", help="apply the sweep's [quick] table")
     add_set(p_sweep)
+    add_unset(p_sweep)
     p_sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     p_sweep.set_defaults(handler=_cmd_sweep)
 
@@ -309,7 +312,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.threads is not None:
         overrides.append(f"run.threads={args.threads}")
     try:
-        result = run(config, out=out, overrides=overrides, progress=False if args.quiet else None)
+        result = run(
+            config,
+            out=out,
+            overrides=overrides,
+            progress=False if args.quiet else None,
+            unset=args.unsets,
+        )
     except KeyboardInterrupt as exc:
         if isinstance(exc, RunInterrupted):
             raise
@@ -380,6 +389,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         overrides=args.overrides,
         progress=False if args.quiet else None,
+        unset=args.unsets,
     )
     if not args.quiet:
         print(f"{spec.name}: {report.line()}; store {report.store}")

@@ -14,7 +14,7 @@ from typing import Any, Callable, Union
 
 import pyarrow as pa
 
-from .config import ConfigSource, config_to_json, load_config
+from .config import ConfigSource, config_to_json, load_config, unset_value
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
@@ -74,11 +74,14 @@ def run(
     out: str | Path | None = None,
     overrides: Sequence[str] = (),
     progress: Progress = None,
+    unset: Sequence[str] = (),
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
     ``config`` is a TOML file or a config mapping; ``overrides`` are
-    ``key=value`` strings applied on top (see :func:`ecnlab.load_config`).
+    ``key=value`` strings applied on top (see :func:`ecnlab.load_config`);
+    ``unset`` names dotted keys removed after them, so that their defaults
+    (or a profile's or recipe's values) apply (:func:`ecnlab.config.unset_value`).
 
     With ``out``, the tables stream into ``out/<table>.parquet`` while the
     run goes (a run's memory does not grow with its length), then
@@ -107,6 +110,8 @@ def run(
     found here or by the engine (the resource guard's estimate included).
     """
     loaded = load_config(config, overrides)
+    for key in unset:
+        unset_value(loaded, key)
     payload = config_to_json(loaded)
     engine = load_engine()
     if callable(progress):
