@@ -33,6 +33,14 @@ def add_command(commands: Any) -> None:
         ),
     )
     p_rep.add_argument(
+        "--claims",
+        action="store_true",
+        help=(
+            "the papers' headline claims with our numbers and one verdict each, judged from "
+            "the record (ID: one paper, e.g. mqecn; --record DIR: another record); then exit"
+        ),
+    )
+    p_rep.add_argument(
         "--out",
         metavar="DIR",
         type=Path,
@@ -75,6 +83,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         for fid in figure_ids():
             fig = load_figure(fid)
             print(f"{fid:<18} {fig.paper} {fig.figure}: {fig.description}")
+        return EXIT_OK
+    if args.claims:
+        from .reproduce.claims import evaluate_claims, format_claims, load_claims
+        from .reproduce.record import default_record_root
+
+        root = Path(args.record) if args.record else default_record_root()
+        paper = None if args.figure in (None, "all") else args.figure
+        print(format_claims(evaluate_claims(load_claims(paper), root)))
         return EXIT_OK
     if args.status:
         from .reproduce.record import default_record_root
