@@ -406,11 +406,41 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _sweep_table(store: Path, points: Sequence[Any]) -> str:
     """The sweep's points, what they vary and their headline metrics."""
-    from .table import points_table
+    from .arrivals import arrival_goodput_in
+    from .table import MAX_ROWS, points_table
+    from .transport import describe, kept_over_profile, profile_warning
 
-    rows = {r["key"]: r for r in Store(store, create=False).index().to_pylist()}
+    st = Store(store, create=False)
+    rows = {r["key"]: r for r in st.index().to_pylist()}
+    # The goodput over a workload's arrival window, from the points' tables
+    # (the rows the table shows).
+    for key in list(dict.fromkeys(p.key for p in points))[:MAX_ROWS]:
+        if rows.get(key, {}).get("status") == "ok":
+            window = arrival_goodput_in(st.point_dir(key))
+            if window is not None:
+                rows[key] = {**rows[key], **window}
+    transports: dict[str, str] = {}
+    kept: list[str] = []
+    for p in points:
+        if not p.resolved or p.key in transports:
+            continue
+        resolved = json.loads(p.resolved)
+        transports[p.key] = describe(resolved, keys=False)
+        if kept_over_profile(resolved):
+            kept.append(p.key)
+    notes = []
+    if kept:
+        first = next(p for p in points if p.key == kept[0])
+        points_word = "point" if len(kept) == 1 else "points"
+        notes.append(
+            f"warning: in {len(kept)} {points_word}, "
+            + str(profile_warning(json.loads(first.resolved)))
+        )
     return points_table(
-        [(p.key, {**({"case": p.case} if p.case else {}), **p.params}) for p in points], rows
+        [(p.key, {**({"case": p.case} if p.case else {}), **p.params}) for p in points],
+        rows,
+        transports=transports,
+        notes=notes,
     )
 
 

@@ -134,9 +134,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(
             f"{fid}: {v['matches']} matches, {v['within noise']} within noise, "
             f"{v['same direction']} same direction, {v['differs']} differ; "
-            f"{doc['sweep']['points']} points ({failed} failed"
-            + _build_counts(doc["sweep"])
-            + "), "
+            f"{doc['sweep']['points']} point{'' if doc['sweep']['points'] == 1 else 's'} "
+            f"({failed} failed" + _build_counts(doc["sweep"]) + "), "
             f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
             + (f"; recorded in {doc['record']}" if "record" in doc else "")
         )

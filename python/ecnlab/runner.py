@@ -105,6 +105,8 @@ def run(
     (one-packet flows judged by the config's ``transport.mss``), or ``None``
     when the run has no sized flow; ``summary["slowdown"]`` likewise
     :func:`ecnlab.slowdown.slowdown_stats` (FCT over ideal FCT).
+    ``summary["warnings"]``, when present, lists settings that could not
+    act (a profile's value that a key the experiment sets beat).
 
     Raises :class:`ecnlab.ConfigError` for any configuration problem, whether
     found here or by the engine (the resource guard's estimate included).
@@ -150,6 +152,7 @@ def run(
         )
     result.summary["fct"] = _fct_summary(result, resolved)
     result.summary["slowdown"] = _slowdown_summary(result)
+    _add_warnings(result.summary, resolved)
     if out is not None:
         result.write(out)  # config.json, then summary.json last
     stopped_by = raw.get("stopped_by")
@@ -240,6 +243,16 @@ def flow_paths(
     resolved = load_config(config, overrides)
     paths = _call_engine(load_engine(), "flow_paths", config_to_json(resolved))
     return [(list(data), list(acks)) for data, acks in paths]
+
+
+def _add_warnings(summary: dict[str, Any], resolved: dict[str, Any]) -> None:
+    """Settings that could not act, found from the resolved config, join the
+    summary's ``warnings`` (after the engine's own, when it gives any)."""
+    from .transport import profile_warning
+
+    found = [w for w in (profile_warning(resolved),) if w]
+    if found:
+        summary["warnings"] = [*(summary.get("warnings") or []), *found]
 
 
 def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | None:

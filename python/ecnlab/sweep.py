@@ -461,7 +461,8 @@ class SweepReport:
 
     def line(self) -> str:
         text = (
-            f"{self.total} points: {self.already} already in the store, {self.ran} run, "
+            f"{self.total} point{'' if self.total == 1 else 's'}: {self.already} already in the "
+            f"store, {self.ran} run, "
             f"{len(self.failed)} failed"
         )
         if self.reused_other_build:
@@ -648,7 +649,10 @@ def _build_notice(
 ) -> str:
     builds = sorted(set(other.values()))
     shown = "; ".join(builds[:3]) + (f"; and {len(builds) - 3} more" if len(builds) > 3 else "")
-    head = f"{name}: {len(other)} of {total} points in the store were made by another engine build"
+    head = (
+        f"{name}: {len(other)} of {total} point{'' if total == 1 else 's'} in the store "
+        f"{'was' if len(other) == 1 else 'were'} made by another engine build"
+    )
     if same_build:
         return (
             f"{head} ({shown}): running them again, so that the record draws only on "
