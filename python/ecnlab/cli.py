@@ -53,6 +53,7 @@ from .fct import (
 from .quantiles import DEFAULT_RESAMPLES
 from .results import Result
 from .runner import engine_version, run
+from .slowdown import has_slowdown, slowdown_stats
 from .store import Store, StoreError
 from .storeplot import PlotError
 
@@ -217,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--senders", type=positive_int, default=2, help="synchronised senders N (default 2)"
     )
     p_adv.set_defaults(handler=_cmd_advise)
+
+    from .base_rtt import add_command as add_rtt
+
+    add_rtt(commands)
 
     from .keys import add_command as add_keys
 
@@ -499,6 +504,10 @@ def _run_fct(directory: Path) -> tuple[dict[str, Any], pa.Table]:
         stats: dict[str, Any] = fct_stats(flows, mss=_run_mss(directory))
     except ValueError as exc:
         raise InputError(f"{flows_path}: {exc}") from exc
+    if has_slowdown(flows):
+        # FCT over ideal FCT, so that --baseline normalises it too.
+        slowdown = slowdown_stats(flows)
+        stats.update({f"slowdown_{k}": v for k, v in slowdown.items() if k != "flows"})
     # The drop rate (ML-ECN §IV-D) is the run's, from its summary.
     try:
         summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))

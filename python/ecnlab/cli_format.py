@@ -38,8 +38,9 @@ def _run_line(summary: dict[str, Any]) -> str:
 
 
 _FCT_ROWS: tuple[tuple[str, str, bool | str], ...] = (
-    # (label, key in fct_stats (drop_rate: from summary.json), is a time;
-    # "rate": bits/s; "ratio": a fraction)
+    # (label, key in fct_stats (drop_rate: from summary.json; slowdown_*:
+    # slowdown_stats), is a time; "rate": bits/s; "ratio": a fraction;
+    # "slowdown": FCT over ideal FCT)
     ("overall mean", "overall_mean", True),
     ("small mean", "small_mean", True),
     ("small p99", "small_p99", True),
@@ -55,6 +56,12 @@ _FCT_ROWS: tuple[tuple[str, str, bool | str], ...] = (
     ("small CE marks", "small_marks", False),
     ("medium CE marks", "medium_marks", False),
     ("large CE marks", "large_marks", False),
+    ("slowdown mean", "slowdown_overall_mean", "slowdown"),
+    ("slowdown p99", "slowdown_overall_p99", "slowdown"),
+    ("small slowdown mean", "slowdown_small_mean", "slowdown"),
+    ("small slowdown p99", "slowdown_small_p99", "slowdown"),
+    ("medium slowdown mean", "slowdown_medium_mean", "slowdown"),
+    ("large slowdown mean", "slowdown_large_mean", "slowdown"),
     ("drop rate", "drop_rate", "ratio"),
     ("timeouts", "timeouts", False),
     ("flows", "flows", False),
@@ -78,6 +85,12 @@ def _rate(bps: Any) -> str:
     return f"{float(bps) / 1e9:,.3f} Gbps"
 
 
+def _times(value: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{float(value):,.2f}"
+
+
 def _ratio(value: Any) -> str:
     if value is None or math.isnan(float(value)):
         return "-"
@@ -98,7 +111,13 @@ def format_fct(
         ratios = normalize(stats, baseline)
     rows = [header]
     for label, key, kind in _FCT_ROWS:
-        show = {"rate": _rate, "ratio": _ratio}.get(kind, _duration) if kind else _number
+        if kind == "slowdown" and key not in stats:
+            continue  # a run made before the flows table had slowdown
+        show = (
+            {"rate": _rate, "ratio": _ratio, "slowdown": _times}.get(kind, _duration)
+            if kind
+            else _number
+        )
         row = [label, show(stats.get(key))]
         if baseline is not None:
             ratio = ratios.get(key)
