@@ -93,13 +93,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(format_claims(evaluate_claims(load_claims(paper), root)))
         return EXIT_OK
     if args.status:
-        from .reproduce.record import default_record_root
-        from .reproduce.status import format_status, record_status
-
-        root = Path(args.record) if args.record else default_record_root()
-        wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
-        print(format_status(record_status(root, wanted)))
-        return EXIT_OK
+        return _status(args)
     if not args.figure:
         raise InputError("reproduce: give a figure id (see `ecnlab reproduce --list`) or all")
     ids = figure_ids() if args.figure == "all" else [args.figure]
@@ -140,6 +134,42 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             + (f"; recorded in {doc['record']}" if "record" in doc else "")
         )
     return status
+
+
+def _status(args: argparse.Namespace) -> int:
+    """``--status``: the record's rows of the source tree (or ``--record
+    DIR``); an installed package carries the figures but not the record,
+    so there it says so and gives each figure's points."""
+    from .errors import ConfigError
+    from .reproduce import figure_ids, load_figure
+    from .reproduce.figure import experiments_root
+    from .reproduce.record import default_record_root
+    from .reproduce.status import format_points, format_status, point_counts, record_status
+
+    wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
+    for fid in wanted:
+        load_figure(fid)  # an unknown id: one error naming the figures
+    if args.record:
+        root = Path(args.record)
+        if not root.is_dir():
+            raise InputError(f"--record {args.record}: no such folder")
+    else:
+        try:
+            root = default_record_root()
+        except ConfigError:
+            root = None
+    if root is None or not root.is_dir():
+        why = (
+            f"this ecnlab carries the figures ({experiments_root()}) but not their record "
+            "(record/ of the source tree: the full-scale runs' rows), so what is recorded and "
+            "the core-hours left are not known here; each figure's recorded result is on its "
+            "gallery page. Run from a source checkout, or give its record folder: "
+            "--status --record DIR. The figures' points at full scale:"
+        )
+        print(format_points(point_counts(wanted), why))
+        return EXIT_OK
+    print(format_status(record_status(root, wanted)))
+    return EXIT_OK
 
 
 def _build_counts(sweep: dict[str, Any]) -> str:
