@@ -256,18 +256,40 @@ def normalize_series(series: Mapping[str, list[dict[str, Any]]], base: str) -> N
             r["ours"] = r["ours"] / b if b and not math.isnan(b) else math.nan
 
 
+def _shift(positions: Mapping[str, float] | None, k: int, n: int, dodge: float) -> float:
+    """How far series ``k`` of ``n`` moves along x: ``dodge`` of the
+    smallest gap between x positions, the series spread about each x, so
+    that intervals at one x do not hide each other."""
+    if not positions or not dodge or n < 2:
+        return 0.0
+    xs = sorted(set(positions.values()))
+    gaps = [b - a for a, b in zip(xs, xs[1:]) if b > a]
+    if not gaps:
+        return 0.0
+    return (k - (n - 1) / 2) * dodge * min(gaps) / (n - 1)
+
+
 def error_bars(
     ax: Axes,
     series: Mapping[str, Sequence[Mapping[str, Any]]],
     positions: Mapping[str, float] | None,
     colors: Mapping[str, str],
+    *,
+    dodge: float = 0.0,
 ) -> None:
     """Draw each row's interval (``ci_low`` .. ``ci_high``, where both are
     set) as an error bar in its series' colour; ``positions`` is what
-    :func:`line_series` returned (None: x values as they are)."""
-    for name, rows in series.items():
+    :func:`line_series` returned (None: x values as they are), ``dodge``
+    what it was given."""
+    for k, (name, rows) in enumerate(series.items()):
+        shift = _shift(positions, k, len(series), dodge)
         bars = [
-            (positions[str(r["x"])] if positions else r["x"], r["ours"], r["ci_low"], r["ci_high"])
+            (
+                positions[str(r["x"])] + shift if positions else r["x"],
+                r["ours"],
+                r["ci_low"],
+                r["ci_high"],
+            )
             for r in rows
             if r.get("ci_low") is not None and r.get("ci_high") is not None
         ]
@@ -295,14 +317,17 @@ def line_series(
     normalized: bool = False,
     extra_x: Iterable[Any] = (),
     colors: Mapping[str, str] | None = None,
+    dodge: float = 0.0,
 ) -> dict[str, float] | None:
     """Draw each series as a line with markers, labelled with its name.
 
     x values that are all amounts in one unit (with ``extra_x``, x values
     drawn later on the same axes) are placed by value; otherwise they are
     categories. ``normalized`` draws a dashed line at 1; ``colors`` fixes a
-    series' colour (by name; else the next of the cycle). Returns the map
-    from ``str(x)`` to its position on the axis, or None for categories.
+    series' colour (by name; else the next of the cycle); ``dodge`` spreads
+    the series about each x by that share of the smallest gap between x
+    values (x placed by value only). Returns the map from ``str(x)`` to its
+    position on the axis (before the spread), or None for categories.
     """
     every = [r["x"] for rows in series.values() for r in rows] + list(extra_x)
     found = amounts(every)
@@ -311,7 +336,8 @@ def line_series(
         x = [r["x"] for r in rows]
         y = [math.nan if r["ours"] is None else r["ours"] for r in rows]
         if num:
-            x = [num[str(v)] for v in x]
+            shift = _shift(num, k, len(series), dodge)
+            x = [num[str(v)] + shift for v in x]
         color = (colors or {}).get(name)
         ax.plot(x, y, marker=_MARKERS[k % len(_MARKERS)], label=name, color=color)
     if normalized:

@@ -418,10 +418,14 @@ def _draw(plot: StorePlot) -> None:
         fig = new_figure(width * (1.25 if many else 1.0), height)
         ax = fig.subplots()
         colors = {name: f"C{k % 10}" for k, name in enumerate(plot.series)}
+        # Lines with intervals spread a little about each x (a tenth of the
+        # gap between x values), so that their bars do not overlap.
+        bars = any(r.get("ci_low") is not None for rows in plot.series.values() for r in rows)
+        dodge = 0.1 if bars else 0.0
         positions = line_series(
-            ax, plot.series, normalized=plot.normalize is not None, colors=colors
+            ax, plot.series, normalized=plot.normalize is not None, colors=colors, dodge=dodge
         )
-        error_bars(ax, plot.series, positions, colors)
+        error_bars(ax, plot.series, positions, colors, dodge=dodge)
         ax.set_xlabel(plot.xlabel)
         ax.set_ylabel(plot.ylabel)
         ax.grid(True, alpha=0.3)

@@ -266,3 +266,14 @@ def test_formats_sizes_and_labels_given(
     assert "ends in .png but --format is pdf" in one_error_line(capsys.readouterr().err)
     assert main([*argv, "--out", str(tmp_path / "g.jpg")]) == 2
     assert "a .jpg file" in one_error_line(capsys.readouterr().err)
+
+
+def test_lines_with_intervals_spread_about_each_x() -> None:
+    from ecnlab.plots import line_series, new_figure
+
+    ax = new_figure(3.5, 2.6).subplots()
+    series = {n: [{"x": 0.3, "ours": 1.0}, {"x": 0.5, "ours": 2.0}] for n in "abc"}
+    line_series(ax, series, dodge=0.1)
+    xs = [list(line.get_xdata()) for line in ax.get_lines()]
+    # A tenth of the 0.2 gap, spread over the three lines: -0.01, 0, +0.01.
+    assert [round(x[0], 6) for x in xs] == [0.29, 0.3, 0.31]
