@@ -26,6 +26,9 @@ else:  # pragma: no cover - Python 3.9/3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gallery_claims  # noqa: E402  (the claims tables, beside this hook)
+
 NAV_TITLE = "Reproduction gallery"
 # The papers in the order the full-scale table (and the nav) lists them.
 PAPER_ORDER = ["MQ-ECN", "Tuning ECN", "CEDM", "ML-ECN", "FQ-CoDel in the DCN"]
@@ -75,13 +78,15 @@ def _cell(value: Any) -> str:
 
 
 def _expectations(fig: dict[str, Any]) -> str:
+    """What figure.toml says the paper reports: the statement, then where
+    and by which rule it is judged (three columns: it fits a laptop)."""
     expects = fig.get("expect", [])
     if not expects:
         return "The figure states no numbers of the paper's to compare with.\n"
     panels = fig.get("panel", [])
     out = [
-        "| panel | series | x | rule | paper | what the paper says | source |",
-        "|---|---|---|---|---|---|---|",
+        "| what the paper says (source) | judged where, by which rule | paper |",
+        "|---|---|---|",
     ]
     for e in expects:
         p = e.get("panel")
@@ -89,21 +94,10 @@ def _expectations(fig: dict[str, Any]) -> str:
         rule = e.get("rule", "")
         if e.get("than") is not None:
             rule = f"{rule} {e['than']}"
+        where = f"{title}; {e.get('series') or 'every series'}; x = {e.get('x', 'all')}; {rule}"
         out.append(
-            "| "
-            + " | ".join(
-                _cell(v)
-                for v in (
-                    title,
-                    e.get("series"),
-                    e.get("x"),
-                    rule,
-                    e.get("paper"),
-                    e.get("text"),
-                    e.get("source"),
-                )
-            )
-            + " |"
+            f"| {_cell(e.get('text'))} ({_cell(e.get('source'))}) | {_cell(where)} "
+            f"| {_cell(e.get('paper'))} |"
         )
     return "\n".join(out) + "\n"
 
@@ -212,61 +206,120 @@ def _progress_text(progress: tuple[int, int]) -> str:
     return f"{done} of {total} points run"
 
 
-def record_section(fid: str, rec: dict[str, Any], root: Path, assets: dict[str, Path]) -> str:
-    """Our plot, the stamp, the seeds and every judged point with its
-    interval and verdict, from the record."""
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else "" for line in text.splitlines())
+
+
+def _collapsed(title: str, body: str, kind: str = "note") -> str:
+    """A collapsed block (MkDocs Material's ``???``), shut until clicked."""
+    return f'??? {kind} "{title}"\n\n{_indent(body)}\n'
+
+
+def points_tables(rec: dict[str, Any], points: list[dict[str, Any]]) -> str:
+    """Every judged point, one narrow table per statement of the paper's
+    (the statement once above its points, not on every row); statements
+    the paper does not make come last, marked as ours."""
+    panels = rec.get("panels") or []
+    groups: dict[tuple[bool, str], list[dict[str, Any]]] = {}
+    for p in points:
+        groups.setdefault((bool(p.get("implied")), str(p.get("claim", ""))), []).append(p)
+    out = []
+    for (implied, claim), rows in sorted(groups.items(), key=lambda kv: kv[0][0]):
+        label = "Ours, not the paper's" if implied else "The paper"
+        src = rows[0].get("source")
+        out.append(f"**{label}:** {_cell(claim)}" + (f" ({_cell(src)})" if src else "") + "\n")
+        out.append("| point (panel · series · x) | ours [95% interval] | paper | verdict |")
+        out.append("|---|---|---|---|")
+        for p in rows:
+            i = p.get("panel")
+            # Points count panels from 0 (figure.toml's [[expect]] from 1).
+            title = panels[i].get("title", i) if isinstance(i, int) and 0 <= i < len(panels) else i
+            if "xs" in p:  # a trend: one verdict for the series
+                ours = ", ".join(_number(v) for v in p.get("values") or [])
+            else:
+                ours = _number(p.get("ours"))
+                if p.get("ci_low") is not None:
+                    ours += f" [{_number(p.get('ci_low'))}, {_number(p.get('ci_high'))}]"
+            paper = _number(p["paper"]) if isinstance(p.get("paper"), (int, float)) else "trend"
+            verdict = str(p.get("verdict"))
+            if p.get("verdict_point") not in (None, verdict):
+                verdict += f" (at the mean: {p['verdict_point']})"
+            point = f"{title} · {p.get('series')} · {p.get('x')}"
+            out.append(f"| {_cell(point)} | {_cell(ours)} | {_cell(paper)} | {_cell(verdict)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def record_section(
+    fid: str,
+    rec: dict[str, Any],
+    root: Path,
+    assets: dict[str, Path],
+    points: list[dict[str, Any]] | None = None,
+) -> str:
+    """Our plot, the stamp and seeds in a line, then every judged point
+    (today's rules where ``points`` are given) collapsed."""
     stamp = rec.get("record", {})
     out = ["## The record\n"]
     engine = str(stamp.get("engine", "?"))
     model = stamp.get("model_version", rec.get("model_version", "?"))
     if "model" not in engine:
         engine += f" (model version {model})"
-    out.append(f"Recorded {stamp.get('date', '?')} with engine {engine}, in `record/{fid}/`.\n")
-    seeds = rec.get("seeds") or []
-    if seeds:
-        out.append(f"Seeds: {', '.join(map(str, seeds))} (95% Student-t intervals over them).\n")
-    elif rec.get("seedless"):
-        out.append(f"Seedless, run once: {_cell(rec['seedless'])}.\n")
     png = root / "record" / fid / str(rec.get("png", f"{fid}.png"))
     if png.is_file():
         assets[f"gallery/record/{fid}/{png.name}"] = png.resolve()
         out.append(f"![{fid}](record/{fid}/{png.name})\n")
-    verdicts = rec.get("verdicts") or {}
-    if verdicts:
-        out.append("Verdicts: " + ", ".join(f"{n} {v}" for v, n in verdicts.items()) + ".\n")
-    panels = rec.get("panels") or []
-    rows = [
-        "| panel | series | x | ours | 95% interval | seeds | paper | verdict "
-        "| at the mean | claim |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for p in rec.get("points") or []:
-        i = p.get("panel")
-        # Points count panels from 0 (figure.toml's [[expect]] from 1).
-        title = panels[i].get("title", i) if isinstance(i, int) and 0 <= i < len(panels) else i
-        low, high = p.get("ci_low"), p.get("ci_high")
-        interval = f"{_number(low)} .. {_number(high)}" if low is not None else ""
-        rows.append(
-            "| "
-            + " | ".join(
-                _cell(v)
-                for v in (
-                    title,
-                    p.get("series"),
-                    p.get("x"),
-                    _number(p.get("ours")),
-                    interval,
-                    p.get("n"),
-                    _number(p["paper"]) if isinstance(p.get("paper"), (int, float)) else "(trend)",
-                    p.get("verdict"),
-                    p.get("verdict_point"),
-                    p.get("claim"),
-                )
-            )
-            + " |"
-        )
-    out.append("\n".join(rows) + "\n")
+    line = f"Recorded {stamp.get('date', '?')} with engine {engine}, in `record/{fid}/`."
+    seeds = rec.get("seeds") or []
+    if seeds:
+        line += f" Seeds: {', '.join(map(str, seeds))} (95% Student-t intervals over them)."
+    elif rec.get("seedless"):
+        line += f" Seedless, run once: {_cell(rec['seedless'])}."
+    out.append(line + "\n")
+    points = points if points is not None else list(rec.get("points") or [])
+    if points:
+        out.append(_collapsed(f"Every judged point ({len(points)})", points_tables(rec, points)))
     return "\n".join(out)
+
+
+def _verdict_section(fid: str, root: Path, rec: dict[str, Any] | None) -> tuple[str, Any]:
+    """The claims this figure tests and its point verdicts by today's
+    rules beside the counts its record stored (the old rules)."""
+    out = ["## The verdict\n"]
+    try:
+        out.append(gallery_claims.figure_claims(root, fid, _claims(root)))
+    except Exception as exc:  # a page still builds if a claim file is broken
+        out.append(f"The claims could not be judged: {_cell(exc)}\n")
+    points = None
+    if rec is not None:
+        try:
+            now = gallery_claims.point_counts(root, fid)
+            points = gallery_claims.rejudged_points(root, fid)
+        except Exception:  # a figure folder the package cannot load: stored counts
+            now = None
+        order = " / ".join(VERDICTS)
+        if now is not None:
+            stated, implied, old = now
+            text = f"Points, by today's rules ({order}): **{gallery_claims.counts_text(stated)}**"
+            if sum(implied.values()):
+                text += (
+                    f"; statements the paper does not make (shown apart, never counted): "
+                    f"{gallery_claims.counts_text(implied)}"
+                )
+            text += f". When recorded, by the older rules: {gallery_claims.counts_text(old)}."
+        else:
+            text = f"Points ({order}): {gallery_claims.counts_text(rec.get('verdicts') or {})}."
+        out.append(text + "\n")
+    return "\n".join(out), points
+
+
+_CLAIMS_CACHE: dict[Path, Any] = {}
+
+
+def _claims(root: Path) -> Any:
+    if root not in _CLAIMS_CACHE:
+        _CLAIMS_CACHE[root] = gallery_claims.claim_results(root)
+    return _CLAIMS_CACHE[root]
 
 
 def figure_page(
@@ -277,25 +330,21 @@ def figure_page(
     root: Path,
     assets: dict[str, Path] | None = None,
 ) -> str:
+    """The claim and verdict first, then the figure, then the details
+    collapsed (issue 55, item 5): the points, how to reproduce it, the
+    paper's numbers, the earlier run, the notes."""
+    assets = assets if assets is not None else {}
     folder = root / "experiments" / fid
     notes_path = folder / "NOTES.md"
     title, notes = _shift_headings(notes_path.read_text()) if notes_path.is_file() else ("", "")
-    notes = rewrite_links(notes, folder, root, assets if assets is not None else {})
+    notes = rewrite_links(notes, folder, root, assets)
     title = title or f"{fig.get('paper', '')} {fig.get('figure', '')}: {fig.get('title', '')}"
     files = sorted(p.name for p in folder.iterdir() if p.is_file())
-    parts = [
-        f"# {title}\n",
-        f"*{_cell(fig.get('description'))}*\n",
-        f"**Source:** {_cell(fig.get('source'))}. **Folder:** `experiments/{fid}/` "
-        f"({', '.join(f'`{f}`' for f in files)}).\n",
-        "```sh\n"
-        f"ecnlab reproduce {fid} --quick            # under a minute: PNG, JSON, report\n"
-        f"ecnlab reproduce {fid} --out results/full  # the paper's scale\n"
-        "```\n",
-    ]
     rec = load_record(root, fid)
+    verdict, points = _verdict_section(fid, root, rec)
+    parts = [f"# {title}\n", f"*{_cell(fig.get('description'))}*\n", verdict]
     if rec is not None:
-        parts.append(record_section(fid, rec, root, assets if assets is not None else {}))
+        parts.append(record_section(fid, rec, root, assets, points))
     else:
         parts.append("## Full-scale results\n")
         parts.append(NO_RECORD)
@@ -306,31 +355,38 @@ def figure_page(
                 f"in `record/carry/{fid}.jsonl` so that the run goes on from any machine "
                 "(`record/README.md`, carried runs).\n"
             )
+    parts.append("## Details\n")
+    parts.append(
+        _collapsed(
+            "Reproduce it",
+            f"**Source:** {_cell(fig.get('source'))}. **Folder:** `experiments/{fid}/` "
+            f"({', '.join(f'`{f}`' for f in files)}).\n\n"
+            "```sh\n"
+            f"ecnlab reproduce {fid} --quick            # under a minute: PNG, JSON, report\n"
+            f"ecnlab reproduce {fid} --out results/full  # the paper's scale\n"
+            "```\n",
+        )
+    )
+    n = len(fig.get("expect", []))
+    parts.append(
+        _collapsed(
+            f"The paper's numbers as figure.toml states them ({n})",
+            "Each row is judged against our number by its rule (`matches`, `within noise`, "
+            "`same direction` or `differs`).\n\n" + _expectations(fig),
+        )
+    )
     if row:
-        if rec is not None:
-            parts.append("### Before the record\n")
-            parts.append(
-                "The earlier single-seed run, by an engine older than model 4 "
-                "([the table](index.md#before-the-record)):\n"
-            )
-        parts.append(f"{header}\n{row}\n")
+        before = (
+            "The earlier single-seed run, by an engine older than model 4 "
+            "([the table](index.md#before-the-record)):\n\n"
+        )
+        parts.append(_collapsed("Before the record", f"{before}{header}\n{row}\n"))
     elif rec is None:
         parts.append("This figure has no full-scale run yet; only its `--quick` form runs.\n")
-    parts.append("## The paper's numbers\n")
-    parts.append(
-        "What the paper reports, as `figure.toml` states it: each row is judged against "
-        "our number by its rule (`matches`, `within noise`, `same direction` or `differs`).\n"
-    )
-    expects = _expectations(fig)
-    n = len(fig.get("expect", []))
-    if n > 12:
-        body = "\n".join("    " + line if line else "" for line in expects.splitlines())
-        parts.append(f'??? note "{n} statements of the paper\'s"\n\n{body}\n')
-    else:
-        parts.append(expects)
     if notes:
-        parts.append("## Notes\n")
-        parts.append(notes)
+        parts.append(
+            _collapsed("Notes: the set-up, the choices, what was found", notes, kind="info")
+        )
     return "\n".join(parts)
 
 
@@ -361,9 +417,25 @@ _PAGES: dict[str, tuple[str, str]] = {}
 _ASSETS: dict[str, Path] = {}
 
 
+GALLERY_CSS = "gallery/gallery.css"
+# Tables in the gallery's collapsed details (the notes' numeric tables: a
+# column per load or per sender count) in a smaller type with less padding,
+# so that ten numeric columns fit the content column of a 1,366 px screen
+# (tests/python/test_gallery_layout.py); long words may break.
+CSS = """
+.md-typeset details table:not([class]) { font-size: .62rem; }
+.md-typeset details table:not([class]) th,
+.md-typeset details table:not([class]) td { padding: .35em .5em; overflow-wrap: anywhere; }
+.md-typeset details table:not([class]) th { min-width: 2rem; }
+.md-typeset table:not([class]) td { overflow-wrap: anywhere; }
+"""
+
+
 def on_config(config: Any) -> Any:
     _PAGES.clear()
     _ASSETS.clear()
+    if GALLERY_CSS not in config["extra_css"]:
+        config["extra_css"].append(GALLERY_CSS)
     _PAGES.update(gallery_pages(ROOT, _ASSETS))
     for entry in config["nav"] or []:
         if isinstance(entry, dict) and NAV_TITLE in entry:
@@ -409,16 +481,19 @@ def _earlier(row: str | None) -> str:
 
 def record_table(root: Path = ROOT) -> str:
     """One row per figure from its record's JSON (so the table cannot go
-    stale): verdict counts, how many verdicts the interval changed, seeds,
-    model version and date. A figure with no record at the engine's model
-    version says so and gives the earlier single-seed verdicts, labelled."""
+    stale): its point verdicts by today's rules (recomputed from the
+    record's per-seed values), those of statements the paper does not make,
+    the counts the record stored when made (the older rules), and its
+    stamp. A figure with no record at the engine's model version says so
+    and gives the earlier single-seed verdicts, labelled."""
     model = engine_model_version(root)
     at = f"model {model}" if model is not None else "the engine's model version"
     _, earlier = full_scale_rows(root)
+    order = " / ".join(VERDICTS)
     out = [
-        "| figure | " + " | ".join(VERDICTS) + " | changed by the interval | seeds "
-        "| model | recorded | before the record (one seed, engine of 23 Nov 2026) |",
-        "|---|" + "---:|" * (len(VERDICTS) + 1) + "---|---|---|---|",
+        f"| figure | points today ({order}) | not the paper's claims | when recorded "
+        "(older rules) | record |",
+        "|---|---|---|---|---|",
     ]
     for fid, fig in figures(root):
         rec = load_record(root, fid)
@@ -432,23 +507,29 @@ def record_table(root: Path = ROOT) -> str:
             progress = carry_progress(root, fid, fig)
             if progress is not None:
                 what += f" (under way: {_progress_text(progress)})"
-            blanks = " | ".join([""] * (len(VERDICTS) + 3))
-            out.append(f"| {link} | {what} | {blanks} | {_earlier(earlier.get(fid))} |")
+            out.append(f"| {link} | {what} |  | {_earlier(earlier.get(fid))} |  |")
             continue
-        counts = rec.get("verdicts") or {}
+        old = rec.get("verdicts") or {}
+        try:
+            now = gallery_claims.point_counts(root, fid)
+        except Exception:  # a folder the package cannot load: the stored counts only
+            now = None
+        today, implied = (
+            ("–", "–")
+            if now is None
+            else (
+                gallery_claims.counts_text(now[0]),
+                gallery_claims.counts_text(now[1]),
+            )
+        )
         changed = sum(
             1 for p in rec.get("points") or [] if p.get("verdict") != p.get("verdict_point")
         )
         seeds = rec.get("seeds") or []
-        seeds_cell = ", ".join(map(str, seeds)) if seeds else "seedless, run once"
-        cells = [str(counts.get(v, 0)) for v in VERDICTS] + [
-            str(changed),
-            seeds_cell,
-            str(version),
-            _cell(stamp.get("date", "?")),
-            "",
-        ]
-        out.append(f"| {link} | " + " | ".join(cells) + " |")
+        seeds_cell = f"seeds {', '.join(map(str, seeds))}" if seeds else "seedless, run once"
+        stamp_cell = f"model {version}, {_cell(stamp.get('date', '?'))}, {seeds_cell}"
+        old_cell = f"{gallery_claims.counts_text(old)} ({changed} changed by the interval)"
+        out.append(f"| {link} | {today} | {implied} | {old_cell} | {stamp_cell} |")
     return "\n".join(out)
 
 
@@ -461,8 +542,12 @@ def records_line(root: Path = ROOT) -> str:
     return f"Figures with a record ({len(have)} of {len(figures(root))}): {links}."
 
 
+CLAIMS_MARKER = "<!-- claims: the hook writes the papers' claims tables here -->"
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if page.file.src_uri == "gallery/index.md":
+        markdown = markdown.replace(CLAIMS_MARKER, gallery_claims.claims_tables(ROOT))
         markdown = markdown.replace(RECORDS_MARKER, records_line(ROOT))
         return markdown.replace(RECORD_TABLE_MARKER, record_table(ROOT))
     return markdown
@@ -475,4 +560,5 @@ def on_files(files: Any, config: Any) -> Any:
         files.append(File.generated(config, path, content=text))
     for path, source in _ASSETS.items():
         files.append(File.generated(config, path, content=source.read_bytes()))
+    files.append(File.generated(config, GALLERY_CSS, content=CSS))
     return files

@@ -238,3 +238,28 @@ def test_cli_prints_one_papers_claims_and_refuses_an_unknown_paper() -> None:
     assert out.stdout.startswith("CEDM: ") and "cedm-abstract-loss" in out.stdout
     bad = subprocess.run([*cli, "nope"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode != 0 and "no such paper" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_readme_states_the_claims_tables_counts() -> None:
+    # README's "How close the numbers are" quotes the claims table's totals;
+    # it must say what `ecnlab reproduce --claims` computes from record/.
+    import re
+
+    from ecnlab.reproduce.claims import counts
+
+    results = evaluate_claims(load_claims(root=ROOT / "experiments" / "claims"), ROOT / "record")
+    c = counts(results)
+    text = " ".join((ROOT / "README.md").read_text().split())
+    m = re.search(
+        r"papers' (\d+) headline claims.*?(\d+) reproduced, (\d+) in direction only, "
+        r"(\d+) not reproduced, (\d+) not testable here",
+        text,
+    )
+    assert m, "README: the 'How close the numbers are' paragraph lost the claims' counts"
+    assert [int(g) for g in m.groups()] == [
+        len(results),
+        c["reproduced"],
+        c["direction only"],
+        c["not reproduced"],
+        c["not testable here"],
+    ]

@@ -225,7 +225,8 @@ def test_gallery_rewrites_the_notes_links_for_the_site(tmp_path: Path) -> None:
     assets: dict[str, Path] = {}
     pages = gallery.gallery_pages(tmp_path, assets)
     page = pages["gallery/x-fig1.md"][1]
-    assert page.startswith("# X Fig. 1: a title\n") and "\n### Found\n" in page
+    # The notes sit in a collapsed block, one heading level down.
+    assert page.startswith("# X Fig. 1: a title\n") and "\n    ### Found\n" in page
     assert "[two](x-fig2.md#found)" in page
     assert "[format](figure-folders.md)" in page
     assert "base (`experiments/x-fig1/base.toml`)" in page
@@ -281,8 +282,15 @@ def test_gallery_shows_a_figures_record(tmp_path: Path) -> None:
     page = pages["gallery/x-fig2.md"][1]
     assert "Recorded 2026-11-27 with engine 0.1.0 (model 3)" in page
     assert "Seeds: 1, 2, 3" in page and "![x-fig2](record/x-fig2/x-fig2.png)" in page
-    row = "| (b) mean FCT | MQ-ECN | 0.5 | 1.235 | 1.1 .. 1.4 | 3 | 1.35 | within noise | differs |"
+    # Every point, grouped under its claim, in a narrow table (issue 55, item 5).
+    assert "**The paper:** MQ-ECN's FCT at load 0.5" in page
+    row = (
+        "| (b) mean FCT · MQ-ECN · 0.5 | 1.235 [1.1, 1.4] | 1.35 "
+        "| within noise (at the mean: differs) |"
+    )
     assert row in page
+    # The verdict before the figure, the figure before the collapsed details.
+    assert page.index("## The verdict") < page.index("![x-fig2]") < page.index("??? note")
     assert "No full-scale record yet" not in page
     assert "No full-scale record yet" in pages["gallery/x-fig1.md"][1]
     assert assets == {"gallery/record/x-fig2/x-fig2.png": (rec / "x-fig2.png").resolve()}
@@ -324,7 +332,13 @@ def test_gallery_table_of_records_is_read_from_record(tmp_path: Path) -> None:
     (rec / "x-fig2.json").write_text(json.dumps(body))
     assert gallery.engine_model_version(tmp_path) == 4
     table = gallery.record_table(tmp_path)
-    assert "| [x-fig2](x-fig2.md) | 1 | 1 | 0 | 0 | 1 | 1, 2, 3 | 4 | 2026-11-27 |  |" in table
+    # The fake folder cannot be judged again (no sweep): today's counts are
+    # "–", the stored ones stay.
+    row = (
+        "| [x-fig2](x-fig2.md) | – | – | 1 / 1 / 0 / 0 (1 changed by the interval) "
+        "| model 4, 2026-11-27, seeds 1, 2, 3 |"
+    )
+    assert row in table
     assert (
         "| [x-fig1](x-fig1.md) | **not recorded at model 4** |" in table
         and "| 7 / 2 / 1 (matches / same direction / differs) |" in table

@@ -444,6 +444,7 @@ def judge_test(test: Test, rec: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **chosen,
         "figure": test.figure,
+        "of": test.of,
         "quantity": describe(test),
         "over": test.over,
         "span": (min(means), max(means)) if len(at_x) > 1 and means else None,
