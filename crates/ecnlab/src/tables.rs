@@ -20,6 +20,7 @@ table_rows! {
         bytes_received: U64(u64),
         timeouts: U32(u32),
         retransmits: U32(u32),
+        spurious_retransmits: U32(u32),
         ce_marks: U32(u32),
         drops: U32(u32),
         reordered: U32(u32),

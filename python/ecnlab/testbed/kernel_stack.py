@@ -105,6 +105,12 @@ KERNEL: dict[str, KernelKey] = {
         "the kernel's cubic runs HyStart (tcp_cubic's module parameter hystart = 1, its "
         "default; a parameter of the whole machine, not of a namespace)",
     ),
+    "linux_cwnd": KernelKey(
+        True,
+        "the kernel counts each segment delivered once, when SACKed or else when cumulatively "
+        "acknowledged, and grows cwnd by that count (tcp_cong_control); its ssthresh hooks "
+        "work from cwnd (tcp_reno_ssthresh)",
+    ),
     "dctcp_linux": KernelKey(True, "the kernel's DCTCP is tcp_dctcp.c, which this key models"),
     "cubic_linux": KernelKey(
         True,

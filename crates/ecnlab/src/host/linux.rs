@@ -21,6 +21,8 @@
 //!   retransmit, and resends a recovery's lost tail;
 //! - `hystart` (`hystart.rs`): CUBIC's HyStart, which ends slow start on
 //!   a long ACK train or a rising RTT before the buffer overflows;
+//! - `linux_cwnd` (`linux_cwnd.rs`): cwnd grown by what an ACK newly
+//!   delivers, ssthresh from cwnd;
 //! - `dctcp_linux` (`cc/dctcp_linux.rs`): with cc = "dctcp", DCTCP's
 //!   arithmetic, loss response and CE-change ACK as tcp_dctcp.c;
 //!
@@ -54,6 +56,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             super::tlp::TlpParams::PARAMS,
             super::rack::RackParams::PARAMS,
             super::hystart::HystartParams::PARAMS,
+            super::linux_cwnd::LinuxCwndParams::PARAMS,
             super::cc::dctcp_linux::DctcpLinuxParams::PARAMS,
         ],
         ..crate::switch::scheme::About::new(
@@ -77,6 +80,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("rack", Fill::Json("true")),
         ("hystart", Fill::Json("true")),
         ("cubic_linux", Fill::Json("true")),
+        ("linux_cwnd", Fill::Json("true")),
         ("dctcp_linux", Fill::Json("true")),
         ("delayed_ack_timeout", Fill::Json("\"40ms\"")),
         ("min_rto", Fill::Json("\"200ms\"")),

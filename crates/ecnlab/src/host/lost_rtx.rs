@@ -10,6 +10,14 @@
 //! it was lost (barring reordering, which Linux also ignores here), and
 //! the hole is sent again at once, in recovery, without a timeout.
 //!
+//! Such a recovery can outlive several lost copies of the hole while new
+//! data goes out behind it, so snd_max − snd_una comes to count mostly
+//! data SACKed rounds ago; halving it for the next loss's ssthresh (RFC
+//! 5681 Eq. 4) let ssthresh grow with every loss under early drops (issue
+//! 50: PIE at 100 Mbps, 4× the default stack's drops). With this key a
+//! loss sets ssthresh from cwnd instead, as Linux's ssthresh hooks do
+//! (`linux_cwnd.rs`).
+//!
 //! Modelled for the first hole only, which is what holds snd_una and so
 //! what ends in an RTO; a later hole's lost retransmission still waits for
 //! the timer. It needs PRR (`prr`) on: with cwnd cut at once it has not

@@ -17,6 +17,7 @@ pub mod hystart;
 pub mod incast;
 pub mod jitter;
 pub mod linux;
+pub mod linux_cwnd;
 pub mod lost_rtx;
 pub mod lso;
 pub mod paced;

@@ -10,7 +10,11 @@
 //! keeps its SACKed marks at an RTO (tcp_enter_loss) unless its reneging
 //! check fires. ecnlab's receivers never renege, so with this key the
 //! go-back after an RTO skips the SACKed ranges and resends only holes,
-//! and the SACKed bytes below snd_nxt do not count as in flight.
+//! and the SACKed bytes below snd_nxt do not count as in flight, nor as
+//! newly delivered when the ACK that fills the hole covers them: slow
+//! start grows by what the go-back delivered, not by the SACKed window
+//! above it (Linux counts a segment delivered once, `linux_cwnd.rs`;
+//! counting it again sent a window-sized burst after every RTO).
 
 use crate::config::param::section;
 

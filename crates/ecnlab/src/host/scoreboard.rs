@@ -56,6 +56,11 @@ impl TcpSender {
         }
     }
 
+    /// SACKed bytes in [lo, hi).
+    pub(super) fn sacked_in(&self, lo: u64, hi: u64) -> u64 {
+        self.sacked.iter().map(|&(l, h)| h.min(hi).saturating_sub(l.max(lo))).sum()
+    }
+
     pub(super) fn sacked_bytes(&self) -> u64 {
         self.sacked.iter().map(|r| r.1 - r.0).sum()
     }

@@ -128,6 +128,13 @@ impl TcpReceiver {
         &self.ooo
     }
 
+    /// Whether every byte of [seq, end) has already arrived: a copy of
+    /// it now is one the sender need not have sent.
+    #[inline]
+    pub fn holds(&self, seq: u64, end: u64) -> bool {
+        end <= self.rcv_nxt || self.ooo.iter().any(|r| r.0 <= seq && end <= r.1)
+    }
+
     fn sack_for(&self, seq: u64) -> (u64, u64) {
         self.ooo.iter().find(|r| r.0 <= seq && seq < r.1).copied().unwrap_or((0, 0))
     }

@@ -55,7 +55,7 @@ pub struct TcpParams {
     /// Linux's delayed-ACK rules at the receivers (`transport.linux_delayed_ack`).
     pub linux_delayed_ack: bool,
     /// Lost-retransmission detection (`transport.lost_retransmit`).
-    lost_retransmit: bool,
+    pub(super) lost_retransmit: bool,
     /// The SACK scoreboard kept across an RTO (`transport.rto_keeps_sack`).
     rto_keeps_sack: bool,
     /// The timer restarted at a retransmission of snd_una (`transport.rto_rearm_head`).
@@ -68,12 +68,20 @@ pub struct TcpParams {
     pub(super) rack: bool,
     /// CUBIC's HyStart (`transport.hystart` with cc = "cubic", `hystart.rs`).
     hystart: bool,
+    /// Linux's window accounting (`transport.linux_cwnd`, `linux_cwnd.rs`).
+    pub(super) linux_cwnd: bool,
+    /// Whether ACKs count the bytes they newly deliver (`linux_cwnd`;
+    /// `rto_keeps_sack`, whose kept SACKed data a cumulative ACK must not
+    /// count again; `cubic_linux`, whose arithmetic takes that count).
+    count_delivered: bool,
 }
 
 impl TcpParams {
     pub fn new(t: &TransportCfg) -> Arc<TcpParams> {
         let pfabric = super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
         let tlp = super::tlp::TlpParams::of(t);
+        let linux_cwnd = super::linux_cwnd::LinuxCwndParams::of(t).linux_cwnd;
+        let rto_keeps_sack = super::rto_sack::RtoSackParams::of(t).rto_keeps_sack;
         Arc::new(TcpParams {
             mss: t.mss,
             init_cwnd: t.init_cwnd as f64,
@@ -89,12 +97,14 @@ impl TcpParams {
             prr: super::prr::PrrParams::of(t).prr,
             linux_delayed_ack: super::delack_linux::LinuxDelackParams::of(t).linux_delayed_ack,
             lost_retransmit: super::lost_rtx::LostRtxParams::of(t).lost_retransmit,
-            rto_keeps_sack: super::rto_sack::RtoSackParams::of(t).rto_keeps_sack,
+            rto_keeps_sack,
             rto_rearm_head: super::rto_rearm::RtoRearmParams::of(t).rto_rearm_head,
             tlp: tlp.tlp,
             tlp_times: (tlp.tlp_slack.0, tlp.tlp_delack.0),
             rack: super::rack::RackParams::of(t).rack,
             hystart: super::hystart::active(t),
+            linux_cwnd,
+            count_delivered: linux_cwnd || rto_keeps_sack || super::cc::cubic_linux::active(t),
         })
     }
 
@@ -305,6 +315,7 @@ impl TcpSender {
         }
         if progressed {
             let acked = ack - self.una;
+            let before = if self.p.count_delivered { self.delivered_before(ack) } else { (0, 0) };
             let mut prr_before = self.prr_sacked_before();
             self.una = ack;
             if prr_before.is_some() && !self.in_recovery && self.prr_cwr_done() {
@@ -317,11 +328,13 @@ impl TcpSender {
             self.rtt_sample(rtt);
             self.add_sacks(sack, more);
             self.trim_sacks();
+            let delivered = if self.p.count_delivered { self.newly_delivered(before) } else { acked };
             if self.p.hystart {
                 self.hystart_ack(now, rtt); // `hystart.rs`
             }
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
-            let info = AckInfo { acked, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt };
+            let grown = if self.p.linux_cwnd || self.p.rto_keeps_sack { delivered } else { acked };
+            let info = AckInfo { acked: grown, delivered, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt };
             let prior = self.w.cwnd;
             if self.in_recovery && self.una >= self.recover {
                 self.in_recovery = false;
@@ -353,7 +366,7 @@ impl TcpSender {
             self.add_sacks(sack, more);
             self.dupacks += 1;
             let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
-            let info = AckInfo { acked: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt: 0 };
+            let info = AckInfo { acked: 0, delivered: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt: 0 };
             let prior = self.w.cwnd;
             // A SACK of a tail loss probe starts recovery at once (`tlp.rs`).
             let lost = self.dupacks >= self.p.dupthresh || self.p.tlp && self.tlp_probe_sacked();
@@ -398,13 +411,13 @@ impl TcpSender {
             self.tlp_reset();
         }
         if self.p.prr == super::prr::PrrKind::Off {
-            let flight_segs = self.flight() as f64 / self.p.mss as f64;
+            let flight_segs = self.loss_flight_segs();
             self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
             self.w.cwnd = self.w.ssthresh;
         } else if !self.prr_continue_into_recovery() {
             // PRR (`linux.rs`): ssthresh now, cwnd brought down ACK by ACK.
             let prior = self.w.cwnd;
-            let flight_segs = self.flight() as f64 / self.p.mss as f64;
+            let flight_segs = self.loss_flight_segs();
             self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
             self.prr_start(prior, false);
         } else if let Some(s) = self.cc.recovery_in_cwr(&self.w) {
@@ -449,7 +462,7 @@ impl TcpSender {
                 // go-back-N retransmission into a slow start that overruns
                 // the buffer it was lost in.
                 if !self.in_recovery && self.una >= self.recover {
-                    let flight_segs = self.flight() as f64 / self.p.mss as f64;
+                    let flight_segs = self.loss_flight_segs();
                     self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
                 }
                 self.cc.on_timeout();

@@ -64,6 +64,10 @@ pub struct FlowLog {
     pub stop: Option<Time>,
     pub opened: Option<Time>,
     pub reordered: u32,
+    /// Data packets that reached the receiver when it already held every
+    /// byte of them: retransmissions whose original (or an earlier copy)
+    /// was delivered after all.
+    pub spurious: u32,
     pub drops: u32,
 }
 
@@ -94,7 +98,7 @@ impl Flow {
 
 impl FlowLog {
     fn new(start: Time, stop: Option<Time>) -> FlowLog {
-        FlowLog { start, stop, opened: None, reordered: 0, drops: 0 }
+        FlowLog { start, stop, opened: None, reordered: 0, spurious: 0, drops: 0 }
     }
 }
 

@@ -218,6 +218,9 @@ impl World<'_> {
         if !p.rtx && p.seq < f.rx_high {
             self.apps.logs[fid as usize].reordered += 1;
         }
+        if p.seq < f.rx_high && f.rx.holds(p.seq, end) {
+            self.apps.logs[fid as usize].spurious += 1;
+        }
         f.rx_high = f.rx_high.max(end);
         let before = f.rx.rcv_nxt;
         if f.rx.pending == 0 {

@@ -175,6 +175,7 @@ impl World<'_> {
                 f.rx.rcv_nxt,
                 f.tx.timeouts,
                 f.tx.retransmits,
+                log.spurious,
                 f.rx.ce_received,
                 log.drops,
                 log.reordered,
@@ -265,6 +266,8 @@ impl World<'_> {
         m.insert("incast_rounds_completed".into(), json!(rounds));
         m.insert("timeouts".into(), json!(self.apps.flows.iter().map(|f| f.tx.timeouts as u64).sum::<u64>()));
         m.insert("retransmits".into(), json!(self.apps.flows.iter().map(|f| f.tx.retransmits as u64).sum::<u64>()));
+        // Copies the receiver already held: retransmissions not needed.
+        m.insert("spurious_retransmits".into(), json!(self.apps.logs.iter().map(|l| l.spurious as u64).sum::<u64>()));
         m.insert("flows_completed".into(), json!(self.apps.flows.iter().filter(|f| f.finish().is_some()).count()));
         if let Some(c) = &self.apps.conns {
             // Per-pair connections opened, first ones and extra ones.

@@ -267,7 +267,7 @@ mod tests {
     }
 
     fn ack(now: Time, srtt: Time) -> AckInfo {
-        AckInfo { acked: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt, rtt: srtt }
+        AckInfo { acked: MSS as u64, delivered: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt, rtt: srtt }
     }
 
     /// After a loss at cwnd 100 the window is 70 (β = 0.7), and then, one

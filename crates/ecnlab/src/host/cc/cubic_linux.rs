@@ -32,6 +32,11 @@
 //! root here: K within 0.2% of the kernel's), the epoch's shift after an
 //! idle period (CA_EVENT_TX_START: these flows never idle).
 
+/// CUBIC runs Linux's arithmetic: cc = "cubic" with `cubic_linux`.
+pub fn active(t: &crate::config::TransportCfg) -> bool {
+    t.cc.as_str() == "cubic" && super::cubic::CubicParams::of(t).is_ok_and(|p| p.cubic_linux)
+}
+
 use super::{AckInfo, Window};
 use crate::units::Time;
 
@@ -147,10 +152,12 @@ impl LinuxCubic {
     /// bictcp_update and tcp_cong_avoid_ai, on whole segments.
     pub fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         self.sample(a.now, a.rtt);
-        if !a.cwnd_limited || a.acked == 0 {
+        // Linux's `acked` is what the ACK newly delivered (`linux_cwnd.rs`):
+        // a cumulative ACK over SACKed data does not count it again.
+        if !a.cwnd_limited || a.delivered == 0 {
             return;
         }
-        let mut acked = a.acked.div_ceil(a.mss as u64) as u32;
+        let mut acked = a.delivered.div_ceil(a.mss as u64) as u32;
         let mut cwnd = w.cwnd as u32;
         let ssthresh = w.ssthresh.min(u32::MAX as f64) as u32;
         if cwnd < ssthresh {
@@ -268,7 +275,18 @@ mod tests {
     }
 
     fn ack(now: Time, rtt: Time) -> AckInfo {
-        AckInfo { acked: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt: rtt, rtt }
+        AckInfo {
+            acked: MSS as u64,
+            delivered: MSS as u64,
+            ece: false,
+            una: 0,
+            snd_max: 0,
+            mss: MSS,
+            cwnd_limited: true,
+            now,
+            srtt: rtt,
+            rtt,
+        }
     }
 
     /// One window of ACKs, spread over `rtt` from `now`.

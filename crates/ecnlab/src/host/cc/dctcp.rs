@@ -181,7 +181,7 @@ mod tests {
     use super::*;
 
     fn ack(una: u64, snd_max: u64, ece: bool) -> AckInfo {
-        AckInfo { acked: 1460, ece, una, snd_max, mss: 1460, cwnd_limited: true, now: 0, srtt: 0, rtt: 0 }
+        AckInfo { acked: 1460, delivered: 1460, ece, una, snd_max, mss: 1460, cwnd_limited: true, now: 0, srtt: 0, rtt: 0 }
     }
 
     /// α is the EWMA of the marked fraction: with half of every window

@@ -41,7 +41,7 @@ mod tests {
     use crate::config::TransportCfg;
 
     fn ack(acked: u64) -> AckInfo {
-        AckInfo { acked, ece: false, una: 0, snd_max: 0, mss: 1460, cwnd_limited: false, now: 0, srtt: 0, rtt: 0 }
+        AckInfo { acked, delivered: acked, ece: false, una: 0, snd_max: 0, mss: 1460, cwnd_limited: false, now: 0, srtt: 0, rtt: 0 }
     }
 
     /// One segment per ACK in slow start even when the ACK covers two

@@ -313,8 +313,13 @@ pub enum EchoMode {
 /// Facts about one ACK, for congestion control.
 #[derive(Clone, Copy, Debug)]
 pub struct AckInfo {
-    /// Bytes newly acknowledged (0 for a duplicate ACK).
+    /// Bytes newly acknowledged (0 for a duplicate ACK); with
+    /// `linux_cwnd`, `delivered`.
     pub acked: u64,
+    /// Bytes newly delivered: acknowledged and not SACKed before, or newly
+    /// SACKed (Linux's count, `linux_cwnd.rs`); `acked` where the sender
+    /// does not count it.
+    pub delivered: u64,
     pub ece: bool,
     /// snd_una after this ACK.
     pub una: u64,
@@ -342,6 +347,7 @@ mod tests {
         w.ssthresh = 10.0;
         let a = AckInfo {
             acked: 5 * 1460,
+            delivered: 5 * 1460,
             ece: false,
             una: 0,
             snd_max: 0,

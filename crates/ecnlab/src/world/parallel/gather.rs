@@ -52,6 +52,7 @@ pub(super) fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(St
         }
         if d != 0 {
             w0.apps.logs[f].reordered = rest[d - 1].apps.logs[f].reordered;
+            w0.apps.logs[f].spurious = rest[d - 1].apps.logs[f].spurious;
         }
         w0.apps.logs[f].drops = rest.iter().fold(w0.apps.logs[f].drops, |n, w| n + w.apps.logs[f].drops);
     }
