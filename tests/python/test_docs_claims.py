@@ -80,3 +80,22 @@ def test_the_annotated_experiment_file_names_every_scheme_and_its_keys() -> None
         if kind in ("marking", "qdisc"):
             missing += [f"{name}: {p['key']}" for p in entry["params"] if p["key"] not in words]
     assert not missing, f"experiment-file.md's annotated file leaves out: {missing}"
+
+
+@needs_engine
+def test_the_error_messages_the_guide_quotes_are_the_engines() -> None:
+    import ecnlab
+
+    text = (ROOT / "docs" / "guide" / "experiment-file.md").read_text(encoding="utf-8")
+    intro = text[: text.index("```toml")]
+    quoted = re.findall(r"``([^`].*?)``|`(workload\.load = .*?)`", intro, flags=re.S)
+    messages = [" ".join((a or b).split()) for a, b in quoted]
+    assert len(messages) == 3, messages
+    # Each quoted message from the mistake it shows, on the tutorial's
+    # leaf-spine file (which has every section the keys live in).
+    base = ROOT / "docs" / "tutorial" / "leafspine.toml"
+    mistakes = ["switch.scheduler=dwr", "switch.stages=1", "workload.load=60%"]
+    for mistake, message in zip(mistakes, messages):
+        with pytest.raises(ecnlab.ConfigError) as err:
+            ecnlab.validate(base, [mistake])
+        assert str(err.value) == message, mistake
