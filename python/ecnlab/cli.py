@@ -31,6 +31,7 @@ from .cli_base import (
     Stopped,
     UsageError,
     add_set,
+    add_unset,
     add_workers,
     fail,
     non_negative_int,
@@ -52,6 +53,7 @@ from .fct import (
 from .quantiles import DEFAULT_RESAMPLES
 from .results import Result
 from .runner import engine_version, run
+from .slowdown import has_slowdown, slowdown_stats
 from .store import Store, StoreError
 from .storeplot import PlotError
 
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="output directory (default: results/<config stem>)",
     )
     add_set(p_run)
+    add_unset(p_run)
     p_run.add_argument(
         "--threads",
         metavar="N",
@@ -163,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_workers(p_sweep)
     p_sweep.add_argument("--quick", action="store_true", help="apply the sweep's [quick] table")
     add_set(p_sweep)
+    add_unset(p_sweep)
     p_sweep.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     p_sweep.set_defaults(handler=_cmd_sweep)
 
@@ -214,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--senders", type=positive_int, default=2, help="synchronised senders N (default 2)"
     )
     p_adv.set_defaults(handler=_cmd_advise)
+
+    from .base_rtt import add_command as add_rtt
+
+    add_rtt(commands)
 
     from .keys import add_command as add_keys
 
@@ -313,7 +321,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.threads is not None:
         overrides.append(f"run.threads={args.threads}")
     try:
-        result = run(config, out=out, overrides=overrides, progress=False if args.quiet else None)
+        result = run(
+            config,
+            out=out,
+            overrides=overrides,
+            progress=False if args.quiet else None,
+            unset=args.unsets,
+        )
     except KeyboardInterrupt as exc:
         if isinstance(exc, RunInterrupted):
             raise
@@ -384,6 +398,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         overrides=args.overrides,
         progress=False if args.quiet else None,
+        unset=args.unsets,
     )
     if not args.quiet:
         print(f"{spec.name}: {report.line()}; store {report.store}")
@@ -400,11 +415,41 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _sweep_table(store: Path, points: Sequence[Any]) -> str:
     """The sweep's points, what they vary and their headline metrics."""
-    from .table import points_table
+    from .arrivals import arrival_goodput_in
+    from .table import MAX_ROWS, points_table
+    from .transport import describe, kept_over_profile, profile_warning
 
-    rows = {r["key"]: r for r in Store(store, create=False).index().to_pylist()}
+    st = Store(store, create=False)
+    rows = {r["key"]: r for r in st.index().to_pylist()}
+    # The goodput over a workload's arrival window, from the points' tables
+    # (the rows the table shows).
+    for key in list(dict.fromkeys(p.key for p in points))[:MAX_ROWS]:
+        if rows.get(key, {}).get("status") == "ok":
+            window = arrival_goodput_in(st.point_dir(key))
+            if window is not None:
+                rows[key] = {**rows[key], **window}
+    transports: dict[str, str] = {}
+    kept: list[str] = []
+    for p in points:
+        if not p.resolved or p.key in transports:
+            continue
+        resolved = json.loads(p.resolved)
+        transports[p.key] = describe(resolved, keys=False)
+        if kept_over_profile(resolved):
+            kept.append(p.key)
+    notes = []
+    if kept:
+        first = next(p for p in points if p.key == kept[0])
+        points_word = "point" if len(kept) == 1 else "points"
+        notes.append(
+            f"warning: in {len(kept)} {points_word}, "
+            + str(profile_warning(json.loads(first.resolved)))
+        )
     return points_table(
-        [(p.key, {**({"case": p.case} if p.case else {}), **p.params}) for p in points], rows
+        [(p.key, {**({"case": p.case} if p.case else {}), **p.params}) for p in points],
+        rows,
+        transports=transports,
+        notes=notes,
     )
 
 
@@ -463,6 +508,10 @@ def _run_fct(directory: Path) -> tuple[dict[str, Any], pa.Table]:
         stats: dict[str, Any] = fct_stats(flows, mss=_run_mss(directory))
     except ValueError as exc:
         raise InputError(f"{flows_path}: {exc}") from exc
+    if has_slowdown(flows):
+        # FCT over ideal FCT, so that --baseline normalises it too.
+        slowdown = slowdown_stats(flows)
+        stats.update({f"slowdown_{k}": v for k, v in slowdown.items() if k != "flows"})
     # The drop rate (ML-ECN §IV-D) is the run's, from its summary.
     try:
         summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))

@@ -47,6 +47,18 @@ def add_set(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_unset(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--unset",
+        dest="unsets",
+        metavar="KEY",
+        action="append",
+        default=[],
+        help="remove a key the file sets, so its default applies, e.g. --unset switch.threshold "
+        "(repeatable; after every --set)",
+    )
+
+
 def add_workers(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers",

@@ -38,8 +38,9 @@ def _run_line(summary: dict[str, Any]) -> str:
 
 
 _FCT_ROWS: tuple[tuple[str, str, bool | str], ...] = (
-    # (label, key in fct_stats (drop_rate: from summary.json), is a time;
-    # "rate": bits/s; "ratio": a fraction)
+    # (label, key in fct_stats (drop_rate: from summary.json; slowdown_*:
+    # slowdown_stats), is a time; "rate": bits/s; "ratio": a fraction;
+    # "slowdown": FCT over ideal FCT)
     ("overall mean", "overall_mean", True),
     ("small mean", "small_mean", True),
     ("small p99", "small_p99", True),
@@ -55,6 +56,12 @@ _FCT_ROWS: tuple[tuple[str, str, bool | str], ...] = (
     ("small CE marks", "small_marks", False),
     ("medium CE marks", "medium_marks", False),
     ("large CE marks", "large_marks", False),
+    ("slowdown mean", "slowdown_overall_mean", "slowdown"),
+    ("slowdown p99", "slowdown_overall_p99", "slowdown"),
+    ("small slowdown mean", "slowdown_small_mean", "slowdown"),
+    ("small slowdown p99", "slowdown_small_p99", "slowdown"),
+    ("medium slowdown mean", "slowdown_medium_mean", "slowdown"),
+    ("large slowdown mean", "slowdown_large_mean", "slowdown"),
     ("drop rate", "drop_rate", "ratio"),
     ("timeouts", "timeouts", False),
     ("flows", "flows", False),
@@ -78,6 +85,12 @@ def _rate(bps: Any) -> str:
     return f"{float(bps) / 1e9:,.3f} Gbps"
 
 
+def _times(value: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{float(value):,.2f}"
+
+
 def _ratio(value: Any) -> str:
     if value is None or math.isnan(float(value)):
         return "-"
@@ -98,7 +111,13 @@ def format_fct(
         ratios = normalize(stats, baseline)
     rows = [header]
     for label, key, kind in _FCT_ROWS:
-        show = {"rate": _rate, "ratio": _ratio}.get(kind, _duration) if kind else _number
+        if kind == "slowdown" and key not in stats:
+            continue  # a run made before the flows table had slowdown
+        show = (
+            {"rate": _rate, "ratio": _ratio, "slowdown": _times}.get(kind, _duration)
+            if kind
+            else _number
+        )
         row = [label, show(stats.get(key))]
         if baseline is not None:
             ratio = ratios.get(key)
@@ -122,6 +141,10 @@ def format_summary(result: Result, title: str | None = None) -> str:
         ("events", _run_line(summary)),
         ("simulated", f"{_number(summary.get('sim_seconds'), 3)} s"),
     ]
+    if result.config:
+        from .transport import describe
+
+        rows += _wrapped("transport", describe(result.config))
     rows += _goodput_rows(result)
     incast = summary.get("incast_goodput_gbps")
     if incast is not None:
@@ -140,11 +163,46 @@ def format_summary(result: Result, title: str | None = None) -> str:
                 "FCT statistics leave them out (drop run.duration to run until all finish)",
             )
         )
+    for warning in summary.get("warnings") or []:
+        rows += _wrapped("warning", str(warning))
     if result.out is not None:
         rows.append(("written to", str(result.out)))
     lines = [title] if title else []
     lines += [f"  {name:<11}{text}".rstrip() for name, text in rows]
     return "\n".join(lines)
+
+
+def _wrapped(name: str, text: str, width: int = 86) -> list[tuple[str, str]]:
+    """A row whose text continues on unnamed rows, ``width`` characters each."""
+    import textwrap
+
+    parts = textwrap.wrap(text, width=width, break_on_hyphens=False) or [""]
+    return [(name, parts[0])] + [("", part) for part in parts[1:]]
+
+
+def _slowdown_rows(stats: Any) -> list[tuple[str, str]]:
+    """The slowdown (FCT over the flow's ideal FCT) of the sized flows:
+    overall, then by size class, as ``summary["slowdown"]`` holds it."""
+    if not isinstance(stats, dict) or not stats.get("flows"):
+        return []
+
+    def of(cls: str, stats_of: tuple[str, ...]) -> str:
+        values = [(s, stats.get(f"{cls}_{s}")) for s in stats_of]
+        return ", ".join(f"{s} {float(v):,.2f}" for s, v in values if isinstance(v, (int, float)))
+
+    parts = [of("overall", ("mean", "p50", "p99"))]
+    for cls, stats_of in (
+        ("small", ("mean", "p50", "p99")),
+        ("medium", ("mean", "p99")),
+        ("large", ("mean",)),
+    ):
+        text = of(cls, stats_of)
+        if text:
+            parts.append(f"{cls} {text}")
+    return [
+        ("", f"slowdown (FCT / FCT alone in the empty network): {parts[0]}"),
+        ("", "  " + "; ".join(parts[1:])),
+    ]
 
 
 def _senders(result: Result) -> tuple[dict[int, int], int] | None:
@@ -189,7 +247,30 @@ def _goodput_rows(result: Result) -> list[tuple[str, str]]:
     lines = text.splitlines()
     out = [("goodput", "in-order payload delivered after warm-up, mean rate in Gbps")]
     out += [("", line[2:]) for line in lines]
+    window = _arrivals(result)
+    if window is not None:
+        text = (
+            f"{window['arrival_goodput_gbps']:,.3f} Gbps in all over the arrival window, "
+            f"{_number(window['arrival_window_from'], 3)} s (warm-up end) to "
+            f"{_number(window['arrival_window_to'], 3)} s (the last arrival); the run went on "
+            f"to {_number(result.summary.get('sim_seconds'), 3)} s to drain, which the means "
+            "above take in"
+        )
+        out += _wrapped("", text)
     return out
+
+
+def _arrivals(result: Result) -> dict[str, float] | None:
+    """Goodput over a workload's arrival window (:mod:`ecnlab.arrivals`)."""
+    from .arrivals import arrival_goodput, has_workload
+
+    if not has_workload(result.config):
+        return None
+    try:
+        goodput, flows = result.table("goodput"), result.table("flows")
+    except KeyError:
+        return None
+    return arrival_goodput(goodput, flows, result.config)
 
 
 def _count(n: Any, noun: str) -> str:
@@ -234,9 +315,7 @@ def _fct_rows(result: Result) -> list[tuple[str, str]]:
             continue
         values = ", ".join(f"{label} {_duration(stats.get(key))}" for label, key in stats_of)
         rows.append(("", f"{name} ({sizes}, {_count(count, 'flow')}): {values}"))
-    slowdown = [(k, v) for k, v in stats.items() if "slowdown" in k and isinstance(v, (int, float))]
-    if slowdown:
-        rows.append(("", "slowdown: " + ", ".join(f"{k} {float(v):.2f}" for k, v in slowdown)))
+    rows += _slowdown_rows(result.summary.get("slowdown"))
     if result.out is not None:
         rows.append(("", f"(`ecnlab fct {result.out}` for every statistic)"))
     return rows
@@ -247,7 +326,7 @@ def format_store(store: Store, index: pa.Table) -> str:
     rows = index.to_pylist()
     ok = [r for r in rows if r["status"] == "ok"]
     failed = [r for r in rows if r["status"] != "ok"]
-    lines = [f"store {store.path}: {len(ok)} points, {len(failed)} failed"]
+    lines = [f"store {store.path}: {_count(len(ok), 'point')}, {len(failed)} failed"]
     engines = sorted({r["engine"] for r in ok if r["engine"]})
     if engines:
         lines.append(f"  engine     {', '.join(engines)}")

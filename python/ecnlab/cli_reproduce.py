@@ -33,6 +33,14 @@ def add_command(commands: Any) -> None:
         ),
     )
     p_rep.add_argument(
+        "--claims",
+        action="store_true",
+        help=(
+            "the papers' headline claims with our numbers and one verdict each, judged from "
+            "the record (ID: one paper, e.g. mqecn; --record DIR: another record); then exit"
+        ),
+    )
+    p_rep.add_argument(
         "--out",
         metavar="DIR",
         type=Path,
@@ -76,14 +84,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             fig = load_figure(fid)
             print(f"{fid:<18} {fig.paper} {fig.figure}: {fig.description}")
         return EXIT_OK
-    if args.status:
+    if args.claims:
+        from .reproduce.claims import evaluate_claims, format_claims, load_claims
         from .reproduce.record import default_record_root
-        from .reproduce.status import format_status, record_status
 
         root = Path(args.record) if args.record else default_record_root()
-        wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
-        print(format_status(record_status(root, wanted)))
+        paper = None if args.figure in (None, "all") else args.figure
+        print(format_claims(evaluate_claims(load_claims(paper), root)))
         return EXIT_OK
+    if args.status:
+        return _status(args)
     if not args.figure:
         raise InputError("reproduce: give a figure id (see `ecnlab reproduce --list`) or all")
     ids = figure_ids() if args.figure == "all" else [args.figure]
@@ -118,13 +128,48 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(
             f"{fid}: {v['matches']} matches, {v['within noise']} within noise, "
             f"{v['same direction']} same direction, {v['differs']} differ; "
-            f"{doc['sweep']['points']} points ({failed} failed"
-            + _build_counts(doc["sweep"])
-            + "), "
+            f"{doc['sweep']['points']} point{'' if doc['sweep']['points'] == 1 else 's'} "
+            f"({failed} failed" + _build_counts(doc["sweep"]) + "), "
             f"{doc['cpu_seconds']:.0f} s of runs -> {out / doc['png']}"
             + (f"; recorded in {doc['record']}" if "record" in doc else "")
         )
     return status
+
+
+def _status(args: argparse.Namespace) -> int:
+    """``--status``: the record's rows of the source tree (or ``--record
+    DIR``); an installed package carries the figures but not the record,
+    so there it says so and gives each figure's points."""
+    from .errors import ConfigError
+    from .reproduce import figure_ids, load_figure
+    from .reproduce.figure import experiments_root
+    from .reproduce.record import default_record_root
+    from .reproduce.status import format_points, format_status, point_counts, record_status
+
+    wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
+    for fid in wanted:
+        load_figure(fid)  # an unknown id: one error naming the figures
+    if args.record:
+        root = Path(args.record)
+        if not root.is_dir():
+            raise InputError(f"--record {args.record}: no such folder")
+    else:
+        try:
+            root = default_record_root()
+        except ConfigError:
+            root = None
+    if root is None or not root.is_dir():
+        why = (
+            f"this ecnlab carries the figures ({experiments_root()}) but not their record "
+            "(record/ of the source tree: the full-scale runs' rows), so what is recorded and "
+            "the core-hours left are not known here; each figure's recorded result is on its "
+            "gallery page. Run from a source checkout, or give its record folder: "
+            "--status --record DIR. The figures' points at full scale:"
+        )
+        print(format_points(point_counts(wanted), why))
+        return EXIT_OK
+    print(format_status(record_status(root, wanted)))
+    return EXIT_OK
 
 
 def _build_counts(sweep: dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ __all__ = [
     "parse_override",
     "parse_toml",
     "set_value",
+    "unset_value",
 ]
 
 ConfigSource = Union[str, Path, Mapping[str, Any]]
@@ -197,6 +198,39 @@ def set_value(cfg: dict[str, Any], key: str, value: Any) -> None:
     if not key.strip() or any(not part for part in segments):
         raise ConfigError(f"key {key!r}: expected a dotted key such as switch.marking")
     _set_path(cfg, segments, value, f"key {key!r}")
+
+
+def unset_value(cfg: dict[str, Any], key: str, shown: str | None = None) -> None:
+    """Remove the dotted ``key`` from ``cfg`` in place, so the engine's
+    default (or what a preset, recipe or profile fills) applies: what
+    ``--unset KEY`` does. A key the config does not set is an error naming
+    what its table does set (a typo must not pass for a removal); ``shown``
+    is how the message names the request (default ``--unset KEY``)."""
+    text = shown or f"--unset {key}"
+    segments = [part.strip() for part in key.split(".")]
+    if not key.strip() or any(not part for part in segments):
+        raise ConfigError(f"{text}: expected a dotted key such as switch.threshold")
+    node: Any = cfg
+    for position, segment in enumerate(segments):
+        where = ".".join(segments[:position]) or "the top level"
+        if isinstance(node, list):
+            index = _array_index(text, where, segment, len(node))
+            if position == len(segments) - 1:
+                raise ConfigError(f"{text}: {where}.{index} is an array entry; unset a key in it")
+            node = node[index]
+            continue
+        if not isinstance(node, dict) or segment not in node:
+            from .keys import nearest
+
+            have = sorted(node) if isinstance(node, dict) else []
+            near = [".".join([*segments[:position], n]) for n in nearest(segment, have)]
+            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            listed = f" ({where} sets {', '.join(have)})" if have else ""
+            raise ConfigError(f"{text}: the config does not set {key}{hint}{listed}")
+        if position == len(segments) - 1:
+            del node[segment]
+            return
+        node = node[segment]
 
 
 def _set_path(cfg: dict[str, Any], segments: list[str], value: Any, text: str) -> None:

@@ -470,7 +470,29 @@ def format_estimates(
         cells = [row[i].ljust(widths[i]) for i in range(3)]
         cells += [row[i].rjust(widths[i]) for i in range(3, len(header))]
         lines.append("  " + "   ".join(cells).rstrip())
-    for e in estimates:
-        if e.warning:
-            lines.append(f"  ! {e.warning}")
+    note = _thin_tails_note([e for e in estimates if e.warning])
+    if note:
+        lines.append(f"  ! {note}")
     return "\n".join(lines)
+
+
+def _thin_tails_note(flagged: list[Estimate]) -> str | None:
+    """One line for every row marked '!' (each estimate's own warning is in
+    its ``warning``, and in ``ecnlab fct --json``): how many, which rest on
+    0-1 flows above them, and the flows each percentile needs."""
+    if not flagged:
+        return None
+    rows = "1 row rests" if len(flagged) == 1 else f"{len(flagged)} rows rest"
+    text = (
+        f"{rows} on fewer than {MIN_TAIL} flows above the estimate: unstable, and an "
+        "interval covers less than it says (docs/statistics.md)"
+    )
+    lone = sum(1 for e in flagged if e.above is not None and e.above <= 1)
+    if lone:
+        text += (
+            f"; {lone} of them {'has' if lone == 1 else 'have'} 0-1 above (about the largest "
+            "value, not a tail estimate)"
+        )
+    stats = sorted({e.stat for e in flagged}, key=lambda s: _QUANTILES[s])
+    needs = ", ".join(f"a {s} {flows_needed(_QUANTILES[s]):,}" for s in stats)
+    return text + f"; flows a class needs for {MIN_TAIL} above: {needs}"

@@ -23,7 +23,9 @@ from matplotlib.lines import Line2D
 from .results import Result, atomic_write
 
 __all__ = [
+    "FORMATS",
     "amounts",
+    "error_bars",
     "goodput_over_time",
     "line_series",
     "new_figure",
@@ -52,12 +54,19 @@ def new_figure(width: float, height: float) -> Figure:
     return fig
 
 
-def save_figure(fig: Figure, path: str | Path, dpi: int = 150) -> Path:
-    """Save ``fig`` as PNG atomically (never leaves a half-written image)."""
+FORMATS = ("png", "pdf", "svg")
+"""The file formats :func:`save_figure` writes."""
+
+
+def save_figure(fig: Figure, path: str | Path, dpi: int = 150, format: str = "png") -> Path:
+    """Save ``fig`` atomically (never leaves a half-written file) as PNG,
+    PDF or SVG (:data:`FORMATS`); ``dpi`` sets a PNG's resolution."""
+    if format not in FORMATS:
+        raise ValueError(f"format {format!r}: expected one of {', '.join(FORMATS)}")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(target, "wb") as handle:
-        fig.savefig(handle, format="png", dpi=dpi)
+        fig.savefig(handle, format=format, dpi=dpi)
     return target
 
 
@@ -245,6 +254,38 @@ def normalize_series(series: Mapping[str, list[dict[str, Any]]], base: str) -> N
             b = ref.get(json.dumps(r["x"]), math.nan)
             r["raw"] = r["ours"]
             r["ours"] = r["ours"] / b if b and not math.isnan(b) else math.nan
+
+
+def error_bars(
+    ax: Axes,
+    series: Mapping[str, Sequence[Mapping[str, Any]]],
+    positions: Mapping[str, float] | None,
+    colors: Mapping[str, str],
+) -> None:
+    """Draw each row's interval (``ci_low`` .. ``ci_high``, where both are
+    set) as an error bar in its series' colour; ``positions`` is what
+    :func:`line_series` returned (None: x values as they are)."""
+    for name, rows in series.items():
+        bars = [
+            (positions[str(r["x"])] if positions else r["x"], r["ours"], r["ci_low"], r["ci_high"])
+            for r in rows
+            if r.get("ci_low") is not None and r.get("ci_high") is not None
+        ]
+        if not bars:
+            continue
+        x, y, low, high = (list(v) for v in zip(*bars))
+        below = [max(0.0, yy - lo) for yy, lo in zip(y, low)]
+        above = [max(0.0, hi - yy) for yy, hi in zip(y, high)]
+        ax.errorbar(
+            x,
+            y,
+            yerr=[below, above],
+            fmt="none",
+            ecolor=colors.get(name, "black"),
+            capsize=2.5,
+            linewidth=0.9,
+            zorder=4,
+        )
 
 
 def line_series(

@@ -14,7 +14,7 @@ from typing import Any, Callable, Union
 
 import pyarrow as pa
 
-from .config import ConfigSource, config_to_json, load_config
+from .config import ConfigSource, config_to_json, load_config, unset_value
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats, has_sized_flows, mss_from_config
 from .progress import ProgressBar
@@ -74,11 +74,14 @@ def run(
     out: str | Path | None = None,
     overrides: Sequence[str] = (),
     progress: Progress = None,
+    unset: Sequence[str] = (),
 ) -> Result:
     """Run one experiment and return its :class:`Result`.
 
     ``config`` is a TOML file or a config mapping; ``overrides`` are
-    ``key=value`` strings applied on top (see :func:`ecnlab.load_config`).
+    ``key=value`` strings applied on top (see :func:`ecnlab.load_config`);
+    ``unset`` names dotted keys removed after them, so that their defaults
+    (or a profile's or recipe's values) apply (:func:`ecnlab.config.unset_value`).
 
     With ``out``, the tables stream into ``out/<table>.parquet`` while the
     run goes (a run's memory does not grow with its length), then
@@ -102,11 +105,15 @@ def run(
     (one-packet flows judged by the config's ``transport.mss``), or ``None``
     when the run has no sized flow; ``summary["slowdown"]`` likewise
     :func:`ecnlab.slowdown.slowdown_stats` (FCT over ideal FCT).
+    ``summary["warnings"]``, when present, lists settings that could not
+    act (a profile's value that a key the experiment sets beat).
 
     Raises :class:`ecnlab.ConfigError` for any configuration problem, whether
     found here or by the engine (the resource guard's estimate included).
     """
     loaded = load_config(config, overrides)
+    for key in unset:
+        unset_value(loaded, key)
     payload = config_to_json(loaded)
     engine = load_engine()
     if callable(progress):
@@ -145,6 +152,7 @@ def run(
         )
     result.summary["fct"] = _fct_summary(result, resolved)
     result.summary["slowdown"] = _slowdown_summary(result)
+    _add_warnings(result.summary, resolved)
     if out is not None:
         result.write(out)  # config.json, then summary.json last
     stopped_by = raw.get("stopped_by")
@@ -235,6 +243,16 @@ def flow_paths(
     resolved = load_config(config, overrides)
     paths = _call_engine(load_engine(), "flow_paths", config_to_json(resolved))
     return [(list(data), list(acks)) for data, acks in paths]
+
+
+def _add_warnings(summary: dict[str, Any], resolved: dict[str, Any]) -> None:
+    """Settings that could not act, found from the resolved config, join the
+    summary's ``warnings`` (after the engine's own, when it gives any)."""
+    from .transport import profile_warning
+
+    found = [w for w in (profile_warning(resolved),) if w]
+    if found:
+        summary["warnings"] = [*(summary.get("warnings") or []), *found]
 
 
 def _fct_summary(result: Result, config: dict[str, Any]) -> dict[str, Any] | None:

@@ -5,9 +5,17 @@ point with its grid keys, such as ``workload.load``, and the scalars of its
 summary, such as ``fct_small_p99``). A line is drawn per value of the
 ``series`` key, with the line drawing of ``ecnlab reproduce``
 (:func:`ecnlab.plots.line_series`); points that differ only in keys that are
-neither ``x`` nor ``series`` (seeds, say) are averaged, and the figure's
+neither ``x`` nor ``series`` (seeds, say) are averaged, with the 95%
+interval of the mean over them as error bars (Student's t, the reproduced
+figures' :func:`ecnlab.reproduce.noise.mean_interval`), and the figure's
 title says over which. ``normalize`` divides every line by the named one at
-the same x, as the papers' "normalized to DCTCP" figures do.
+the same x, as the papers' "normalized to DCTCP" figures do, point by point
+(a seed's value by the same seed's), and the interval is the ratios'.
+
+Axis labels come from the key declarations (:mod:`ecnlab.plot_labels`);
+``--title``, ``--xlabel`` and ``--ylabel`` replace them. The figure is sized
+for a paper's column (3.5 in wide) or its full width (7 in), and written as
+PNG, PDF or SVG.
 """
 
 from __future__ import annotations
@@ -25,11 +33,15 @@ from typing import Any
 
 import pyarrow as pa
 
+from .plot_labels import key_label, metric_label, unit_label
 from .store import BASE_COLUMNS, Store
 
 __all__ = ["PlotError", "StorePlot", "add_command", "keys_and_metrics", "plot_store"]
 
 PLOTS_DIR = "plots"
+SIZES = {"column": (3.5, 2.6, 8.0), "double": (7.0, 3.6, 9.0)}
+"""Figure sizes: (width, height in inches, font size in points); a
+column of a two-column paper is 3.5 in wide, the page's text 7 in."""
 # Index columns that are numbers but not results of the run.
 _NOT_METRICS = set(BASE_COLUMNS) - {"wall_seconds"}
 
@@ -51,6 +63,10 @@ class StorePlot:
     points: int = 0
     averaged: dict[str, int] = field(default_factory=dict)
     title: str = ""
+    xlabel: str = ""
+    ylabel: str = ""
+    format: str = "png"
+    size: str = "double"
 
 
 def keys_and_metrics(index: pa.Table) -> tuple[list[str], list[str], list[str]]:
@@ -181,17 +197,30 @@ def plot_store(
     where: Sequence[str] = (),
     normalize: str | None = None,
     out: str | Path | None = None,
+    *,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    format: str | None = None,
+    size: str = "double",
 ) -> StorePlot:
     """Draw metric ``y`` of the finished points of ``store`` against key
-    ``x``, one line per value of key ``series``, and save it as PNG at
-    ``out`` (default ``STORE/plots/<y>-by-<x>[-per-<series>].png``).
+    ``x``, one line per value of key ``series``, and save it at ``out``
+    (default ``STORE/plots/<y>-by-<x>[-per-<series>].<format>``).
 
     ``where`` (``KEY=VALUE`` strings) keeps only the points with those
     values; ``normalize`` names the series (a value of ``series``) that
-    every line is divided by at the same x. Raises :class:`PlotError`
-    naming what the store has when a key, metric or value is not in it, and
-    :class:`ecnlab.store.StoreError` when ``store`` is not a store.
+    every line is divided by at the same x. ``title``, ``xlabel`` and
+    ``ylabel`` replace the defaults (``""``: none); ``format`` is ``png``,
+    ``pdf`` or ``svg`` (default: ``out``'s suffix, else PNG); ``size`` is a
+    key of :data:`SIZES`. Raises :class:`PlotError` naming what the store
+    has when a key, metric or value is not in it, or for a format or size
+    it does not know, and :class:`ecnlab.store.StoreError` when ``store``
+    is not a store.
     """
+    fmt = _format(format, out)
+    if size not in SIZES:
+        raise PlotError(f"--size {size!r}: expected one of {', '.join(SIZES)}")
     st = Store(store, create=False)
     index = st.index()
     keys, metrics, empty = keys_and_metrics(index)
@@ -247,37 +276,44 @@ def plot_store(
         if count > 1:
             averaged[key] = count
 
-    # {line: {x: [values]}}, then the mean at each x.
-    groups: dict[str, dict[str, list[float]]] = {}
+    # {line: {x: {the averaged keys' values: value}}}, then the mean at each
+    # x with its interval.
+    groups: dict[str, dict[str, dict[str, float]]] = {}
     xs: dict[str, Any] = {}
     for r in rows:
         xv = _x_value(r.get(x))
         xk = json.dumps(xv)
         xs.setdefault(xk, xv)
         value = r.get(y)
-        bucket = groups.setdefault(line_of(r), {}).setdefault(xk, [])
+        bucket = groups.setdefault(line_of(r), {}).setdefault(xk, {})
         if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            bucket.append(float(value))
+            sig = json.dumps([r.get(k) for k in sorted(averaged)], default=str)
+            bucket.setdefault(sig, float(value))
     order = [json.dumps(v) for v in _ordered(list(xs.values()))]
+    base = groups.get(normalize, {}) if normalize is not None else {}
     lines: dict[str, list[dict[str, Any]]] = {}
     for name in _ordered(list(groups)):
         by_x = groups[name]
-        lines[name] = [
-            {"x": xs[xk], "ours": _mean(by_x[xk]), "n": len(by_x[xk])} for xk in order if xk in by_x
-        ]
-    if normalize is not None:
-        from .plots import normalize_series
-
-        normalize_series(lines, normalize)
-        factor, unit = 1.0, ""
-    else:
+        lines[name] = [_cell(xs[xk], by_x[xk], base.get(xk)) for xk in order if xk in by_x]
+    factor, unit = 1.0, ""
+    if normalize is None:
         factor, unit = _y_scale(y, [r["ours"] for rows_ in lines.values() for r in rows_])
-        for rows_ in lines.values():
-            for r in rows_:
-                r["ours"] *= factor
+    for rows_ in lines.values():
+        for r in rows_:
+            for k in ("ours", "ci_low", "ci_high"):
+                if r[k] is not None:
+                    r[k] *= factor
 
-    title = _title(st, x, y, series, normalize, conditions, averaged)
-    target = Path(out) if out is not None else st.path / PLOTS_DIR / _file_name(x, y, series)
+    if title is None:
+        title = _title(series, normalize, conditions, averaged)
+    every_x = [r["x"] for rows_ in lines.values() for r in rows_]
+    if xlabel is None:
+        xlabel = _sentence(key_label(x, every_x))
+    if ylabel is None:
+        ylabel = _sentence(metric_label(y)) + (f" ({unit_label(unit)})" if unit else "")
+        if normalize is not None:
+            ylabel += f", relative to {normalize}"
+    target = Path(out) if out is not None else st.path / PLOTS_DIR / _file_name(x, y, series, fmt)
     result = StorePlot(
         path=target,
         x=x,
@@ -288,26 +324,74 @@ def plot_store(
         points=len(rows),
         averaged=averaged,
         title=title,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        format=fmt,
+        size=size,
     )
-    _draw(result, unit)
+    _draw(result)
     return result
 
 
-def _file_name(x: str, y: str, series: str | None) -> str:
+def _cell(x: Any, values: dict[str, float], base: dict[str, float] | None) -> dict[str, Any]:
+    """One point of a line: the mean over the averaged keys' values and its
+    95% interval (None with one value); with ``base`` (the normalizing
+    line's values at this x), of the ratios, each value over the base's
+    for the same averaged keys (a seed over the same seed)."""
+    from .reproduce.noise import mean_interval
+
+    raw = mean_interval(list(values.values()))
+    if base is None:
+        iv = raw
+    else:
+        iv = mean_interval([v / base[k] for k, v in values.items() if base.get(k)])
+    return {
+        "x": x,
+        "ours": iv.mean,
+        "ci_low": None if math.isnan(iv.low) else iv.low,
+        "ci_high": None if math.isnan(iv.high) else iv.high,
+        "n": iv.n,
+        **({"raw": raw.mean} if base is not None else {}),
+    }
+
+
+def _format(fmt: str | None, out: str | Path | None) -> str:
+    """The file format: ``fmt``, else ``out``'s suffix, else PNG; a suffix
+    that says another format than ``fmt`` is an error."""
+    from .plots import FORMATS
+
+    suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
+    if fmt is not None and fmt not in FORMATS:
+        raise PlotError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if suffix and suffix not in FORMATS:
+        raise PlotError(
+            f"--out {out}: a .{suffix} file; give a name ending in "
+            + ", ".join(f".{f}" for f in FORMATS)
+            + " (or --format)"
+        )
+    if fmt is not None and suffix and suffix != fmt:
+        raise PlotError(f"--out {out} ends in .{suffix} but --format is {fmt}")
+    return fmt or suffix or "png"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _file_name(x: str, y: str, series: str | None, fmt: str = "png") -> str:
     name = f"{y}-by-{x}" + (f"-per-{series}" if series else "")
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".png"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) + f".{fmt}"
 
 
 def _title(
-    st: Store,
-    x: str,
-    y: str,
     series: str | None,
     normalize: str | None,
     conditions: list[tuple[str, str]],
     averaged: dict[str, int],
 ) -> str:
-    parts = [f"{y} against {x}" + (f", one line per {series}" if series else "")]
+    """What a reader needs besides the axes: the normalizing line, the
+    points kept, what was averaged and what the bars are; "" when nothing."""
+    parts = []
     if normalize is not None:
         parts.append(f"normalized to {series} = {normalize}")
     if conditions:
@@ -315,35 +399,43 @@ def _title(
     if averaged:
         # No break inside "(2 values)": textwrap splits at ASCII spaces only.
         parts.append(
-            "mean over " + ", ".join(f"{k} ({n}\u00a0values)" for k, n in sorted(averaged.items()))
+            "mean over "
+            + ", ".join(f"{key_label(k)} ({n}\u00a0values)" for k, n in sorted(averaged.items()))
+            + "; bars: 95% intervals"
         )
-    text = "; ".join(parts) + f"; store {st.path.name}"
-    return "\n".join(textwrap.wrap(text, width=72, break_on_hyphens=False))
+    text = "; ".join(parts)
+    return _sentence("\n".join(textwrap.wrap(text, width=60, break_on_hyphens=False)))
 
 
-def _draw(plot: StorePlot, unit: str) -> None:
-    from .plots import amounts, line_series, new_figure, save_figure
+def _draw(plot: StorePlot) -> None:
+    import matplotlib
 
+    from .plots import error_bars, line_series, new_figure, save_figure
+
+    width, height, font = SIZES[plot.size]
     many = len(plot.series) > 6
-    fig = new_figure(9.0 if many else 7.0, 4.8)
-    ax = fig.subplots()
-    line_series(ax, plot.series, normalized=plot.normalize is not None)
-    every_x = [r["x"] for rows in plot.series.values() for r in rows]
-    found = amounts(every_x)
-    x_unit = found[1] if found else ""
-    ax.set_xlabel(plot.x + (f" ({x_unit})" if x_unit else ""))
-    if plot.normalize is not None:
-        ax.set_ylabel(f"{plot.y}, relative to {plot.normalize}")
-    else:
-        ax.set_ylabel(plot.y + (f" ({unit})" if unit else ""))
-    ax.grid(True, alpha=0.3)
-    legend_title = plot.series_key
-    if many:
-        fig.legend(loc="outside right upper", title=legend_title, fontsize="small")
-    else:
-        ax.legend(title=legend_title, fontsize="small")
-    fig.suptitle(plot.title, fontsize="medium")
-    save_figure(fig, plot.path)
+    with matplotlib.rc_context({"font.size": font, "legend.fontsize": font - 1}):
+        fig = new_figure(width * (1.25 if many else 1.0), height)
+        ax = fig.subplots()
+        colors = {name: f"C{k % 10}" for k, name in enumerate(plot.series)}
+        positions = line_series(
+            ax, plot.series, normalized=plot.normalize is not None, colors=colors
+        )
+        error_bars(ax, plot.series, positions, colors)
+        ax.set_xlabel(plot.xlabel)
+        ax.set_ylabel(plot.ylabel)
+        ax.grid(True, alpha=0.3)
+        # A case's label names itself: no legend title for it.
+        legend_title = key_label(plot.series_key) if plot.series_key not in (None, "case") else None
+        if plot.series_key is None and len(plot.series) == 1:
+            pass  # one line, named by the y axis
+        elif many:
+            fig.legend(loc="outside right upper", title=legend_title)
+        else:
+            ax.legend(title=legend_title)
+        if plot.title:
+            ax.set_title(plot.title, fontsize=font)
+        save_figure(fig, plot.path, dpi=200, format=plot.format)
 
 
 # --------------------------------------------------------------------------- command line
@@ -353,10 +445,11 @@ def add_command(commands: Any) -> None:
     """Register ``ecnlab plot`` with the CLI's subcommands."""
     p = commands.add_parser(
         "plot",
-        help="draw a metric of a sweep store against one of its keys (PNG)",
+        help="draw a metric of a sweep store against one of its keys (PNG, PDF or SVG)",
         description=(
             "Draw metric Y of every finished point of STORE against key X, one line per value "
-            "of --series, averaged over the other keys that vary (seeds); write a PNG. Keys are "
+            "of --series, averaged over the other keys that vary (seeds), with 95% intervals of "
+            "the mean as error bars; write a PNG, PDF or SVG sized for a paper. Keys are "
             "the store's grid keys (e.g. workload.load, switch.marking, or case); metrics are "
             "its index columns (e.g. fct_overall_mean, fct_small_p99, goodput_gbps_s0). "
             "`ecnlab store STORE` lists the keys; a metric it does not have is answered with "
@@ -384,7 +477,22 @@ def add_command(commands: Any) -> None:
         "--out",
         metavar="FILE",
         type=Path,
-        help="the PNG to write (default STORE/plots/<metric>-by-<key>[-per-<key>].png)",
+        help="the file to write (default STORE/plots/<metric>-by-<key>[-per-<key>].<format>)",
+    )
+    p.add_argument("--title", help='the figure\'s title (default: what was averaged; "" for none)')
+    p.add_argument("--xlabel", help="the x axis label (default: from the key's declaration)")
+    p.add_argument("--ylabel", help="the y axis label (default: the metric, spelled out)")
+    p.add_argument(
+        "--format",
+        choices=["png", "pdf", "svg"],
+        help="file format (default: --out's suffix, else png)",
+    )
+    p.add_argument(
+        "--size",
+        choices=list(SIZES),
+        default="double",
+        help="column: 3.5 in wide (one column of a two-column paper); double: 7 in "
+        "(default double)",
     )
     p.set_defaults(handler=_cmd_plot)
 
@@ -398,6 +506,11 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         where=args.where,
         normalize=args.normalize,
         out=args.out,
+        title=args.title,
+        xlabel=args.xlabel,
+        ylabel=args.ylabel,
+        format=args.format,
+        size=args.size,
     )
     lines = len(plot.series)
     points = f"{plot.points} point" + ("" if plot.points == 1 else "s")

@@ -15,18 +15,24 @@ A sweep file (TOML) names a base experiment and what varies::
     [[case]]
     label = "MQ-ECN"
     "switch.marking" = "mq-ecn"
+    [[case]]
+    label = "PIE"
+    "switch.marking" = "pie"
+    unset = ["switch.threshold"]   # keys of the base this case removes
     [quick]                        # what --quick changes: a reduced run
     set = { "workload.flows" = 500 }
     grid = { "run.seed" = [1] }
 
 Keys are dotted config paths, values are set whole (a table or list value
-replaces the old one). Points are the cases (or one unnamed case) crossed
-with the grid's product. Each is resolved by the engine (defaults, presets,
-units spelled one way) and keyed by a hash of that form, the engine's
-version and the contents of any flow-size CSV it reads; a key already in the
-store is not run again, unless it was made by another engine build and the
-sweep asks for this build's runs only (``same_build``: what a record
-needs, :mod:`ecnlab.engine_build`). See :mod:`ecnlab.store` for the layout and
+replaces the old one); a case's ``unset`` removes keys of the base (after
+``[set]``), so their defaults apply, as ``--unset`` does for ``ecnlab run``.
+Points are the cases (or one unnamed case) crossed with the grid's product.
+Each is resolved by the engine (defaults, presets, units spelled one way)
+and keyed by a hash of that form, the engine's version and the contents of
+any flow-size CSV it reads; a key already in the store is not run again,
+unless it was made by another engine build and the sweep asks for this
+build's runs only (``same_build``: what a record needs,
+:mod:`ecnlab.engine_build`). See :mod:`ecnlab.store` for the layout and
 :mod:`ecnlab.execute` for where points run.
 """
 
@@ -43,7 +49,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import _anchor_paths, _read_toml_file, apply_overrides, config_to_json, set_value
+from .config import (
+    _anchor_paths,
+    _read_toml_file,
+    apply_overrides,
+    config_to_json,
+    set_value,
+    unset_value,
+)
 from .errors import ConfigError
 from .execute import Task, make_executor
 from .store import Outcome, PointRecord, Store, summary_row
@@ -69,10 +82,12 @@ _INDEX_EVERY_S = 5.0
 
 @dataclass(frozen=True)
 class Case:
-    """A named set of values crossed with the grid."""
+    """A named set of values crossed with the grid, and the base's keys it
+    removes (``unset``)."""
 
     label: str
     values: dict[str, Any]
+    unset: tuple[str, ...] = ()
 
 
 @dataclass
@@ -128,6 +143,8 @@ class SweepSpec:
             for combo in itertools.product(*(self.grid[k] for k in keys)):
                 cfg = copy.deepcopy(base)
                 params: dict[str, Any] = {}
+                for key in case.unset:
+                    unset_value(cfg, key, f"{self.where}: case {case.label!r}: unset {key!r}")
                 for key, value in case.values.items():
                     set_value(cfg, key, copy.deepcopy(value))
                     params[key] = value
@@ -191,6 +208,13 @@ def load_sweep(
                 raise ConfigError(
                     f"{shown}: {key!r} is both a grid key and set by case {case.label!r}"
                 )
+        for key in case.unset:
+            if key in grid or key in case.values:
+                what = "a grid key" if key in grid else "set by the case too"
+                raise ConfigError(
+                    f"{shown}: case {case.label!r} unsets {key!r}, which is {what}; "
+                    "unset a key the base sets"
+                )
     spec_name = str(data.get("name", default_name))
     return SweepSpec(spec_name, base, fixed, grid, cases, quick_fixed, quick_grid, shown)
 
@@ -253,20 +277,29 @@ def _cases(value: Any, shown: str) -> list[Case]:
     for i, table in enumerate(value):
         if not isinstance(table, Mapping):
             raise ConfigError(f"{shown}: case[{i}] must be a table")
-        values = {k: v for k, v in table.items() if k != "label"}
+        values = {k: v for k, v in table.items() if k not in ("label", "unset")}
         for key in values:
             _check_key(key, f"{shown}: case[{i}]")
-        if not values:
+        unset = _unset_list(table.get("unset", []), f"{shown}: case[{i}].unset")
+        if not values and not unset:
             raise ConfigError(f"{shown}: case[{i}] sets nothing")
         label = table.get("label")
         if label is None:
-            label = ", ".join(f"{k}={v}" for k, v in values.items())
+            label = ", ".join([f"{k}={v}" for k, v in values.items()] + [f"no {k}" for k in unset])
         if not isinstance(label, str) or not label:
             raise ConfigError(f"{shown}: case[{i}].label = {label!r}: expected a non-empty string")
         if any(c.label == label for c in out):
             raise ConfigError(f"{shown}: case[{i}].label = {label!r}: used by another case")
-        out.append(Case(label, values))
+        out.append(Case(label, values, unset))
     return out
+
+
+def _unset_list(value: Any, where: str) -> tuple[str, ...]:
+    """A case's ``unset``: a list of dotted keys (one key alone is taken too)."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise ConfigError(f'{where} = {value!r}: expected a list of dotted keys, e.g. ["x.y"]')
+    return tuple(_check_key(k, where) for k in items)
 
 
 # --------------------------------------------------------------------------- keys
@@ -428,7 +461,8 @@ class SweepReport:
 
     def line(self) -> str:
         text = (
-            f"{self.total} points: {self.already} already in the store, {self.ran} run, "
+            f"{self.total} point{'' if self.total == 1 else 's'}: {self.already} already in the "
+            f"store, {self.ran} run, "
             f"{len(self.failed)} failed"
         )
         if self.reused_other_build:
@@ -452,13 +486,15 @@ def run_sweep(
     notify: Callable[[str], None] | None = None,
     trusted_builds: Collection[str] = (),
     only: Collection[str] | None = None,
+    unset: Sequence[str] = (),
 ) -> SweepReport:
     """Run every point of ``spec`` not yet in ``store``.
 
     ``workers``: local processes (default: all cores) or Dask workers for a
     ``scheduler="local"`` cluster; ``scheduler``: None (local processes),
     ``"local"`` (a Dask LocalCluster) or ``"tcp://host:port"`` (an existing
-    Dask scheduler). ``overrides`` (``key=value``) apply to the base.
+    Dask scheduler). ``overrides`` (``key=value``) apply to the base, then
+    ``unset`` removes keys from it.
     A stored point made by another engine build (:mod:`.engine_build`) at
     the same model version is reused, with a notice, unless ``same_build``
     (a record): then it runs again, saying so, and replaces the old run, and
@@ -474,9 +510,11 @@ def run_sweep(
     from .runner import load_engine
 
     engine = load_engine()
-    if overrides:
+    if overrides or unset:
         spec = copy.copy(spec)
         spec.base = apply_overrides(copy.deepcopy(spec.base), overrides)
+        for key in unset:
+            unset_value(spec.base, key)
     points = spec.points()
     _check_keys_exist(spec, engine)
     resolve_points(spec, points, engine)
@@ -611,7 +649,10 @@ def _build_notice(
 ) -> str:
     builds = sorted(set(other.values()))
     shown = "; ".join(builds[:3]) + (f"; and {len(builds) - 3} more" if len(builds) > 3 else "")
-    head = f"{name}: {len(other)} of {total} points in the store were made by another engine build"
+    head = (
+        f"{name}: {len(other)} of {total} point{'' if total == 1 else 's'} in the store "
+        f"{'was' if len(other) == 1 else 'were'} made by another engine build"
+    )
     if same_build:
         return (
             f"{head} ({shown}): running them again, so that the record draws only on "

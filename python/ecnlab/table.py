@@ -17,6 +17,8 @@ from typing import Any
 __all__ = ["Metric", "format_table", "headline_metrics", "points_table"]
 
 MAX_ROWS = 40
+ARRIVAL_GOODPUT = "goodput to last arrival"
+"""The title of the goodput over a workload's arrival window (:mod:`ecnlab.arrivals`)."""
 
 
 def format_table(
@@ -72,7 +74,8 @@ def _first(names: Sequence[str], *tests: Callable[[str], bool]) -> str | None:
 def headline_metrics(columns: Sequence[str]) -> list[Metric]:
     """The headline metrics an index with these columns holds, in order:
     mean FCT, small flows' p99 FCT, slowdown (p99 and mean, when the index
-    has them), goodput summed over services (hence over all hosts), incast
+    has them), goodput over a workload's arrival window (:mod:`ecnlab.arrivals`),
+    goodput summed over services (hence over all hosts), incast
     goodput, drop rate, unfinished flows."""
     names = list(columns)
     out: list[Metric] = []
@@ -94,6 +97,8 @@ def headline_metrics(columns: Sequence[str]) -> list[Metric]:
     )
     if mean:
         out.append(Metric("mean slowdown", "number", _column(mean)))
+    if "arrival_goodput_gbps" in names:
+        out.append(Metric(ARRIVAL_GOODPUT, "gbps", _column("arrival_goodput_gbps")))
     services = [n for n in names if n.startswith("goodput_gbps_s")]
     if services:
         out.append(Metric("goodput", "gbps", _goodput(services)))
@@ -180,6 +185,8 @@ def points_table(
     points: Sequence[tuple[str, Mapping[str, Any]]],
     index_rows: Mapping[str, Mapping[str, Any]],
     max_rows: int = MAX_ROWS,
+    transports: Mapping[str, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """One row per point: the keys the points differ in, then the headline
     metrics from the point's index row.
@@ -189,6 +196,10 @@ def points_table(
     ``index_rows`` maps a point key to its row of the store's index. A
     point with no row, or one whose status is not ``ok``, shows ``-`` and
     its status. Past ``max_rows`` points, one line says how many more.
+
+    ``transports`` maps a point key to the transport it ran
+    (:func:`ecnlab.transport.describe`): a column when the points differ in
+    it, else one line under the table; ``notes`` are lines added at the end.
     """
     seen: set[str] = set()
     unique = []
@@ -214,8 +225,18 @@ def points_table(
     cells: list[list[str]] = [
         [_label(params.get(k)) for k in varied] or [key] for key, params in shown
     ]
+    told = {transports.get(key, "-") for key, _ in unique} if transports else set()
+    if len(told) > 1 and transports:
+        header.append("transport")
+        for row_cells, (key, _) in zip(cells, shown):
+            row_cells.append(transports.get(key, "-"))
     numeric = [False] * len(header)
-    for metric in headline_metrics(every):
+    metrics = headline_metrics(every)
+    if all(_number(r.get("arrival_goodput_gbps")) is not None for r in ok_rows if r):
+        # Every point has a workload: its whole-run goodput averages in the
+        # drain after the last arrival, and would read as saturation.
+        metrics = [m for m in metrics if m.title != "goodput"]
+    for metric in metrics:
         column = _metric_cells(metric, ok_rows)
         if column is None:
             continue
@@ -230,8 +251,17 @@ def points_table(
         for row_cells, status in zip(cells, statuses):
             row_cells.append(status or "ok")
     text = format_table(header, cells, numeric)
-    if any(h.startswith("goodput") for h in header):
+    if len(told) == 1:
+        text += f"\n  transport: {told.pop()} (every point)"
+    if any(h.startswith(ARRIVAL_GOODPUT) for h in header):
+        text += (
+            f"\n  {ARRIVAL_GOODPUT}: payload delivered in order from warm-up to the last flow's "
+            "arrival (not the drain after it), all hosts and services"
+        )
+    if any(h.startswith("goodput (") for h in header):
         text += "\n  goodput: payload delivered in order after warm-up, all hosts and services"
     if len(unique) > max_rows:
         text += f"\n  ... and {len(unique) - max_rows} more points"
+    for note in notes:
+        text += f"\n  {note}"
     return text

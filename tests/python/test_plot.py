@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ecnlab.cli import main
+from ecnlab.store import Store
 from ecnlab.storeplot import PlotError, StorePlot, plot_store
 
 BASE_TOML = """\
@@ -116,7 +117,7 @@ def test_plot_normalize_and_where(swept: tuple[Path, str], tmp_path: Path) -> No
     assert all(r["ours"] == 1.0 for r in plot.series["per-queue"])
     for r in plot.series["per-port"]:
         assert math.isclose(r["ours"] * _base(plot, r["x"]), r["raw"])
-    assert "normalized to switch.marking = per-queue" in plot.title
+    assert "normalized to switch.marking = per-queue" in plot.title.lower()
     only = plot_store(
         store,
         "switch.threshold",
@@ -191,3 +192,77 @@ def test_plot_needs_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_plot_error_is_a_value_error() -> None:
     assert issubclass(PlotError, ValueError)
+
+
+# ------------------------------------------------------------------ for a paper (issue 55, item 4)
+
+
+def test_labels_come_from_the_declarations_and_the_title_names_no_store(
+    swept: tuple[Path, str], tmp_path: Path
+) -> None:
+    store, _ = swept
+    plot = plot_store(
+        store, "switch.threshold", "fct_small_p99", series="switch.marking", out=tmp_path / "a.png"
+    )
+    # switch.threshold's doc: "The standard threshold K, or with per-queue
+    # marking a list, one per queue."; its values are in packets.
+    assert plot.xlabel == "Standard threshold K (packets)"
+    assert plot.ylabel.startswith("Small flows' 99th-percentile FCT (")
+    assert "store" not in plot.title  # nothing averaged, nothing to say
+    assert plot.title == ""
+
+
+def test_error_bars_are_95_percent_t_intervals_over_the_averaged_points(
+    swept: tuple[Path, str], tmp_path: Path
+) -> None:
+    store, _ = swept
+    plot = plot_store(store, "switch.threshold", "fct_overall_mean", out=tmp_path / "b.png")
+    assert plot.averaged == {"switch.marking": 2}
+    assert "95% intervals" in plot.title
+    rows = [r for r in Store(store, create=False).index().to_pylist() if r["status"] == "ok"]
+    for cell in plot.series["fct_overall_mean"]:
+        values = [r["fct_overall_mean"] for r in rows if r["switch.threshold"] == cell["x"]]
+        mean = sum(values) / 2
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values))  # n - 1 = 1
+        # Student's t, 1 degree of freedom, 97.5%: 12.706 (any t table).
+        half = 12.7062 * sd / math.sqrt(2)
+        scale = cell["ours"] / mean  # ms or us as the axis shows them
+        assert cell["n"] == 2
+        assert cell["ci_low"] == pytest.approx((mean - half) * scale, rel=1e-4)
+        assert cell["ci_high"] == pytest.approx((mean + half) * scale, rel=1e-4)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_formats_sizes_and_labels_given(
+    swept: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store, _ = swept
+    argv = ["plot", str(store), "--x", "switch.threshold", "--y", "fct_small_p99"]
+    assert main([*argv, "--format", "pdf", "--out", str(tmp_path / "f.pdf")]) == 0
+    assert (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF")
+    assert main([*argv, "--format", "svg", "--out", str(tmp_path / "f.svg")]) == 0
+    assert b"<svg" in (tmp_path / "f.svg").read_bytes()[:2000]
+    # A column is 3.5 in wide, the page 7 in; PNGs at 200 dpi.
+    assert main([*argv, "--size", "column", "--out", str(tmp_path / "c.png")]) == 0
+    assert _png_size(tmp_path / "c.png")[0] == 700
+    assert main([*argv, "--out", str(tmp_path / "d.png")]) == 0
+    assert _png_size(tmp_path / "d.png")[0] == 1400
+    capsys.readouterr()
+    plot = plot_store(
+        store,
+        "switch.threshold",
+        "fct_small_p99",
+        title="K sweep",
+        xlabel="K (packets)",
+        ylabel="p99 FCT (ms)",
+        out=tmp_path / "e.png",
+    )
+    assert (plot.title, plot.xlabel, plot.ylabel) == ("K sweep", "K (packets)", "p99 FCT (ms)")
+    assert main([*argv, "--format", "pdf", "--out", str(tmp_path / "g.png")]) == 2
+    assert "ends in .png but --format is pdf" in one_error_line(capsys.readouterr().err)
+    assert main([*argv, "--out", str(tmp_path / "g.jpg")]) == 2
+    assert "a .jpg file" in one_error_line(capsys.readouterr().err)

@@ -34,7 +34,8 @@ def test_sweep_ends_with_a_table_of_its_points(swept: tuple[Path, str]) -> None:
     for row in rows:
         cells = row.split()
         assert len(cells) >= 5 and "-" not in cells[2:], row
-    assert "goodput: payload delivered" in lines[6]
+    assert lines[6] == "  transport: cc dctcp, no profile (every point)"
+    assert "goodput: payload delivered" in lines[7]
 
 
 def test_sweep_table_again_from_the_store(

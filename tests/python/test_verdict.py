@@ -81,3 +81,88 @@ def test_best_gap_for_up_to_claims() -> None:
     assert judge_best(up_to, [(1.1, 1.0), (1.05, 1.0)])[1] == "differs"
     above = e("best_above", than="std", paper=0.11, tolerance=0.3)
     assert judge_best(above, [(1.12, 1.0), (1.02, 1.0)]) == (0, "matches")
+
+
+# --------------------------------------------------------------- issue 53's stricter rules
+
+
+def _row(x: object, values: list[float]) -> dict[str, object]:
+    from ecnlab.reproduce.noise import mean_interval
+
+    iv = mean_interval(values)
+    return {
+        "x": x,
+        "ours": iv.mean,
+        "ci_low": iv.low,
+        "ci_high": iv.high,
+        "n": len(values),
+        "seeds": list(range(1, len(values) + 1)),
+        "per_seed": values,
+    }
+
+
+def _judged(expect: Expect, series: dict[str, dict[object, list[float]]]) -> list[dict]:
+    from ecnlab.reproduce import _judge
+    from ecnlab.reproduce.figure import Panel
+
+    rows = {s: [_row(x, v) for x, v in by_x.items()] for s, by_x in series.items()}
+    return _judge(expect, Panel(title="p"), rows)
+
+
+def test_an_order_is_a_match_only_beyond_the_paired_interval() -> None:
+    # fqcodel-fig2 in issue 53: "below" matched on a ratio of 1.00008. The
+    # seeds pair the flows, so the gap A/B - 1 is taken seed by seed.
+    below = e("below", than="B")
+    tie = _judged(below, {"A": {1: [0.9999, 1.0002, 0.9998]}, "B": {1: [1.0, 1.0, 1.0]}})
+    assert tie[0]["verdict_point"] == "matches"  # at the mean: 0.99997 < 1
+    assert tie[0]["verdict"] == "within noise"  # the interval holds 0
+    clear = _judged(below, {"A": {1: [0.90, 0.91, 0.92]}, "B": {1: [1.0, 1.0, 1.0]}})
+    assert clear[0]["verdict"] == "matches"
+    # Against a bound the paper gives (no series): the value's own interval.
+    bound = _judged(e("below", paper=1.0), {"A": {1: [0.98, 1.01, 0.99]}})
+    assert bound[0]["verdict"] == "within noise"
+
+
+def test_a_trend_is_one_verdict_per_series() -> None:
+    # Tuning ECN Figs. 5-8 in issue 53: one trend copied onto 32 points
+    # counted 32 times; now once, with the points it was read from.
+    up = e("increasing")
+    checks = _judged(up, {"A": {x: [float(x)] * 3 for x in (1, 2, 3, 4)}, "B": {1: [1.0] * 3}})
+    a = [c for c in checks if c["series"] == "A"]
+    assert len(a) == 1 and a[0]["verdict"] == "matches"
+    assert a[0]["xs"] == [1, 2, 3, 4] and a[0]["values"] == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_within_is_symmetric() -> None:
+    # The same pair, judged from either side, gets one verdict (issue 53:
+    # tuning-ecn-fig10's DCTCP/ECN* pair differed by side). Old rule:
+    # 1/1.0295 - 1 = -2.87% matched ±2.9%, 1.0295/1 - 1 = +2.95% did not.
+    w = e("within", than="B", tolerance=0.029)
+    one = judge_point(w, 1.0, 1.0295, True)[0]
+    other = judge_point(w, 1.0295, 1.0, True)[0]
+    assert one == other == "same direction"
+    assert judge_point(w, 1.0, 1.0289, True)[0] == judge_point(w, 1.0289, 1.0, True)[0] == "matches"
+
+
+def test_a_loss_is_judged_as_the_loss() -> None:
+    # cedm-fig10 in issue 53: ±5% on the total let 9.998 Gbps (a loss of
+    # 0.002) match the paper's 9.79 (a loss of 0.210).
+    loss = e("value", paper=9.79, tolerance=0.2, loss_from=10.0)
+    assert judge_point(loss, 9.998, None, False)[0] == "same direction"
+    assert judge_point(loss, 9.80, None, False)[0] == "matches"  # 0.200 of 0.210
+    assert judge_point(loss, 10.0, None, False)[0] == "differs"  # no loss at all
+    assert "loss from 10" in rule_text(loss, False)
+
+
+def test_claims_the_paper_does_not_make_are_counted_apart() -> None:
+    from ecnlab.reproduce import verdict_counts
+    from ecnlab.reproduce.figure import implied_reason
+
+    assert implied_reason("(inferred: the text gives no number) x") == "inferred"
+    assert implied_reason("MQ-ECN design, not measured") == "design, not measured"
+    assert implied_reason("MQ-ECN cuts the small-flow average by up to 23.7%") == ""
+    ours = e("below", than="B", implied="inferred")
+    checks = _judged(ours, {"A": {1: [0.5, 0.6, 0.55]}, "B": {1: [1.0] * 3}})
+    assert checks[0]["implied"] == "inferred"
+    stated, implied = verdict_counts(checks)
+    assert stated["matches"] == 0 and implied["matches"] == 1

@@ -32,7 +32,15 @@ from .figure import (
 )
 from .metrics import PointView, curve, metric
 from .noise import mean_interval
-from .verdict import VERDICTS, judge_best, judge_point, judge_trend, noise_check, rule_text
+from .verdict import (
+    VERDICTS,
+    is_order,
+    judge_best,
+    judge_point,
+    judge_trend,
+    noise_check,
+    rule_text,
+)
 
 __all__ = [
     "DEFAULT_OUT",
@@ -41,6 +49,7 @@ __all__ = [
     "experiments_root",
     "figure_ids",
     "load_figure",
+    "rejudge",
     "reproduce",
 ]
 
@@ -273,7 +282,9 @@ def evaluate(fig: Figure, points: list[Point], store: Store) -> dict[str, Any]:
                 {"title": panel.title, "kind": panel.kind, "curve": panel.curve, "curves": curves}
             )
     checks = _sorted_checks(checks, panels)
-    covered = {(c["panel"], c["series"], json.dumps(c["x"])) for c in checks}
+    covered = {
+        (c["panel"], c["series"], json.dumps(x)) for c in checks for x in c.get("xs", [c["x"]])
+    }
     unjudged = []
     for i, pdata in enumerate(panels):
         if pdata["kind"] not in ("line", "bar"):
@@ -284,7 +295,7 @@ def evaluate(fig: Figure, points: list[Point], store: Store) -> dict[str, Any]:
             for pt in pts:
                 if (i, s, json.dumps(pt["x"])) not in covered:
                     unjudged.append({"panel": i, "series": s, "x": pt["x"], "ours": pt["ours"]})
-    counts = {v: sum(1 for c in checks if c["verdict"] == v) for v in VERDICTS}
+    counts, implied = verdict_counts(checks)
     return {
         "id": fig.id,
         "paper": fig.paper,
@@ -296,7 +307,37 @@ def evaluate(fig: Figure, points: list[Point], store: Store) -> dict[str, Any]:
         "points": checks,
         "unjudged": unjudged,
         "verdicts": counts,
+        "verdicts_implied": implied,
     }
+
+
+def verdict_counts(checks: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """The verdict counts of the paper's own claims, and apart from them
+    those of claims the paper does not make (``implied``: never matches)."""
+    stated = [c for c in checks if not c.get("implied")]
+    ours = [c for c in checks if c.get("implied")]
+    return (
+        {v: sum(1 for c in stated if c["verdict"] == v) for v in VERDICTS},
+        {v: sum(1 for c in ours if c["verdict"] == v) for v in VERDICTS},
+    )
+
+
+def rejudge(fig: Figure, rec: Mapping[str, Any]) -> dict[str, Any]:
+    """The figure's verdicts by today's rules from a record's panels (each
+    point's per-seed values are kept there), without running anything:
+    ``points``, ``verdicts`` and ``verdicts_implied`` as :func:`evaluate`
+    would write them."""
+    panels = list(rec.get("panels") or [])
+    checks: list[dict[str, Any]] = []
+    for i, panel in enumerate(fig.panels):
+        if i >= len(panels) or panels[i].get("kind") not in ("line", "bar"):
+            continue
+        for e in fig.expects:
+            if e.panel == i:
+                checks += _judge(e, panel, panels[i]["series"])
+    checks = _sorted_checks(checks, panels)
+    counts, implied = verdict_counts(checks)
+    return {"points": checks, "verdicts": counts, "verdicts_implied": implied}
 
 
 def x_order(x: Any) -> tuple[int, float, str]:
@@ -456,18 +497,31 @@ def _judge(
             ]
             at, verdict = judge_best(e, pairs)
             chosen = chosen[at : at + 1]
+        if trend is not None:
+            # One verdict per series, counted once (issue 53: not copied
+            # onto every point of the series).
+            if chosen:
+                out.append(_trend_check(e, s, chosen, trend, text))
+            continue
         for r in chosen:
             than_row = than_by_x.get(json.dumps(r["x"])) if e.than else None
             if e.rule in ("best_below", "best_above"):
                 paper = e.paper
-            elif trend is not None:
-                verdict, paper = trend, e.paper
             else:
                 than = than_row["ours"] if than_row is not None else None
                 verdict, paper = judge_point(e, r["ours"], than, normalized)
-            noise = noise_check(e, r, than_row) if trend is None else None
+            noise = noise_check(e, r, than_row)
             final = verdict
             if noise is not None and noise["holds"] and verdict != "matches":
+                final = "within noise"
+            if (
+                verdict == "matches"
+                and is_order(e)
+                and noise is not None
+                and noise["ci_low"] <= noise["target"] <= noise["ci_high"]
+            ):
+                # An order holds at the mean but the seeds cannot tell it
+                # from its boundary: not a match.
                 final = "within noise"
             check = {
                 "panel": e.panel,
@@ -488,5 +542,36 @@ def _judge(
             }
             if noise is not None:
                 check["noise"] = {k: v for k, v in noise.items() if k != "holds"}
+            if e.implied:
+                check["implied"] = e.implied
             out.append(check)
     return out
+
+
+def _trend_check(
+    e: Expect, series: str, rows: list[dict[str, Any]], verdict: str, text: str
+) -> dict[str, Any]:
+    """A trend's one verdict for a series: x names the span, ``xs`` and
+    ``values`` the points it was read from."""
+    xs = [r["x"] for r in rows]
+    check: dict[str, Any] = {
+        "panel": e.panel,
+        "series": series,
+        "x": f"{_label(xs[0])} .. {_label(xs[-1])}" if len(xs) > 1 else xs[0],
+        "xs": xs,
+        "values": [r["ours"] for r in rows],
+        "ours": None,
+        "ci_low": None,
+        "ci_high": None,
+        "n": min((r.get("n", 1) for r in rows), default=0),
+        "paper": e.text,
+        "kind": e.rule,
+        "claim": e.text,
+        "source": e.source,
+        "verdict": verdict,
+        "verdict_point": verdict,
+        "rule": text,
+    }
+    if e.implied:
+        check["implied"] = e.implied
+    return check

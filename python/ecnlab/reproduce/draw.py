@@ -82,7 +82,7 @@ def render_figure(fig: Figure, doc: dict[str, Any], quick: bool = False) -> MplF
     keys: list[tuple[Any, list[Any], list[str]]] = []
     for i, (panel, data) in enumerate(zip(fig.panels, doc["panels"])):
         ax = axes[i // cols][i % cols]
-        checks = [c for c in doc["points"] if c["panel"] == i]
+        checks = _per_point([c for c in doc["points"] if c["panel"] == i])
         paper = [c for c in checks if isinstance(c["paper"], (int, float))]
         extra: list[Any] = []
         if data["kind"] == "line":
@@ -329,6 +329,18 @@ def _lines(
             ax, verdict, [(at(c["x"]), c["ours"]) for c in checks if c["verdict"] == verdict]
         )
     return extra
+
+
+def _per_point(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks as points to outline: a trend's one verdict marks every
+    point it was read from."""
+    out = []
+    for c in checks:
+        if "xs" in c:
+            out += [{**c, "x": x, "ours": v} for x, v in zip(c["xs"], c["values"])]
+        else:
+            out.append(c)
+    return out
 
 
 def _finite(v: Any) -> bool:

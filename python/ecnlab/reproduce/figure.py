@@ -86,6 +86,8 @@ _EXPECT_KEYS = {
     "text",
     "source",
     "slack",
+    "loss_from",
+    "implied",
 }
 
 
@@ -130,6 +132,31 @@ class Expect:
     slack: float = 0.0
     text: str = ""
     source: str = ""
+    # Judge ``loss_from - value`` (a throughput loss from capacity C), so
+    # the tolerance applies to the loss the paper states, not the total.
+    loss_from: float | None = None
+    # Why the paper does not make this claim itself (inferred, implied, a
+    # design property): shown apart, never counted among the verdicts.
+    implied: str = ""
+
+
+IMPLIED_MARKERS = (
+    "(implied",
+    "(inferred",
+    "(issue 12's bar",
+    "design, not measured",
+    "not in the paper",
+)
+"""Words with which an expectation's text says the paper does not state it."""
+
+
+def implied_reason(text: str) -> str:
+    """The marker that shows a claim is ours, not the paper's ('' if none)."""
+    low = text.lower()
+    for marker in IMPLIED_MARKERS:
+        if marker in low:
+            return marker.strip("(")
+    return ""
 
 
 @dataclass
@@ -383,6 +410,10 @@ def _expect(t: Mapping[str, Any], i: int, where: str, panels: list[Panel]) -> Ex
             f"{at}: rule {rule!r} (the paper's 'up to X%') needs than (a series) "
             "and paper (X as a fraction)"
         )
+    if "loss_from" in t and (rule != "value" or not isinstance(t["loss_from"], (int, float))):
+        raise ConfigError(
+            f"{at}.loss_from = {t['loss_from']!r}: a capacity (a number) for rule 'value' only"
+        )
     if rule == "value" and not isinstance(t.get("paper"), (int, float)):
         raise ConfigError(f"{at}: rule 'value' needs paper = <the paper's number>")
     if not t.get("text"):
@@ -400,4 +431,6 @@ def _expect(t: Mapping[str, Any], i: int, where: str, panels: list[Panel]) -> Ex
         slack=float(t.get("slack", 0.0)),
         text=str(t["text"]),
         source=str(t.get("source", "")),
+        loss_from=float(t["loss_from"]) if isinstance(t.get("loss_from"), (int, float)) else None,
+        implied=str(t.get("implied") or implied_reason(str(t["text"]))),
     )

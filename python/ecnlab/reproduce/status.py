@@ -22,7 +22,7 @@ from .figure import load_figure
 from .metrics import reads_tables
 from .record import read_record, record_ids, stale_records
 
-__all__ = ["format_status", "record_status"]
+__all__ = ["format_points", "format_status", "point_counts", "record_status"]
 
 
 def record_status(root: str | Path, ids: Iterable[str]) -> list[dict[str, Any]]:
@@ -107,4 +107,27 @@ def format_status(rows: list[dict[str, Any]]) -> str:
         f"about {total:.1f} core-hours for those timed{note}; times are the rows' own, "
         "taken on whatever machine and load ran them"
     )
+    return "\n".join(lines)
+
+
+def point_counts(ids: Iterable[str]) -> list[dict[str, Any]]:
+    """``{id, points}`` per figure: its full-scale sweep's distinct points
+    (what an install without the record can still tell)."""
+    from ..runner import load_engine
+
+    engine = load_engine()
+    out = []
+    for fid in ids:
+        spec = load_figure(fid).sweep
+        points = spec.points()
+        resolve_points(spec, points, engine)
+        out.append({"id": fid, "points": len({p.key for p in points if not p.error})})
+    return out
+
+
+def format_points(rows: list[dict[str, Any]], why: str) -> str:
+    """``--status`` where no record is at hand: ``why``, then each figure's
+    points at full scale."""
+    lines = [why, f"{'figure':<18} {'points':>6}"]
+    lines += [f"{r['id']:<18} {r['points']:>6}" for r in rows]
     return "\n".join(lines)

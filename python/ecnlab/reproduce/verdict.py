@@ -1,13 +1,20 @@
 """Judging our numbers against what a paper reports.
 
 Four verdicts: ``matches`` (the number, or the stated relation with its
-amount, holds within the tolerance), ``within noise`` (it does not at our
-mean over seeds, but the paper's number, or the relation's boundary, lies
-inside our 95% interval: the seeds cannot tell the two apart), ``same
-direction`` (the effect has the paper's sign or trend, not its size),
-``differs`` (it does not). Each rule says which is which in the JSON it
-writes (``rule`` text), so a reader can check the call; ``verdict_point``
-keeps the call at the mean alone.
+amount, holds within the tolerance; an order with no amount holds beyond
+the 95% interval of the paired gap over seeds), ``within noise`` (the
+paper's number, or the relation's boundary, lies inside our 95% interval:
+the seeds cannot tell the two apart), ``same direction`` (the effect has
+the paper's sign or trend, not its size), ``differs`` (it does not). Each
+rule says which is which in the JSON it writes (``rule`` text), so a reader
+can check the call; ``verdict_point`` keeps the call at the mean alone.
+
+The rules are strict in four ways (issue 53): an order claim is a match
+only when its gap clears the paired interval; ``within`` is symmetric (the
+log of the ratio, so A against B and B against A agree); a value with
+``loss_from`` is judged as the loss from that capacity (the quantity the
+paper states), never as the total that hides it; a trend is one verdict
+per series (:func:`judge_trend`; the caller counts it once).
 """
 
 from __future__ import annotations
@@ -17,7 +24,15 @@ from typing import Any
 
 from .figure import Expect
 
-__all__ = ["VERDICTS", "judge_best", "judge_point", "judge_trend", "noise_check", "rule_text"]
+__all__ = [
+    "VERDICTS",
+    "is_order",
+    "judge_best",
+    "judge_point",
+    "judge_trend",
+    "noise_check",
+    "rule_text",
+]
 
 VERDICTS = ("matches", "within noise", "same direction", "differs")
 
@@ -31,6 +46,20 @@ def _rel(a: float, b: float) -> float:
     return a / b - 1.0 if b else math.inf
 
 
+def _log_gap(a: float, b: float) -> float:
+    """|ln(a / b)|: the same for (a, b) and (b, a); infinite across zero."""
+    if a == b:
+        return 0.0
+    if a <= 0 or b <= 0:
+        return math.inf if a * b <= 0 else abs(math.log(a / b))
+    return abs(math.log(a / b))
+
+
+def is_order(e: Expect) -> bool:
+    """A relation with no stated amount: below/above a series or a bound."""
+    return e.rule in ("below", "above") and not (e.than and e.paper is not None)
+
+
 def rule_text(e: Expect, normalized: bool) -> str:
     """The rule behind a verdict, in words."""
     text = _rule_text(e, normalized)
@@ -41,6 +70,12 @@ def rule_text(e: Expect, normalized: bool) -> str:
 
 def _rule_text(e: Expect, normalized: bool) -> str:
     tol = f"{e.tolerance:.0%}"
+    if e.rule == "value" and e.loss_from is not None:
+        return (
+            f"judged as the loss from {e.loss_from:g} (the paper's {e.loss_from - e.paper:.4g}): "
+            f"matches: the loss within ±{tol} of the paper's; same direction: a loss, of another "
+            "size; else differs"
+        )
     if e.rule == "value":
         side = " (normalised: the side of 1)" if normalized else ""
         return (
@@ -51,13 +86,22 @@ def _rule_text(e: Expect, normalized: bool) -> str:
     if e.rule in ("below", "above"):
         amount = f" by {abs(e.paper):.1%} ±{tol}" if e.than and e.paper is not None else ""
         slack = f" (ties within {e.slack:.1%} count as same direction)" if e.slack else ""
+        if is_order(e):
+            return (
+                f"matches: {e.rule} {ref}, the 95% interval over seeds of the "
+                f"{'paired gap' if e.than else 'value'} clear of the boundary; within noise: "
+                f"{e.rule} it at the mean only{slack}; differs: not {e.rule} it"
+            )
         return (
             f"matches: {e.rule} {ref}{amount}; same direction: {e.rule} it but not by that "
             f"amount{slack}; differs: not {e.rule} it"
         )
     if e.rule == "within":
         wide = f"{2 * e.tolerance:.0%}"
-        return f"matches: within ±{tol} of {ref}; same direction: within ±{wide}; else differs"
+        return (
+            f"matches: within ±{tol} of {ref} either way (|ln(ours / it)| <= ln(1 + {tol})); "
+            f"same direction: within ±{wide}; else differs"
+        )
     if e.rule in ("best_below", "best_above"):
         side = "below" if e.rule == "best_below" else "above"
         return (
@@ -84,6 +128,12 @@ def judge_point(e: Expect, ours: float, than: float | None, normalized: bool) ->
     side of it (its number, or the relation it states)."""
     if ours is None or math.isnan(ours):
         return "differs", e.paper
+    if e.rule == "value" and e.loss_from is not None:
+        assert e.paper is not None
+        loss, paper_loss = e.loss_from - ours, e.loss_from - e.paper
+        if abs(loss - paper_loss) <= e.tolerance * abs(paper_loss):
+            return "matches", e.paper
+        return ("same direction" if loss * paper_loss > 0 else "differs"), e.paper
     if e.rule == "value":
         assert e.paper is not None
         if abs(ours - e.paper) <= e.tolerance * abs(e.paper):
@@ -97,9 +147,11 @@ def judge_point(e: Expect, ours: float, than: float | None, normalized: bool) ->
         return "differs", e.paper
     d = _rel(ours, reference)
     if e.rule == "within":
-        if abs(d) <= e.tolerance:
+        gap = _log_gap(ours, reference)
+        if gap <= math.log1p(e.tolerance) + 1e-12:
             return "matches", e.paper
-        return ("same direction" if abs(d) <= 2 * e.tolerance else "differs"), e.paper
+        wide = math.log1p(2 * e.tolerance) + 1e-12
+        return ("same direction" if gap <= wide else "differs"), e.paper
     want = -1.0 if e.rule == "below" else 1.0
     if d * want > e.slack:
         if e.than and e.paper is not None:  # the paper states by how much
