@@ -42,29 +42,30 @@ docs: $(STAMP)
 test-rust:
 	cargo test --release -p ecnlab
 
-test-python: build switch
+test-python: build
 	$(PY) -m pytest -q tests
 
-# The testbed's switch process (`ecnlab testbed`; its tests need it).
+# The testbed's switch as a binary of its own (target/release/ecnlab-switch;
+# ECNLAB_SWITCH=that path makes `ecnlab testbed` run it). The package does
+# not need it: the engine's extension module has the switch built in
+# (`python -m ecnlab.switch`).
 switch:
 	cargo build --release -p ecnlab --bin ecnlab-switch
 
-# An installable wheel in WHEELS: the engine, the Python package, the figure
-# folders (experiments/, through the python/ecnlab/figures symlink) and the
-# testbed's ecnlab-switch, copied into python/ecnlab/_bin for the build only
-# (pyproject.toml's [tool.maturin] include names both).
+# An installable wheel in WHEELS: the engine (the testbed's switch built
+# in), the Python package, the figure folders and the tutorial's files
+# (through the python/ecnlab/figures and python/ecnlab/tutorial symlinks;
+# pyproject.toml's [tool.maturin] include names both). `pip install .`
+# builds the same wheel on the way.
 WHEELS  ?= target/wheels
 MATURIN ?= $(VENV)/bin/maturin
 wheel: $(STAMP)
-	cargo build --release -p ecnlab --bin ecnlab-switch
 	rm -f $(WHEELS)/ecnlab-*.whl
-	mkdir -p python/ecnlab/_bin
-	cp target/release/ecnlab-switch python/ecnlab/_bin/ecnlab-switch
-	$(MATURIN) build --release --out $(WHEELS); \
-	  rc=$$?; rm -rf python/ecnlab/_bin; exit $$rc
+	$(MATURIN) build --release --out $(WHEELS)
 
-# The install check alone (it is also part of `make test`): the wheel above,
-# installed into a fresh virtualenv, run from outside the checkout.
+# The install check alone (it is also part of `make test`): `pip install .`
+# and the wheel above, each into a fresh virtualenv, run from an empty
+# folder outside the checkout (the tutorial's commands included).
 test-install: wheel
 	ECNLAB_WHEEL="$$(ls $(WHEELS)/ecnlab-*.whl)" $(PY) -m pytest -q tests/python/test_install.py
 

@@ -227,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_keys(commands)
 
+    from .tutorial_files import add_command as add_tutorial
+
+    add_tutorial(commands)
+
     p_version = commands.add_parser("version", help="print the package and engine versions")
     p_version.set_defaults(handler=_cmd_version)
     return parser

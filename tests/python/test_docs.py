@@ -136,7 +136,11 @@ def test_every_scheme_has_a_page() -> None:
 
 
 @needs_engine
-def test_readme_example_prints_what_it_says() -> None:
+def test_readme_example_prints_what_it_says(tmp_path: Path) -> None:
+    from ecnlab.tutorial_files import copy_tutorial
+
+    # The example runs where `ecnlab tutorial tutorial` left the files.
+    copy_tutorial(tmp_path / "tutorial")
     text = (ROOT / "README.md").read_text()
     code = re.search(r"```python\n(import ecnlab\n.*?)```", text, flags=re.S)
     assert code, "the README's example"
@@ -144,7 +148,7 @@ def test_readme_example_prints_what_it_says() -> None:
     assert len(said) == 3
     out = subprocess.run(
         [sys.executable, "-c", code.group(1)],
-        cwd=ROOT,
+        cwd=tmp_path,
         env=_env(),
         capture_output=True,
         text=True,

@@ -1,7 +1,7 @@
 """`ecnlab testbed`: real Linux TCP between network namespaces through the
 engine's own queue disciplines (MQ-ECN §4.2's server-emulated switch).
 
-Needs root, `ip` and a built `ecnlab-switch` (`make test` builds it); the
+Needs root, `ip` and the engine's switch (`make build` builds it); the
 module is skipped, with the reason, where namespaces cannot be created.
 
 Rates and delays are scaled together: the switch was measured to hold its
@@ -67,10 +67,10 @@ pytestmark = pytest.mark.skipif(_WHY is not None, reason=_WHY or "")
 
 @pytest.fixture(scope="module", autouse=True)
 def switch_built() -> None:
-    from ecnlab.testbed.run import switch_binary
+    from ecnlab.testbed.run import switch_command
 
     try:
-        switch_binary()
+        switch_command()
     except FileNotFoundError as exc:
         pytest.fail(str(exc))
 

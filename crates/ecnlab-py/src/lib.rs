@@ -206,6 +206,16 @@ fn model_version() -> u32 {
     ecnlab::MODEL_VERSION
 }
 
+/// The testbed's switch process (`python -m ecnlab.switch SPEC.json`, which
+/// `ecnlab testbed` starts in the switch's namespace): the same code as the
+/// `ecnlab-switch` binary, so every install of the package has it. Runs
+/// until SIGINT or SIGTERM, which it takes over from Python, without the
+/// GIL; returns the exit status.
+#[pyfunction]
+fn switch_main(py: Python<'_>, prog: &str, args: Vec<String>) -> i32 {
+    py.allow_threads(|| ecnlab::testbed::process::switch_main(prog, &args))
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -220,6 +230,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(sample_flow_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(distribution_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(switch_main, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     Ok(())
 }

@@ -12,7 +12,6 @@ import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,13 +23,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..results import Result
-from ..runner import ideal_fcts, resolve
+from ..runner import ideal_fcts, load_engine, resolve
 from .netns import Network, available_ccs, check_host
 from .outputs import build_summary, build_tables
 from .plan import TestbedPlan, make_plan
 from .uplink import BUCKET_BYTES, WIRE_OVERHEAD
 
-__all__ = ["run_testbed", "switch_binary", "BUCKET_BYTES", "WIRE_OVERHEAD"]
+__all__ = ["run_testbed", "switch_command", "BUCKET_BYTES", "WIRE_OVERHEAD"]
 
 
 AGENT_START_SECONDS = 60.0
@@ -44,28 +43,24 @@ reads the start time and starts its threads before it."""
 _HERE = Path(__file__).resolve().parent
 
 
-def switch_binary() -> Path:
-    """The ``ecnlab-switch`` executable: $ECNLAB_SWITCH; else the build in
-    the source tree this package sits in (target/release); else the copy an
-    installed wheel carries (``ecnlab/_bin``, see `make wheel`); else one on
-    PATH."""
+def switch_command() -> list[str]:
+    """The command that runs the testbed's switch, its spec path to follow:
+    $ECNLAB_SWITCH (a path to an ``ecnlab-switch`` binary, `make switch`)
+    when set; else this interpreter running ``ecnlab.switch``, the switch
+    built into the engine's extension module, which every install of the
+    package has. Raises FileNotFoundError when neither is there."""
     env = os.environ.get("ECNLAB_SWITCH")
     if env:
-        return Path(env)
-    for parent in _HERE.parents:
-        candidate = parent / "target" / "release" / "ecnlab-switch"
-        if candidate.is_file():
-            return candidate
-    packaged = _HERE.parent / "_bin" / "ecnlab-switch"
-    if packaged.is_file():
-        return packaged
-    found = shutil.which("ecnlab-switch")
-    if found:
-        return Path(found)
-    raise FileNotFoundError(
-        "ecnlab-switch is not built: run `cargo build --release -p ecnlab --bin ecnlab-switch` "
-        "(or set ECNLAB_SWITCH to its path, or install a wheel that `make wheel` built)"
-    )
+        if not os.access(env, os.X_OK):
+            raise FileNotFoundError(f"ECNLAB_SWITCH={env}: not an executable file")
+        return [env]
+    engine = load_engine()
+    if not hasattr(engine, "switch_main"):
+        raise FileNotFoundError(
+            "the installed engine has no testbed switch (it predates it): rebuild it "
+            "(`make build` in a checkout, or reinstall ecnlab)"
+        )
+    return [sys.executable, "-m", "ecnlab.switch"]
 
 
 def _die_with_parent() -> None:
@@ -119,7 +114,7 @@ def run_testbed(
         uplinks=uplinks,
     )
     check_host()
-    binary = switch_binary()
+    switch_cmd = switch_command()
     for w in plan.warnings:
         print(f"ecnlab testbed: warning: {w}", file=log or sys.stderr)
     run_id = secrets.token_hex(3)
@@ -130,7 +125,7 @@ def run_testbed(
         work = Path(tmp)
         try:
             net.create(sys.executable)
-            switch = _start_switch(binary, net, plan, resolved, work, procs)
+            switch = _start_switch(switch_cmd, net, plan, resolved, work, procs)
             t0, agents = _run_agents(net, plan, work, procs)
             nics = net.nic_stats()
             switch.send_signal(signal.SIGTERM)
@@ -153,7 +148,7 @@ def run_testbed(
 
 
 def _start_switch(
-    binary: Path,
+    command: list[str],
     net: Network,
     plan: TestbedPlan,
     resolved: dict[str, Any],
@@ -177,7 +172,7 @@ def _start_switch(
     path = work / "switch.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     proc = subprocess.Popen(
-        ["ip", "netns", "exec", net.switch_ns, str(binary), str(path)],
+        ["ip", "netns", "exec", net.switch_ns, *command, str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,6 +10,7 @@
 
 pub mod bucket;
 pub mod frame;
+pub mod process;
 pub mod slab;
 pub mod socket;
 pub mod spec;
