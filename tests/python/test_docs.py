@@ -178,7 +178,7 @@ def test_tutorial_first_runs_print_what_the_tutorial_shows(
         command = f"ecnlab run first.toml --out out/{marking} --set switch.marking={marking}"
         args += ["--set", f"switch.marking={marking}"]
     else:
-        command = "ecnlab run first.toml --out out/first"
+        command = "ecnlab run first.toml --out out/per-port"
     shown = _tutorial_block(command)
     got = subprocess.run(
         [sys.executable, "-m", "ecnlab", *args],
