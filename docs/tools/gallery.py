@@ -466,6 +466,16 @@ def engine_model_version(root: Path = ROOT) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def unmoved_since(root: Path = ROOT) -> int | None:
+    """The engine's UNMOVED_SINCE: records from that model on are current
+    (every figure's runs are unmoved since; a test holds them to it)."""
+    lib = root / "crates" / "ecnlab" / "src" / "lib.rs"
+    if not lib.is_file():
+        return None
+    m = re.search(r"pub const UNMOVED_SINCE: u32 = (\d+);", lib.read_text())
+    return int(m.group(1)) if m else None
+
+
 def _earlier(row: str | None) -> str:
     """The verdicts cell of the earlier single-seed table's row, labelled."""
     if not row:
@@ -487,6 +497,7 @@ def record_table(root: Path = ROOT) -> str:
     stamp. A figure with no record at the engine's model version says so
     and gives the earlier single-seed verdicts, labelled."""
     model = engine_model_version(root)
+    since = unmoved_since(root)
     at = f"model {model}" if model is not None else "the engine's model version"
     _, earlier = full_scale_rows(root)
     order = " / ".join(VERDICTS)
@@ -500,7 +511,13 @@ def record_table(root: Path = ROOT) -> str:
         link = f"[{fid}]({fid}.md)"
         stamp = (rec or {}).get("record", {})
         version = stamp.get("model_version", (rec or {}).get("model_version"))
-        if rec is None or (model is not None and version != model):
+        current = version == model or (
+            since is not None
+            and model is not None
+            and isinstance(version, int)
+            and since <= version <= model
+        )
+        if rec is None or (model is not None and not current):
             what = f"**not recorded at {at}**"
             if rec is not None:
                 what += f" (record at model {version}: rerun)"

@@ -48,6 +48,7 @@ RUN_MODULES = (
     "ecnlab.slowdown",
     "ecnlab.store",
     "ecnlab.stream",
+    "ecnlab.transport",
 )
 """Every ecnlab module a worker imports to run a point
 (tests/python/test_engine_build.py checks the list is whole)."""

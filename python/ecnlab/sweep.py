@@ -424,6 +424,7 @@ def resolve_points(spec: SweepSpec, points: list[Point], engine: Any) -> None:
     """Key every point; a point whose config the engine rejects keeps its
     error (and a key from its unresolved form, so the failure is stored)."""
     version = model_key(engine)
+    model_of = getattr(engine, "model_of", None)
     for p in points:
         try:
             p.resolved = str(engine.resolve(config_to_json(p.config)))
@@ -433,7 +434,10 @@ def resolve_points(spec: SweepSpec, points: list[Point], engine: Any) -> None:
             raw = json.dumps({"unresolved": p.config}, sort_keys=True)
             p.key = hashlib.sha256((raw + version).encode()).hexdigest()[:KEY_LENGTH]
             continue
-        p.key = point_key(p.resolved, version)
+        # Keyed by the last model that moved this run's outputs, so a run
+        # a later change left alone keeps its stored result.
+        at = f"model {int(model_of(p.resolved))}" if model_of is not None else version
+        p.key = point_key(p.resolved, at)
 
 
 # --------------------------------------------------------------------------- running

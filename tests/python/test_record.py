@@ -16,19 +16,32 @@ from ecnlab.runner import load_engine
 
 RECORD = Path(__file__).resolve().parents[2] / "record"
 MODEL = int(load_engine().model_version())
+# Records from this model on stay current: no figure's runs moved since
+# (test_record_sweep checks each figure's points against the engine's model_of).
+SINCE = int(load_engine().unmoved_since())
 
 
 @pytest.mark.parametrize("fid", record_ids(RECORD))
 def test_recorded_figure_is_current(fid: str) -> None:
-    why = stale_records(RECORD, MODEL).get(fid)
+    why = stale_records(RECORD, MODEL, SINCE).get(fid)
     assert why is None, f"record/{fid}: {why}; rerun `ecnlab reproduce {fid} --record`"
 
 
 def test_no_record_is_stale() -> None:
-    stale = stale_records(RECORD, MODEL)
+    stale = stale_records(RECORD, MODEL, SINCE)
     assert not stale, "figures to rerun with `ecnlab reproduce ID --record`: " + ", ".join(
         f"{fid} ({why})" for fid, why in sorted(stale.items())
     )
+
+
+def test_a_record_from_an_unmoved_model_is_current(tmp_path: Path) -> None:
+    # Made at model 4, the engine at 5 with every figure's runs unmoved
+    # since 4: current. Made at 3: stale.
+    _fabricate(tmp_path, "a-fig1", 4)
+    _fabricate(tmp_path, "b-fig1", 3)
+    stale = stale_records(tmp_path, 5, 4)
+    assert set(stale) == {"b-fig1"} and "model 3" in stale["b-fig1"]
+    assert set(stale_records(tmp_path, 5)) == {"a-fig1", "b-fig1"}
 
 
 def _fabricate(root: Path, fid: str, model: int, quick: bool = False) -> None:

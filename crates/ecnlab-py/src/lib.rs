@@ -200,10 +200,25 @@ fn reference_markdown() -> String {
     ecnlab::keys::reference_markdown()
 }
 
-/// What result stores key points by, with the resolved config.
+/// The engine's model version: what a run computes.
 #[pyfunction]
 fn model_version() -> u32 {
     ecnlab::MODEL_VERSION
+}
+
+/// The oldest model version whose results stay current for runs the later
+/// changes left alone (`ecnlab::UNMOVED_SINCE`).
+#[pyfunction]
+fn unmoved_since() -> u32 {
+    ecnlab::UNMOVED_SINCE
+}
+
+/// What result stores key a point by, with its resolved config: the latest
+/// model version whose change moved that config's outputs.
+#[pyfunction]
+fn model_of(config_json: &str) -> PyResult<u32> {
+    let cfg = ecnlab::Config::from_json(config_json).map_err(|e| ConfigError::new_err(e.0))?;
+    Ok(ecnlab::model_of(&cfg))
 }
 
 /// The testbed's switch process (`python -m ecnlab.switch SPEC.json`, which
@@ -225,6 +240,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ideal_fcts, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(model_version, m)?)?;
+    m.add_function(wrap_pyfunction!(unmoved_since, m)?)?;
+    m.add_function(wrap_pyfunction!(model_of, m)?)?;
     m.add_function(wrap_pyfunction!(keys_catalog, m)?)?;
     m.add_function(wrap_pyfunction!(reference_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)?;

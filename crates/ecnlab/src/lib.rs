@@ -48,7 +48,26 @@ pub use world::{Stop, World};
 /// whose outputs moved while this number stayed fails `cargo test`. Result
 /// stores key their points by it and the resolved config, so a store made
 /// before a refactor is still used after it.
-pub const MODEL_VERSION: u32 = 4;
+pub const MODEL_VERSION: u32 = 5;
+
+/// The oldest model version whose outputs this engine reproduces for every
+/// run that [`model_of`] does not name: a result made at it or later is
+/// current for such a run. Model 5 (issue 50) moved only runs with Linux's
+/// window accounting or a mechanism that takes part of it
+/// (`host/linux_cwnd.rs`), and gave every run's flows table and summary a
+/// `spurious_retransmits` count, no other value moving.
+pub const UNMOVED_SINCE: u32 = 4;
+
+/// The latest model version whose change moved `cfg`'s outputs: what a
+/// result store keys its run by, so that a run the last change left alone
+/// keeps its stored result (and a figure's record stays current).
+pub fn model_of(cfg: &Config) -> u32 {
+    if host::linux_cwnd::moved_by_model_5(&cfg.transport) {
+        MODEL_VERSION
+    } else {
+        UNMOVED_SINCE
+    }
+}
 
 /// The engine's version for people: the package version and the model
 /// version ("0.1.0 (model 3)").

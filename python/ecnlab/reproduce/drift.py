@@ -36,9 +36,12 @@ class Drift:
     gone: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    moved: list[str] = field(default_factory=list)
+    """Points whose config is the same but whose outputs a later model
+    moved (the engine's ``model_of`` is past the record's model)."""
 
     def __bool__(self) -> bool:
-        return bool(self.gone or self.new or self.changed)
+        return bool(self.gone or self.new or self.changed or self.moved)
 
     def text(self, limit: int = 4) -> str:
         parts = []
@@ -46,6 +49,7 @@ class Drift:
             ("changed config", self.changed),
             ("no longer in the sweep", self.gone),
             ("not in the record", self.new),
+            ("moved by a later model", self.moved),
         ):
             if items:
                 shown = "; ".join(items[:limit])
@@ -72,6 +76,7 @@ def current_keys(fig: Figure, model_version: int, engine: Any) -> dict[str, Poin
     out: dict[str, Point] = {}
     for p in points:
         resolved = str(engine.resolve(config_to_json(p.config)))
+        p.resolved = resolved
         p.key = point_key(resolved, f"model {int(model_version)}")
         out[p.key] = p
     return out
@@ -97,4 +102,11 @@ def sweep_drift(
         else:
             drift.gone.append(f"{label} ({key})")
     drift.new = sorted(f"{label} ({k})" for label, k in by_label.items())
+    model_of = getattr(engine, "model_of", None)
+    if model_of is not None:
+        drift.moved = sorted(
+            f"{now_labels[k]} ({k}, model {int(model_of(p.resolved))})"
+            for k, p in now.items()
+            if int(model_of(p.resolved)) > int(model_version)
+        )
     return drift

@@ -143,10 +143,13 @@ def read_record(root: str | Path, fid: str) -> dict[str, Any]:
     return doc
 
 
-def stale_records(root: str | Path, model_version: int) -> dict[str, str]:
+def stale_records(root: str | Path, model_version: int, since: int | None = None) -> dict[str, str]:
     """{figure: why it must be rerun} for every record under ``root`` that
-    is not a full-scale run on ``model_version``: an older (or newer) model,
-    a quick run, a missing PNG or index."""
+    is not a full-scale run on ``model_version`` or a model from ``since``
+    on (the engine's ``unmoved_since``: no figure's runs moved since; a
+    test holds every figure to it): an older (or newer) model, a quick run,
+    a missing PNG or index."""
+    since = model_version if since is None else since
     out: dict[str, str] = {}
     for fid in record_ids(root):
         folder = Path(root) / fid
@@ -156,7 +159,7 @@ def stale_records(root: str | Path, model_version: int) -> dict[str, str]:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             out[fid] = f"unreadable stamp ({exc})"
             continue
-        if made != model_version:
+        if not since <= made <= model_version:
             out[fid] = f"made with model {made}, the engine is model {model_version}"
         elif stamp.get("quick"):
             out[fid] = "a quick run (the record is full scale)"

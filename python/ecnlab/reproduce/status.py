@@ -36,7 +36,7 @@ def record_status(root: str | Path, ids: Iterable[str]) -> list[dict[str, Any]]:
     model = int(engine.model_version())
     base = Path(root)
     rows = carried_rows(base)
-    stale = stale_records(base, model)
+    stale = stale_records(base, model, int(engine.unmoved_since()))
     recorded = set(record_ids(base))
     out = []
     for fid in ids:

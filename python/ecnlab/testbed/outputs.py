@@ -118,9 +118,10 @@ def build_tables(
         # The sender's kernel counts (tcpi_total_rto, tcpi_total_retrans).
         cols["timeouts"].append(int(s.get("timeouts", 0)))
         cols["retransmits"].append(int(s.get("retransmits", 0)))
-        # Marks, drops and reordering per flow are not observable from the
-        # kernel: zero here (the ports table counts marks and drops).
-        for key in ("ce_marks", "drops", "reordered"):
+        # Marks, drops, reordering and spurious retransmissions per flow are
+        # not observable from the kernel's counters this reads: zero here
+        # (the ports table counts marks and drops).
+        for key in ("spurious_retransmits", "ce_marks", "drops", "reordered"):
             cols[key].append(0)
     flows = engine_table("flows", cols)
     # Goodput: bins of goodput_interval, per active service, stamped with

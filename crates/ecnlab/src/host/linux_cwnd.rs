@@ -48,6 +48,15 @@ impl LinuxCwndParams {
     }
 }
 
+/// Whether `t`'s runs use what model 5 changed: this key, or the three
+/// mechanisms that take part of it (`crate::model_of`).
+pub fn moved_by_model_5(t: &crate::config::TransportCfg) -> bool {
+    LinuxCwndParams::of(t).linux_cwnd
+        || super::rto_sack::RtoSackParams::of(t).rto_keeps_sack
+        || super::lost_rtx::LostRtxParams::of(t).lost_retransmit
+        || super::cc::cubic_linux::active(t)
+}
+
 use super::tcp_tx::TcpSender;
 
 impl TcpSender {
@@ -91,7 +100,28 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::TransportCfg;
+    use crate::config::{Config, TransportCfg};
+
+    /// Model 5 moved the runs of the linux profile and of the mechanisms
+    /// that take part of its accounting, and no other (the golden corpus:
+    /// only bench-linux_star's values moved), so a result store keys every
+    /// other run at model 4 and its stored results stay current.
+    #[test]
+    fn model_5_names_the_runs_it_moved() {
+        let at = |transport: &str| {
+            let j = format!(
+                r#"{{"run": {{"duration": "1ms"}}, "topology": {{"kind": "star", "hosts": 2, "link_rate": "10Gbps", "link_delay": "1us"}}, "transport": {transport}}}"#
+            );
+            crate::model_of(&Config::from_json(&j).unwrap())
+        };
+        assert_eq!(at(r#"{"cc": "dctcp"}"#), 4);
+        assert_eq!(at(r#"{"cc": "cubic", "hystart": true, "prr": "linux"}"#), 4);
+        assert_eq!(at(r#"{"profile": "linux"}"#), 5);
+        assert_eq!(at(r#"{"cc": "reno", "rto_keeps_sack": true}"#), 5);
+        assert_eq!(at(r#"{"cc": "reno", "prr": "linux", "lost_retransmit": true}"#), 5);
+        assert_eq!(at(r#"{"cc": "cubic", "cubic_linux": true}"#), 5);
+        assert_eq!(at(r#"{"cc": "reno", "linux_cwnd": true}"#), 5);
+    }
     use crate::host::tcp_tx::TcpSender;
 
     const MSS: u64 = 1460;
