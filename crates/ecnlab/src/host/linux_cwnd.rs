@@ -26,8 +26,8 @@
 //! part of it whatever this key says: `cubic_linux` reads the delivered
 //! count, since the arithmetic it transcribes takes it, and
 //! `rto_keeps_sack` grows by it, since the SACKed data it keeps across an
-//! RTO is what the cumulative ACK at the end of the go-back covers;
-//! `lost_retransmit` takes ssthresh from cwnd (`loss_flight_segs`).
+//! RTO is what the cumulative ACK at the end of the go-back covers; `prr`
+//! and `lost_retransmit` take ssthresh from cwnd (`loss_flight_segs`).
 
 use crate::config::param::section;
 
@@ -48,10 +48,11 @@ impl LinuxCwndParams {
     }
 }
 
-/// Whether `t`'s runs use what model 5 changed: this key, or the three
+/// Whether `t`'s runs use what model 5 changed: this key, or the four
 /// mechanisms that take part of it (`crate::model_of`).
 pub fn moved_by_model_5(t: &crate::config::TransportCfg) -> bool {
     LinuxCwndParams::of(t).linux_cwnd
+        || super::prr::PrrParams::of(t).prr != super::prr::PrrKind::Off
         || super::rto_sack::RtoSackParams::of(t).rto_keeps_sack
         || super::lost_rtx::LostRtxParams::of(t).lost_retransmit
         || super::cc::cubic_linux::active(t)
@@ -83,14 +84,18 @@ impl TcpSender {
     }
 
     /// The flight, in segments, that a loss's ssthresh is computed from:
-    /// cwnd under Linux's accounting, and with lost-retransmission
-    /// detection, whose recoveries outlive the stuck hole's lost copies
-    /// while new data goes out behind it, so that snd_max − snd_una ends up
-    /// mostly data SACKed rounds ago (`lost_rtx.rs`); else snd_max −
-    /// snd_una (RFC 5681 Eq. 4).
+    /// cwnd under Linux's accounting; with PRR, whose proportional part
+    /// sends ssthresh/prior_cwnd of what is delivered and so must have
+    /// ssthresh below the cwnd it starts from (Linux's pairing; a flight
+    /// swollen by SACKed data gave ssthresh 280 from a cwnd near 90, and
+    /// PRR then sent three segments per one delivered into CoDel, 7× the
+    /// drops); and with lost-retransmission detection, whose recoveries
+    /// outlive the stuck hole's lost copies while new data goes out behind
+    /// it, so that snd_max − snd_una ends up mostly data SACKed rounds ago
+    /// (`lost_rtx.rs`); else snd_max − snd_una (RFC 5681 Eq. 4).
     #[inline]
     pub(super) fn loss_flight_segs(&self) -> f64 {
-        if self.p.linux_cwnd || self.p.lost_retransmit {
+        if self.p.linux_cwnd || self.p.lost_retransmit || self.p.prr != super::prr::PrrKind::Off {
             self.w.cwnd
         } else {
             self.flight() as f64 / self.p.mss as f64
@@ -115,7 +120,8 @@ mod tests {
             crate::model_of(&Config::from_json(&j).unwrap())
         };
         assert_eq!(at(r#"{"cc": "dctcp"}"#), 4);
-        assert_eq!(at(r#"{"cc": "cubic", "hystart": true, "prr": "linux"}"#), 4);
+        assert_eq!(at(r#"{"cc": "cubic", "hystart": true, "tlp": true}"#), 4);
+        assert_eq!(at(r#"{"cc": "reno", "prr": "ssrb"}"#), 5);
         assert_eq!(at(r#"{"profile": "linux"}"#), 5);
         assert_eq!(at(r#"{"cc": "reno", "rto_keeps_sack": true}"#), 5);
         assert_eq!(at(r#"{"cc": "reno", "prr": "linux", "lost_retransmit": true}"#), 5);
@@ -126,11 +132,8 @@ mod tests {
 
     const MSS: u64 = 1460;
 
-    fn sender(linux_cwnd: bool) -> TcpSender {
-        let t: TransportCfg = serde_json::from_str(&format!(
-            r#"{{"cc": "reno", "init_cwnd": 20, "rto_keeps_sack": true, "linux_cwnd": {linux_cwnd}}}"#
-        ))
-        .unwrap();
+    fn sender(keys: &str) -> TcpSender {
+        let t: TransportCfg = serde_json::from_str(&format!(r#"{{"cc": "reno", "init_cwnd": 20{keys}}}"#)).unwrap();
         let mut s = TcpSender::new(&t);
         s.limit = u64::MAX;
         s.open(0);
@@ -145,10 +148,18 @@ mod tests {
     /// congestion avoidance, 11/10: cwnd 11.1 in one ACK, a burst of new
     /// data); Linux counts what that ACK newly delivered, one segment
     /// (tcp_clean_rtx_queue skips SACKed skbs in `delivered`): cwnd 2.
+    /// So does `rto_keeps_sack` alone, and so does `linux_cwnd` with the
+    /// scoreboard dropped at the RTO (the 19 lie above snd_nxt: delivered
+    /// before the timeout).
     #[test]
     fn a_cumulative_ack_over_sacked_data_grows_cwnd_by_what_it_delivers() {
-        for linux in [false, true] {
-            let mut s = sender(linux);
+        for (keys, want) in [
+            ("", 11.1),
+            (r#", "linux_cwnd": true"#, 2.0),
+            (r#", "rto_keeps_sack": true"#, 2.0),
+            (r#", "linux_cwnd": true, "rto_keeps_sack": true"#, 2.0),
+        ] {
+            let mut s = sender(keys);
             assert_eq!(std::iter::from_fn(|| s.next_segment(200)).count(), 20);
             for k in 1..20u64 {
                 s.on_ack(1000 + k, 0, (MSS, (k + 1) * MSS), false, 0);
@@ -160,8 +171,8 @@ mod tests {
             assert_eq!(g.seq, 0);
             s.on_ack(50_000_100_000, 20 * MSS, (0, 0), false, 50_000_000_000);
             // ssthresh: the 20 out at the first loss, halved, either way.
-            assert_eq!(s.w.ssthresh, 10.0, "linux_cwnd {linux}");
-            assert!((s.w.cwnd - if linux { 2.0 } else { 11.1 }).abs() < 1e-9, "linux_cwnd {linux}: {}", s.w.cwnd);
+            assert_eq!(s.w.ssthresh, 10.0, "{keys}");
+            assert!((s.w.cwnd - want).abs() < 1e-9, "{keys}: cwnd {}", s.w.cwnd);
         }
     }
 
@@ -175,7 +186,7 @@ mod tests {
     #[test]
     fn a_loss_halves_cwnd_not_a_flight_of_sacked_data() {
         for linux in [false, true] {
-            let mut s = sender(linux);
+            let mut s = sender(if linux { r#", "linux_cwnd": true"# } else { "" });
             let _ = std::iter::from_fn(|| s.next_segment(200)).count();
             for k in 1..4u64 {
                 s.on_ack(1000 + k, 0, (MSS, (k + 1) * MSS), false, 0);

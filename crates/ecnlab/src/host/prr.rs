@@ -22,6 +22,12 @@
 //! retransmission), and the sender applies it by setting cwnd = pipe +
 //! sndcnt on every ACK. Amounts are in bytes, the proportional share
 //! rounded up to whole segments (Linux counts packets).
+//!
+//! The proportional part is ssthresh/prior_cwnd of what is delivered, so
+//! it reduces only while ssthresh is below prior_cwnd: with PRR a loss
+//! takes ssthresh from cwnd, as Linux's ssthresh hooks do, not from
+//! FlightSize, which counts SACKed data and can exceed cwnd several times
+//! (`linux_cwnd.rs`, `loss_flight_segs`).
 
 use crate::config::param::section;
 use crate::config::values::by_name;
