@@ -194,6 +194,8 @@ impl World<'_> {
             Kind::PingReq => {
                 let mut r = Packet::new(Kind::PingRep, host, p.src, p.flow, p.service, p.size);
                 r.ts = p.ts;
+                // The reply echoes the request's sequence number (RFC 792).
+                r.seq = p.seq;
                 self.host_send(r);
             }
             Kind::PingRep => {
