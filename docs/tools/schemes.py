@@ -164,9 +164,10 @@ SCHEMES: dict[str, Scheme] = {
         ],
     ),
     "pie": Scheme(
-        [("marking", "pie")],
+        [("marking", "pie"), ("recipe", "pie")],
         [
             ("switch/marker/pie.rs", r"."),
+            ("switch/recipe/dc_tests.rs", r"pie"),
             ("tests/scenarios/test_pie.py", r"."),
         ],
     ),
@@ -188,9 +189,10 @@ SCHEMES: dict[str, Scheme] = {
         ],
     ),
     "dualpi2": Scheme(
-        [("qdisc", "dualpi2")],
+        [("qdisc", "dualpi2"), ("recipe", "dualpi2")],
         [
             ("switch/dualpi2.rs", r"."),
+            ("switch/recipe/dc_tests.rs", r"dualpi2"),
             ("tests/scenarios/test_dualpi2.py", r"."),
         ],
     ),

@@ -25,6 +25,11 @@ per-port buffer B and number of queues N:
   for a given K1 is K1 + (N−1)·B with B = β·w at w = (C×RTT + K1)/(N(1−β))
   (§IV-C; 5/4·K1 + C×RTT/4 for N = 2, β = 1/3).
 
+* PIE and DualPI2 (``advise_aqm``): their RFCs' times scaled to the RTT, as
+  their recipes (``switch.recipe``) scale them to a network's base RTT; with
+  a buffer, whether its B×8/C holds their targets (the RFCs' defaults do not
+  on a data-centre port).
+
 The answer: one ``switch.threshold`` per marking scheme (per-queue,
 per-port, per-queue-min, mq-ecn; cedm with ``--lso``), the standard K of the
 chosen transport (the larger LSO bound with ``--lso``) rounded up to whole
@@ -40,6 +45,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .advise_aqm import AqmSetting, aqm_settings, aqm_warnings
 from .errors import ConfigError
 from .units import parse_time
 
@@ -120,6 +126,8 @@ class Advice:
     cc: str = "dctcp"
     queues: int = 1
     buffer_bytes: float | None = None
+    aqm: list[AqmSetting] = field(default_factory=list)
+    """PIE's and DualPI2's values at this RTT (what their recipes fill)."""
 
     def value(self, name: str) -> float:
         for r in self.rows:
@@ -386,6 +394,8 @@ def advise(
             "fewer queues, or use per-queue"
         )
 
+    warnings += aqm_warnings(c, t, b)
+
     common = [("switch.queues", str(queues)), ("transport.cc", cc)]
     if b is not None:
         common.insert(1, ("switch.buffer", f"{round(b)}B"))
@@ -410,6 +420,7 @@ def advise(
         cc=cc,
         queues=queues,
         buffer_bytes=b,
+        aqm=aqm_settings(t),
     )
 
 
@@ -585,6 +596,16 @@ def format_advice(a: Advice) -> str:
     lines += _table(
         [[f"  {r.scheme}:", a.set_flags(r.scheme, common=False)] for r in a.recommendations]
     )
+    if a.aqm:
+        lines += [
+            "",
+            "delay-based AQMs at this RTT (what switch.recipe fills where --rtt is the base RTT)",
+        ]
+        aqm = [["scheme", "run with", "values", "basis"]]
+        for s in a.aqm:
+            values = ", ".join(f"{k.split('.', 1)[1]} = {v}" for k, v in s.settings[1:])
+            aqm.append([s.scheme, f"--set switch.recipe={s.recipe}", values, s.basis])
+        lines += _table(aqm)
     if a.warnings:
         lines.append("")
         lines += [f"  note: {w}" for w in a.warnings]

@@ -195,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
             "marking's buffer bound (§4.2), the per-queue minimum threshold (MQ-ECN Eq. 2) and "
             "the buffer pressure of N queues each at K; then one switch.threshold per marking "
             "scheme (K rounded up to whole packets) with the --set flags that run it, flagged "
-            "impractical where it holds a queue under 3 packets."
+            "impractical where it holds a queue under 3 packets; and PIE's and DualPI2's "
+            "settings scaled to the RTT (their recipes), with whether the buffer holds them."
         ),
     )
     p_adv.add_argument("--rate", required=True, help="bottleneck rate, e.g. 10Gbps")
@@ -334,6 +335,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise Stopped(f"interrupted; no files written to {out}") from None
     if not args.quiet:
         print(format_summary(result, title=str(config)))
+    else:
+        for w in result.summary.get("warnings") or []:
+            print(f"ecnlab run: warning: {w}", file=sys.stderr)
     return EXIT_OK
 
 

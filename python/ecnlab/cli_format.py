@@ -135,7 +135,7 @@ def format_fct(
 def format_summary(result: Result, title: str | None = None) -> str:
     """A few lines describing a run, for the terminal: events, goodput by
     service (over all hosts and per sending host), the FCT summary when the
-    run has sized flows, marks, drops."""
+    run has sized flows, marks, drops, and any warnings."""
     summary = result.summary
     rows: list[tuple[str, str]] = [
         ("events", _run_line(summary)),
@@ -163,6 +163,8 @@ def format_summary(result: Result, title: str | None = None) -> str:
                 "FCT statistics leave them out (drop run.duration to run until all finish)",
             )
         )
+    # Settings that cannot act in this network (the engine's warnings.rs),
+    # and a profile's value a key of the file beat (transport.py).
     for warning in summary.get("warnings") or []:
         rows += _wrapped("warning", str(warning))
     if result.out is not None:

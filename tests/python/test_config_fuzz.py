@@ -1,6 +1,7 @@
 """Config fuzzing: valid experiment files with one to three values mutated,
 run as a user would (`ecnlab run FILE --out DIR`), must each end with exit 0
-(and a complete run directory) or exit 2 with one short line on stderr,
+(and a complete run directory, and on stderr nothing but the run's warnings,
+those of its summary.json) or exit 2 with one short line on stderr,
 never with a panic, an abort, a Python traceback or a run longer than
 CASE_TIMEOUT_S. Each case runs in a worker process of its own (see
 fuzz_worker.py) so that an abort or a hang is caught, not suffered.
@@ -473,9 +474,12 @@ def check_case(worker: Worker, text: str, where: Path) -> dict[str, Any]:
     assert answer["fd2"] == "", answer["fd2"]
     assert answer["code"] in (0, 2), answer
     if answer["code"] == 0:
-        assert answer["stderr"] == ""
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         assert summary.get("complete", True) is True
+        # A run that succeeds says nothing on stderr but its warnings (a
+        # setting that cannot act), one line each, those of summary.json.
+        warned = [f"ecnlab run: warning: {w}" for w in summary.get("warnings", [])]
+        assert answer["stderr"].splitlines() == warned, answer["stderr"]
     else:
         err = answer["stderr"]
         assert err.endswith("\n") and err.count("\n") == 1, err

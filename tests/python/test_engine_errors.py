@@ -71,7 +71,9 @@ def test_bad_value_gets_one_clear_line(override: str, fragments: list[str]) -> N
 def test_missing_section_is_named() -> None:
     cfg = copy.deepcopy(BASE)
     del cfg["topology"]
-    with pytest.raises(ecnlab.ConfigError, match="missing field `topology`"):
+    with pytest.raises(
+        ecnlab.ConfigError, match=r"^\[topology\]: missing; every experiment has one"
+    ):
         ecnlab.run(cfg, progress=False)
 
 

@@ -209,3 +209,36 @@ def test_no_capture_without_pcap(tmp_path: Path) -> None:
     res = ecnlab.run(cfg, out=tmp_path / "run", progress=False)
     assert not res.pcaps and "pcap_packets" not in res.summary
     assert not (tmp_path / "run" / "pcap").exists()
+
+
+def test_pings_number_their_echoes() -> None:
+    """Issue 55: an echo stream's requests carry sequence numbers 1, 2, 3, ...
+    (as ping(8) numbers them), each reply its request's, the identifier is the
+    stream's index, and the ICMP checksum is right over the zero payload."""
+    # 2 streams from host 0 to host 2 (the second offset by 50 us), one echo every
+    # 100 us for 1 ms: the first sends at 0, 100, ..., 900 us, 10 requests; the
+    # second at 50, ..., 950 us, also 10. Requests cross switch:host2, replies
+    # switch:host0 (the last replies return before 1 ms: RTT 4 x 5 us plus
+    # transmission).
+    cfg = {
+        "run": {"duration": "1ms", "pcap": ["switch:host2", "switch:host0"]},
+        "topology": CFG["topology"],
+        "ping": [
+            {"src": 0, "dst": 2, "interval": "100us"},
+            {"src": 0, "dst": 2, "interval": "100us", "start": "50us"},
+        ],
+    }
+    res = ecnlab.run(cfg, progress=False)
+    for port, kind in (("switch:host2", dpkt.icmp.ICMP_ECHO), ("switch:host0", 0)):
+        echoes = [eth.data.data for _, _, eth in records(res.pcaps[port])]
+        assert all(isinstance(e, dpkt.icmp.ICMP) and e.type == kind for e in echoes)
+        by_stream: dict[int, list[int]] = {}
+        for e in echoes:
+            by_stream.setdefault(e.data.id, []).append(e.data.seq)
+            # The checksum of the header (the payload, not stored, is zeros).
+            header = bytes(e)[:8]
+            words = sum(struct.unpack("!4H", header))
+            while words > 0xFFFF:
+                words = (words & 0xFFFF) + (words >> 16)
+            assert words == 0xFFFF, port
+        assert by_stream == {0: list(range(1, 11)), 1: list(range(1, 11))}, port

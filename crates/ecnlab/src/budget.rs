@@ -18,6 +18,8 @@ use crate::units::{fmt_duration, secs, Time, MAX_TIME, PS_PER_S};
 const QUEUE_ROW: f64 = 8.0 + 4.0 + 4.0 + 8.0 + 4.0;
 /// A trace row: time, port, queue, event, bytes, packets.
 const TRACE_ROW: f64 = 8.0 + 4.0 + 4.0 + 8.0 + 8.0 + 4.0;
+/// A window row: time, flow, cwnd, ssthresh.
+const CWND_ROW: f64 = 8.0 + 4.0 + 8.0 + 8.0;
 /// time, service, gbps.
 const GOODPUT_ROW: f64 = 8.0 + 4.0 + 8.0;
 /// time, src, dst, service, rtt.
@@ -164,6 +166,26 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
                 fmt_secs(secs(to.saturating_sub(from)))
             ),
             advice: "trace a shorter window (run.trace_from, run.trace_to) or fewer ports",
+        });
+    }
+
+    let windows = r.trace_cwnd.len() as f64;
+    if windows > 0.0 {
+        // At most a row per ACK: one a full packet at the fastest host
+        // link's rate, over the trace window.
+        let t = &cfg.topology;
+        let rate = (0..cfg.hosts()).map(|h| t.host_rate(h)).max().unwrap_or(0);
+        let from = r.trace_from.map(|d| d.0).unwrap_or(r.warmup.0);
+        let to = r.trace_to.map(|d| d.0).unwrap_or(t_end).min(t_end);
+        let acks = secs(to.saturating_sub(from)) * rate as f64 / (8.0 * cfg.transport.packet_bytes() as f64);
+        parts.push(Part {
+            bytes: acks * windows * CWND_ROW,
+            what: format!(
+                "run.trace_cwnd: {} flows' windows over {}",
+                count(windows),
+                fmt_secs(secs(to.saturating_sub(from)))
+            ),
+            advice: "trace a shorter window (run.trace_from, run.trace_to) or fewer flows",
         });
     }
 

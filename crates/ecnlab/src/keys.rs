@@ -166,8 +166,11 @@ pub fn point_to_home(e: ConfigError) -> ConfigError {
         1 => names[0].to_string(),
         n => format!("{} and {}", names[..n - 1].join("; "), names[n - 1]),
     };
+    // At the top level it may be a misspelt section ([hosts] for [host]).
+    let near =
+        if sec.is_empty() { crate::config::error::did_you_mean(key, &crate::config::SECTIONS) } else { String::new() };
     ConfigError(format!(
-        "{}: unknown field `{key}` {here}; it is a key of {list}{example}",
+        "{}: unknown field `{key}` {here}; it is a key of {list}{example}{near}",
         crate::config::error::join(sec, key)
     ))
 }

@@ -33,6 +33,7 @@ pub mod tables;
 pub mod testbed;
 pub mod topology;
 pub mod units;
+pub mod warnings;
 pub mod workload;
 pub mod world;
 
@@ -107,10 +108,19 @@ pub fn run_into(
     progress: &mut dyn FnMut(f64, f64) -> bool,
     sink: &mut dyn Sink,
 ) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
-    if cfg.run.threads > 0 {
-        return world::parallel::run_into(cfg, progress, sink);
+    let mut summary = if cfg.run.threads > 0 {
+        world::parallel::run_into(cfg, progress, sink)?
+    } else {
+        run_into_sequential(cfg, progress, sink)?
+    };
+    // Settings that cannot act where they are (`warnings.rs`); the key is
+    // left out when there are none, so a run without any writes the
+    // summary it always has.
+    let warnings = warnings::of(cfg);
+    if !warnings.is_empty() {
+        summary.insert("warnings".into(), serde_json::json!(warnings));
     }
-    run_into_sequential(cfg, progress, sink)
+    Ok(summary)
 }
 
 /// [`run_into`] on the sequential engine (one event queue).

@@ -17,7 +17,9 @@
 //!   `transport.sack_blocks`) as a SACK option; data carries CWR, ACKs ECE,
 //!   as the simulation set them;
 //! - pings are ICMP echo requests and replies whose identifier is the ping
-//!   stream's index;
+//!   stream's index and whose sequence number counts its echoes from 1 (a
+//!   reply carries its request's, mod 2^16); the checksum is that of the
+//!   header over a payload of zeros;
 //! - the timestamp is when the first bit leaves the port (picoseconds
 //!   truncated to nanoseconds); the IPv4 total length is the packet's size
 //!   (headers counted as `transport.header`), at most 65535, or an ACK's
@@ -162,6 +164,13 @@ fn frame(b: &mut [u8], p: &Packet, more: &More, src_mac: u32, dst_mac: u32) -> u
     if !tcp {
         l4[0] = if p.kind == Kind::PingReq { 8 } else { 0 };
         put16(l4, 4, p.flow as u16);
+        put16(l4, 6, p.seq as u16);
+        // RFC 792's checksum over the 8 header bytes (the payload is zeros).
+        let mut sum: u32 = (0..8).step_by(2).map(|i| u16::from_be_bytes([l4[i], l4[i + 1]]) as u32).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        put16(l4, 2, !(sum as u16));
         return 14 + 20 + 8;
     }
     // TCP

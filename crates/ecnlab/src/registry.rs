@@ -118,7 +118,7 @@ pub fn schemes(port: &PortCfg, sec: &str) -> Result<Schemes, ConfigError> {
 impl Schemes {
     /// The schemes that run on the port: its discipline, and with the
     /// composed one its scheduler and marking scheme.
-    fn running(&self) -> Vec<(Kind, &'static About)> {
+    pub(crate) fn running(&self) -> Vec<(Kind, &'static About)> {
         let mut v = vec![(Kind::Qdisc, &self.qdisc.about)];
         if self.qdisc.composed {
             v.push((Kind::Scheduler, &self.scheduler.about));
@@ -128,7 +128,7 @@ impl Schemes {
     }
 
     /// Whether a key runs on the port.
-    fn uses(&self, k: &PortKey) -> bool {
+    pub(crate) fn uses(&self, k: &PortKey) -> bool {
         if k.users.is_empty() {
             return self.qdisc.composed || !COMPOSED_KEYS.contains(&k.param.key);
         }
@@ -138,7 +138,7 @@ impl Schemes {
 }
 
 /// A key's value on a port, canonical (its default when absent).
-fn value_of(port: &PortCfg, k: &PortKey) -> Value {
+pub(crate) fn value_of(port: &PortCfg, k: &PortKey) -> Value {
     if PortCfg::PARAMS.iter().any(|p| p.key == k.param.key) {
         let mut m = Map::new();
         port.write(&mut m);
@@ -161,7 +161,7 @@ fn is_set(port: &PortCfg, k: &PortKey) -> bool {
 
 /// A value as messages show it: amounts, times and numbers bare, names in
 /// quotes.
-fn show(v: &Value) -> String {
+pub(crate) fn show(v: &Value) -> String {
     match v {
         Value::String(s) if s.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.') => s.clone(),
         other => other.to_string(),
@@ -259,7 +259,7 @@ pub fn check_port(port: &PortCfg, sec: &str, env: PortEnv) -> Result<(), ConfigE
 fn check_threshold(c: &PortCtx) -> Result<(), ConfigError> {
     let name = c.marking.about.name;
     match c.marking.threshold {
-        Threshold::One => crate::switch::scheme::need_one_threshold(c, name),
+        Threshold::One | Threshold::Pool => crate::switch::scheme::need_one_threshold(c, name),
         Threshold::PerQueue => match &c.port.threshold {
             None => crate::switch::scheme::need_one_threshold(c, name),
             Some(OneOrList::List(l)) if l.len() != c.port.queues as usize => Err(error::bad(

@@ -3,7 +3,7 @@
 //! handed to the run's output (see `output.rs`).
 
 use crate::output::Output;
-use crate::tables::{GoodputRows, IncastRows, QueueRows, RttRows, TraceRows};
+use crate::tables::{CwndRows, GoodputRows, IncastRows, QueueRows, RttRows, TraceRows};
 use crate::units::{secs, Time};
 
 /// Payload delivered in order at receivers, per service, in bins of
@@ -95,6 +95,9 @@ pub struct Stats {
     /// Written only when some port is traced (`run.trace_ports`).
     pub trace: TraceRows,
     pub tracing: bool,
+    /// Written only when some flow's window is traced (`run.trace_cwnd`).
+    pub cwnd: CwndRows,
+    pub tracing_cwnd: bool,
     pub rtt: RttRows,
     pub incast: IncastRows,
     /// Sum and count of incast rounds' goodput (the summary's mean).
@@ -109,6 +112,8 @@ impl Stats {
             queues: QueueRows::default(),
             trace: TraceRows::default(),
             tracing: false,
+            cwnd: CwndRows::default(),
+            tracing_cwnd: false,
             rtt: RttRows::default(),
             incast: IncastRows::default(),
             incast_gbps_sum: 0.0,
@@ -129,6 +134,9 @@ impl Stats {
         self.queues.flush(out);
         if self.tracing {
             self.trace.flush(out);
+        }
+        if self.tracing_cwnd {
+            self.cwnd.flush(out);
         }
         self.rtt.flush(out);
         self.incast.flush(out);

@@ -62,6 +62,18 @@ table_rows! {
 }
 
 table_rows! {
+    /// The congestion window and ssthresh (segments) of the flows
+    /// `run.trace_cwnd` names, a row at the flow's start and at each change,
+    /// within the trace window.
+    CwndRows = "cwnd" {
+        time: F64(f64),
+        flow: U32(u32),
+        cwnd: F64(f64),
+        ssthresh: F64(f64),
+    }
+}
+
+table_rows! {
     /// Ping round trips.
     RttRows = "rtt" {
         time: F64(f64),
@@ -109,6 +121,7 @@ pub fn empty_tables() -> Vec<Table> {
         GoodputRows::default().take(0),
         QueueRows::default().take(0),
         TraceRows::default().take(0),
+        CwndRows::default().take(0),
         RttRows::default().take(0),
         PortRows::default().take(0),
         IncastRows::default().take(0),
@@ -123,9 +136,9 @@ mod tests {
     fn empty_tables_name_every_table_once_with_no_rows() {
         let t = empty_tables();
         let names: Vec<_> = t.iter().map(|t| t.name).collect();
-        assert_eq!(names, ["flows", "goodput", "queues", "trace", "rtt", "ports", "incast"]);
+        assert_eq!(names, ["flows", "goodput", "queues", "trace", "cwnd", "rtt", "ports", "incast"]);
         assert!(t.iter().all(|t| t.rows() == 0 && !t.columns.is_empty()));
-        let incast: Vec<_> = t[6].columns.iter().map(|c| c.0).collect();
+        let incast: Vec<_> = t[7].columns.iter().map(|c| c.0).collect();
         assert_eq!(incast, ["round", "start", "finish", "goodput_gbps"]);
     }
 }

@@ -124,6 +124,7 @@ REFUSED: dict[str, str] = {
     "run.trace_ports": "the testbed's switch writes no trace table",
     "run.trace_from": "the testbed's switch writes no trace table",
     "run.trace_to": "the testbed's switch writes no trace table",
+    "run.trace_cwnd": "the testbed's hosts run the kernel's TCP, whose windows it does not record",
     "switch.small_queues": _STAGES,
     "switch.medium_queues": _STAGES,
     "switch.large_queues": _STAGES,

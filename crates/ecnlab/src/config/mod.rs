@@ -85,11 +85,16 @@ impl Config {
         let table = |key: &str| -> Option<Map<String, Value>> { top.get(key).and_then(|x| x.as_object()).cloned() };
         let given = |key: &str| top.get(key).is_some_and(|x| !x.is_null());
         if let Some(k) = top.keys().find(|k| !SECTIONS.contains(&k.as_str())) {
-            return Err(error::unknown_key("", k, &SECTIONS));
+            // A misspelt section ([swtich]) is named with the nearest one.
+            let e = error::unknown_key("", k, &SECTIONS);
+            return Err(ConfigError(format!("{}{}", e.0, error::did_you_mean(k, &SECTIONS))));
         }
-        for key in ["run", "topology"] {
+        for (key, what) in [
+            ("run", "its length and seed, e.g. duration = \"10ms\""),
+            ("topology", "the network, e.g. kind = \"star\", hosts, link_rate and link_delay, or a preset"),
+        ] {
             if !given(key) {
-                return Err(ConfigError(format!("missing field `{key}`")));
+                return Err(ConfigError(format!("[{key}]: missing; every experiment has one ({what})")));
             }
         }
         let section = |key: &str| Table::new(key, table(key).unwrap_or_default());

@@ -214,6 +214,25 @@ pub enum Resolved {
     InUse,
 }
 
+/// What a key's value must stay within to act at all in the network it is
+/// in: a run that sets it beyond gets a warning naming it (`warnings.rs`),
+/// so a setting made for another network (an RFC's milliseconds on a
+/// data-centre port) is not quietly a no-op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acts {
+    /// Anywhere: no bound is checked.
+    Anywhere,
+    /// A queueing delay (a target, a threshold in time): it acts only below
+    /// the most the port's buffer can hold at its rate, buffer × 8 / rate.
+    BelowBufferTime,
+    /// A queue length (bytes or packets): it acts only below the port's
+    /// buffer.
+    BelowBuffer,
+    /// A span of time (an update interval, an allowance): it acts only if
+    /// shorter than the run (run.duration).
+    WithinRun,
+}
+
 /// One declared key.
 #[derive(Clone, Copy)]
 pub struct Param {
@@ -241,6 +260,8 @@ pub struct Param {
     /// case of a sweep whose cases switch schemes (MQ-ECN's and RED's
     /// tuning keys); a new key is refused where it means nothing.
     pub lenient: bool,
+    /// The bound it must stay within to act (ports' keys; see `Acts`).
+    pub acts: Acts,
     /// Its value made canonical (and checked for its type).
     pub canonical: fn(&Value) -> Result<Value, ReadError>,
 }
@@ -258,6 +279,7 @@ impl Param {
         resolved: Resolved::Always,
         per_port: true,
         lenient: false,
+        acts: Acts::Anywhere,
         canonical: |v| Ok(v.clone()),
     };
 
@@ -340,7 +362,8 @@ impl Table {
 /// }
 /// ```
 /// A key without `= default` must be given. Options: range, source,
-/// default_doc (text), resolved (Always, Given, InUse), per_port, lenient.
+/// default_doc (text), resolved (Always, Given, InUse), per_port, lenient,
+/// acts (Anywhere, BelowBufferTime, BelowBuffer, WithinRun).
 macro_rules! section {
     (
         $(#[$meta:meta])*
@@ -443,6 +466,7 @@ macro_rules! section {
     (@doc) => { "" };
     (@doc $($doc:literal)+) => { concat!($($doc, "\n"),+) };
     (@opt resolved $v:ident) => { $crate::config::param::Resolved::$v };
+    (@opt acts $v:ident) => { $crate::config::param::Acts::$v };
     (@opt $o:ident $v:tt) => { $v };
 }
 pub(crate) use section;

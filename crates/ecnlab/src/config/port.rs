@@ -30,7 +30,7 @@ section! {
         /// The composed discipline's marking scheme (see `ecnlab keys marking`).
         marking: Name = Name::new("none");
         /// The standard threshold K, or with per-queue marking a list, one per queue.
-        threshold: Option<OneOrList<Amt>> = None;
+        threshold: Option<OneOrList<Amt>> = None, acts BelowBuffer;
         /// Judge the static-threshold schemes at dequeue instead of enqueue.
         dequeue_marking: bool = false, source "Tuning ECN §4.2";
         /// Drop a Not-ECT packet whenever an ECT one would be marked.

@@ -36,7 +36,12 @@ section! {
         /// Switch ports ("node:peer") whose every enqueue and dequeue is written, with the queue's
         /// occupancy, to the `trace` table: the fine queue evolution of CEDM Figs. 3 and 8.
         trace_ports: OneOrList<String> = OneOrList::List(Vec::new()), resolved Given;
-        /// Start of the traced window [trace_from, trace_to); default the warmup's end.
+        /// Flows (ids, as in the flows table) whose congestion window and ssthresh are written to
+        /// the `cwnd` table, in segments, when their first data leave and at each change within
+        /// [trace_from, trace_to).
+        trace_cwnd: Vec<u32> = Vec::new(), resolved Given;
+        /// Start of the traced window [trace_from, trace_to) of trace_ports and trace_cwnd; default
+        /// the warmup's end.
         trace_from: Option<Dur> = None, resolved Given, default_doc "run.warmup";
         /// End of the traced window; default the run's end.
         trace_to: Option<Dur> = None, resolved Given, default_doc "the run's end";
@@ -62,6 +67,11 @@ impl RunCfg {
     /// Ports are traced.
     pub fn traced(&self) -> bool {
         !matches!(&self.trace_ports, OneOrList::List(l) if l.is_empty())
+    }
+
+    /// Some flow's congestion window is traced.
+    pub fn traces_cwnd(&self) -> bool {
+        !self.trace_cwnd.is_empty()
     }
 
     /// The checks of `[run]` alone; `open_ended` says what keeps the run
@@ -100,8 +110,10 @@ impl RunCfg {
             return Err(bad("run.max_output", "0B", "must be positive, e.g. \"10GB\""));
         }
         for (key, t) in [("run.trace_from", self.trace_from), ("run.trace_to", self.trace_to)] {
-            if t.is_some() && !self.traced() {
-                return Err(ConfigError(format!("{key}: set, but run.trace_ports names no port to trace")));
+            if t.is_some() && !self.traced() && !self.traces_cwnd() {
+                return Err(ConfigError(format!(
+                    "{key}: set, but run.trace_ports and run.trace_cwnd name nothing to trace"
+                )));
             }
         }
         if let (Some(a), Some(b)) = (self.trace_from, self.trace_to) {

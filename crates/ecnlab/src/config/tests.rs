@@ -606,6 +606,27 @@ fn a_misspelled_name_gets_did_you_mean_in_every_closed_set() {
     }
 }
 
+/// Issue 55: a misspelt section is named with the nearest one, a missing
+/// [run] or [topology] in one line naming the section (not serde's
+/// "missing field"), and a load given as a percentage with the fraction.
+#[test]
+fn sections_and_percentages_get_a_hint() {
+    let e = err("[swtich]\nqueues = 2\n");
+    assert!(e.starts_with("swtich: unknown field `swtich`, expected one of `run`"), "{e}");
+    assert!(e.ends_with("; did you mean `switch`?"), "{e}");
+    // "hosts" is a key of [topology] too: pointed there, and to [host].
+    let e = err("[hosts]\nlso = true\n");
+    assert!(e.contains("it is a key of [topology]") && e.ends_with("did you mean `host`?"), "{e}");
+    let e = Config::from_toml("[run]\nduration = \"1ms\"\n[switch]\nqueues = 2\n").unwrap_err().0;
+    assert!(e.starts_with("[topology]: missing; every experiment has one (the network, e.g. kind = "), "{e}");
+    let e = Config::from_toml("[topology]\nkind = \"star\"\n").unwrap_err().0;
+    assert!(e.starts_with("[run]: missing; every experiment has one"), "{e}");
+    let w = "[workload]\nkind = \"poisson\"\nflows = 10\ndistribution = \"web_search\"\n";
+    let e = err(&format!("{w}load = 70\n"));
+    assert_eq!(e, "workload.load = 70: must lie in (0, 1]: the mean utilisation of each host link; for 70% write 0.7");
+    assert!(err(&format!("{w}load = 250\n")).ends_with("host link"), "no hint past 100");
+}
+
 /// Issue 28: a key given in the wrong table is pointed to the table that
 /// declares it, not to the nearest keys of the wrong one.
 #[test]

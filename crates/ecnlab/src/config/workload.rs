@@ -77,7 +77,17 @@ impl WorkloadCfg {
     pub fn validate(&self, hosts: u32, queues: u32, mss: u32) -> Result<(), ConfigError> {
         let w = self;
         if !(w.load > 0.0 && w.load <= 1.0) {
-            return Err(bad("workload.load", w.load, "must lie in (0, 1]: the mean utilisation of each host link"));
+            // A percentage given for the fraction (70 for 70%).
+            let hint = if w.load > 1.0 && w.load <= 100.0 {
+                format!("; for {}% write {}", w.load, w.load / 100.0)
+            } else {
+                String::new()
+            };
+            return Err(bad(
+                "workload.load",
+                w.load,
+                &format!("must lie in (0, 1]: the mean utilisation of each host link{hint}"),
+            ));
         }
         if w.flows == 0 || w.flows > 50_000_000 {
             return Err(bad("workload.flows", w.flows, "must be 1 to 50000000"));

@@ -40,10 +40,10 @@ section! {
     pub struct CodelParams {
         /// Acceptable standing sojourn (the FQ-CoDel DCN paper: 5us).
         codel_target: Option<Dur> = None, resolved Given, default_doc "5ms", range "positive, below codel_interval",
-            source "RFC 8289 §4.2; FQ-CoDel in the DCN §IV";
+            source "RFC 8289 §4.2; FQ-CoDel in the DCN §IV", acts BelowBufferTime;
         /// How long the sojourn must stay above target before the first drop (the DCN paper: 100us).
         codel_interval: Option<Dur> = None, resolved Given, default_doc "100ms", range "positive",
-            source "RFC 8289 §4.3; FQ-CoDel in the DCN §IV";
+            source "RFC 8289 §4.3; FQ-CoDel in the DCN §IV", acts WithinRun;
         /// Mark ECT packets instead of dropping them (Linux fq_codel's ecn, on by default).
         codel_ecn: Option<bool> = None, resolved Given, default_doc "true", source "Linux sch_fq_codel.c";
     }

@@ -34,6 +34,8 @@
 
 use super::buffer::Buffer;
 use super::qdisc::DropReason;
+use super::recipe::RecipeValue::{Derived, Json};
+use super::recipe::{rtt_ratio, rtt_scaled, RecipeDecl, RecipeFill};
 use super::scheme::{About, QdiscDecl};
 use super::whole::{Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
@@ -48,9 +50,11 @@ section! {
     /// DualPI2's keys (RFC 9332 Appendix A's defaults: target 15 ms, RTT_max 100 ms).
     pub struct DualPi2Params {
         /// The Classic queue's delay target.
-        dualpi2_target: Dur = Dur(15_000_000_000), range "positive", source "RFC 9332 A.1", resolved InUse;
+        dualpi2_target: Dur = Dur(15_000_000_000), range "positive", source "RFC 9332 A.1", resolved InUse,
+            acts BelowBufferTime;
         /// How often p' is updated: min(target, RTT_max/3).
-        dualpi2_tupdate: Dur = Dur(15_000_000_000), range "positive", source "RFC 9332 A.1", resolved InUse;
+        dualpi2_tupdate: Dur = Dur(15_000_000_000), range "positive", source "RFC 9332 A.1", resolved InUse,
+            acts WithinRun;
         /// The PI integral gain α, in Hz: 0.1·T_update/RTT_max².
         dualpi2_alpha: f64 = 0.15, range "positive", source "RFC 9332 A.1", resolved InUse;
         /// The PI proportional gain β, in Hz: 0.3/RTT_max.
@@ -58,7 +62,7 @@ section! {
         /// The coupling factor k: p_CL = k·p'.
         dualpi2_k: f64 = 2.0, range "positive", source "RFC 9332 §2.1, A.1", resolved InUse;
         /// The L4S queueing time where the native marking ramp starts (minTh).
-        dualpi2_min_th: Dur = Dur(800_000_000), source "RFC 9332 A.1", resolved InUse;
+        dualpi2_min_th: Dur = Dur(800_000_000), source "RFC 9332 A.1", resolved InUse, acts BelowBufferTime;
         /// The ramp's width; 0 makes it a step at min_th.
         dualpi2_range: Dur = Dur(400_000_000), source "RFC 9332 A.1", resolved InUse;
         /// The share of the link the Classic queue gets when both queues hold packets.
@@ -86,7 +90,9 @@ pub const DECL: QdiscDecl = QdiscDecl {
                 return Err(bad(&c.key(key), "0s", "must be positive"));
             }
         }
-        for (key, x) in [("dualpi2_alpha", p.dualpi2_alpha), ("dualpi2_beta", p.dualpi2_beta), ("dualpi2_k", p.dualpi2_k)] {
+        for (key, x) in
+            [("dualpi2_alpha", p.dualpi2_alpha), ("dualpi2_beta", p.dualpi2_beta), ("dualpi2_k", p.dualpi2_k)]
+        {
             if !(x > 0.0 && x.is_finite()) {
                 return Err(bad(&c.key(key), x, "must be positive (RFC 9332: α 0.15, β 3, k 2)"));
             }
@@ -112,6 +118,68 @@ pub const DECL: QdiscDecl = QdiscDecl {
         Qdisc::whole(Whole::DualPi2(DualPi2::new(cfg, Buffer::new(c.port.buffer.0, c.pkt))), c.rate_bps)
     },
 };
+
+/// RFC 9332 A.1 derives the PI's settings from RTT_max, 100 ms for the
+/// Internet: target 15 ms, T_update = min(target, RTT_max/3), α =
+/// 0.1·T_update/RTT_max², β = 0.3/RTT_max; and it puts the L4S ramp at
+/// 800 us .. 1.2 ms. On a data-centre port all of them lie beyond what the
+/// buffer holds. The recipe takes RTT_max to be the network's base RTT d
+/// (ecnlab's choice: the RFC's formulas, at the data centre's RTT), so the
+/// times scale by d / 100 ms; and it starts the ramp where DCTCP marks, K >
+/// C×RTT/7 (DCTCP §3.3) read as a queueing time, d/7, with the RFC's width
+/// of half the start. At d = 100 us: target and T_update 15 us, α = 150 Hz,
+/// β = 3,000 Hz, the ramp from 14.286 us to 21.429 us.
+const RTT_MAX: Time = 100_000_000_000;
+
+pub const RECIPE: RecipeDecl = RecipeDecl {
+    about: About::new(
+        "dualpi2",
+        "DualPI2 at the network's RTT: RFC 9332 A.1's PI settings for RTT_max = the base RTT d (target and \
+         T_update 0.15·d, α 0.015/d, β 0.3/d) and the L4S ramp from d/7 (DCTCP's K) over d/14",
+        "RFC 9332 A.1's formulas at RTT_max = base RTT (ecnlab's choice); DCTCP §3.3 for the ramp",
+    ),
+    fills: &[
+        RecipeFill { key: "switch.qdisc", value: Json("\"dualpi2\""), source: "RFC 9332 Appendix A" },
+        RecipeFill {
+            key: "switch.dualpi2_target",
+            value: Derived { rule: "15ms × base RTT / 100ms", value: |c| rtt_scaled(c, 15_000_000_000, RTT_MAX) },
+            source: "RFC 9332 A.1 (target), scaled",
+        },
+        RecipeFill {
+            key: "switch.dualpi2_tupdate",
+            value: Derived {
+                rule: "min(target, RTT_max/3) = 15ms × base RTT / 100ms",
+                value: |c| rtt_scaled(c, 15_000_000_000, RTT_MAX),
+            },
+            source: "RFC 9332 A.1 (T_update)",
+        },
+        RecipeFill {
+            key: "switch.dualpi2_alpha",
+            value: Derived { rule: "0.1·T_update/RTT_max² = 0.15 × 100ms / base RTT", value: |c| gain(c, 0.15) },
+            source: "RFC 9332 A.1 (α)",
+        },
+        RecipeFill {
+            key: "switch.dualpi2_beta",
+            value: Derived { rule: "0.3/RTT_max = 3 × 100ms / base RTT", value: |c| gain(c, 3.0) },
+            source: "RFC 9332 A.1 (β)",
+        },
+        RecipeFill {
+            key: "switch.dualpi2_min_th",
+            value: Derived { rule: "base RTT / 7", value: |c| rtt_scaled(c, RTT_MAX / 7, RTT_MAX) },
+            source: "DCTCP §3.3 (K > C×RTT/7, as a queueing time)",
+        },
+        RecipeFill {
+            key: "switch.dualpi2_range",
+            value: Derived { rule: "base RTT / 14 (half of min_th)", value: |c| rtt_scaled(c, RTT_MAX / 14, RTT_MAX) },
+            source: "RFC 9332 A.1 (range = min_th / 2)",
+        },
+    ],
+};
+
+/// A gain in Hz made for RTT_max = 100 ms, at RTT_max = the base RTT.
+fn gain(c: &crate::config::Config, at_design: f64) -> Option<serde_json::Value> {
+    serde_json::Number::from_f64(at_design / rtt_ratio(c, RTT_MAX)?).map(serde_json::Value::Number)
+}
 
 /// DualPI2's settings.
 #[derive(Clone, Copy, Debug)]
@@ -253,7 +321,14 @@ impl DualPi2 {
 // instructions, cachegrind).
 impl WholeDiscipline for DualPi2 {
     #[inline(never)]
-    fn enqueue(&mut self, now: Time, id: u32, p: &Packet, _drops: &mut Vec<u32>, _tally: &mut Tally) -> Result<(), DropReason> {
+    fn enqueue(
+        &mut self,
+        now: Time,
+        id: u32,
+        p: &Packet,
+        _drops: &mut Vec<u32>,
+        _tally: &mut Tally,
+    ) -> Result<(), DropReason> {
         self.catch_up(now);
         if !self.buffer.admits(self.bytes, self.packets, p.size) {
             return Err(DropReason::Overflow);
@@ -364,10 +439,7 @@ mod tests {
     /// (RFC 9332 §2.5.1.1).
     #[test]
     fn the_l4s_identifier_picks_the_queue() {
-        assert_eq!(
-            [Ecn::Ect1, Ecn::Ce, Ecn::Ect, Ecn::NotEct].map(DualPi2::classify),
-            [L, L, C, C]
-        );
+        assert_eq!([Ecn::Ect1, Ecn::Ce, Ecn::Ect, Ecn::NotEct].map(DualPi2::classify), [L, L, C, C]);
         let (mut d, mut arena) = port();
         offer(&mut d, &mut arena, 0, Ecn::Ect1);
         offer(&mut d, &mut arena, 0, Ecn::Ect);

@@ -26,6 +26,7 @@
 use crate::config::error::{self, unknown_name};
 use crate::config::{Config, ConfigError, PortCfg};
 use crate::switch::scheme::About;
+use crate::units::Time;
 use serde_json::{Map, Value};
 
 /// One value of a recipe.
@@ -59,8 +60,29 @@ pub struct RecipeDecl {
 }
 
 /// Every recipe: the registry's list, one line each.
-pub const RECIPES: &[&RecipeDecl] =
-    &[&super::marker::ml_ecn::RECIPE, &super::marker::cedm::RECIPE, &super::pfabric::RECIPE, &super::fq_codel::RECIPE];
+pub const RECIPES: &[&RecipeDecl] = &[
+    &super::marker::ml_ecn::RECIPE,
+    &super::marker::cedm::RECIPE,
+    &super::pfabric::RECIPE,
+    &super::fq_codel::RECIPE,
+    &super::marker::pie::RECIPE,
+    &super::dualpi2::RECIPE,
+];
+
+/// The experiment's base RTT as a multiple of `design`, the RTT a scheme's
+/// defaults were made for: the factor by which a recipe scales them to the
+/// network (None without a base RTT).
+pub fn rtt_ratio(c: &Config, design: Time) -> Option<f64> {
+    let d = c.topology.base_rtt();
+    (d > 0).then(|| d as f64 / design as f64)
+}
+
+/// `t` (a default made for an RTT of `design`) scaled to the experiment's
+/// base RTT, to whole nanoseconds (at least one), as a config value.
+pub fn rtt_scaled(c: &Config, t: Time, design: Time) -> Option<Value> {
+    let ns = (t as f64 * rtt_ratio(c, design)? / 1e3).round().max(1.0) as Time;
+    Some(Value::String(crate::units::fmt_duration(ns * 1_000)))
+}
 
 /// The recipe named `name`.
 pub fn decl(name: &str) -> Option<&'static RecipeDecl> {
@@ -197,5 +219,7 @@ pub fn hint(scheme: &str, port: &PortCfg) -> String {
     }
 }
 
+#[cfg(test)]
+mod dc_tests;
 #[cfg(test)]
 mod tests;

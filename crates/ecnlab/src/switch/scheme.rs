@@ -97,6 +97,10 @@ impl PortCtx<'_> {
 pub enum Threshold {
     /// One K, required.
     One,
+    /// One K, required, against the switch's shared pool (all its ports)
+    /// rather than anything one port's buffer bounds: a K above a port's
+    /// buffer still acts.
+    Pool,
     /// One K for all queues or one per queue, required.
     PerQueue,
     /// Not used; the text says what the scheme takes instead.

@@ -108,6 +108,9 @@ pub(super) struct PingStream {
     service: u8,
     interval: Time,
     size: u32,
+    /// Echo requests sent so far: the next one's sequence number is this
+    /// plus one (ping(8) numbers from 1).
+    sent: u64,
 }
 
 /// No flow (the end of a serial chain).
@@ -271,6 +274,7 @@ impl Apps {
                 service: classes.map_or(p.service as u8, |c| c.queue(0, i as u32) as u8),
                 interval: p.interval.0,
                 size: p.size.0 as u32,
+                sent: 0,
             })
             .collect();
         Ok(Apps {
@@ -423,9 +427,11 @@ impl World<'_> {
 
     pub(super) fn ping(&mut self, probe: u32) {
         let now = self.q.now;
-        let s = &self.apps.pings[probe as usize];
+        let s = &mut self.apps.pings[probe as usize];
+        s.sent += 1;
         let mut p = Packet::new(Kind::PingReq, s.src, s.dst, probe, s.service, s.size);
         p.ts = now;
+        p.seq = s.sent;
         let next = now + s.interval;
         self.host_send(p);
         if next <= self.end {

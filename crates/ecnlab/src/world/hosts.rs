@@ -194,6 +194,8 @@ impl World<'_> {
             Kind::PingReq => {
                 let mut r = Packet::new(Kind::PingRep, host, p.src, p.flow, p.service, p.size);
                 r.ts = p.ts;
+                // The reply echoes the request's sequence number (RFC 792).
+                r.seq = p.seq;
                 self.host_send(r);
             }
             Kind::PingRep => {
@@ -325,19 +327,26 @@ impl World<'_> {
 
     pub(super) fn try_send(&mut self, fid: u32) {
         if self.hosts.lso.is_some() {
-            return self.try_send_lso(fid);
-        }
-        loop {
-            let f = &mut self.apps.flows[fid as usize];
-            if f.nic_bytes >= self.hosts.host_queue_limit {
-                f.nic_blocked = true;
-                break;
+            self.try_send_lso(fid);
+        } else {
+            loop {
+                let f = &mut self.apps.flows[fid as usize];
+                if f.nic_bytes >= self.hosts.host_queue_limit {
+                    f.nic_blocked = true;
+                    break;
+                }
+                if !self.send_packet(fid) {
+                    break;
+                }
             }
-            if !self.send_packet(fid) {
-                break;
-            }
+            self.sync_rto(fid);
         }
-        self.sync_rto(fid);
+        // Every change of a window ends here (an ACK's, a timer's, the
+        // restart after idle as a segment leaves), so a traced window is
+        // read here; untraced, one length is tested.
+        if !self.rec.cwnd_traced.is_empty() {
+            self.trace_cwnd(fid);
+        }
     }
 
     /// Hand the NIC the next packet the sender allows, if any.

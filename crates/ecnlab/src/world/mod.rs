@@ -20,6 +20,8 @@
 //! no dynamic dispatch, and the same code as when `World` was one struct.
 
 mod apps;
+#[cfg(test)]
+mod cwnd_tests;
 mod fabric;
 mod hosts;
 mod ideal;

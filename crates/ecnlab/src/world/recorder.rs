@@ -22,6 +22,10 @@ pub struct Recorder<'a> {
     pub(super) captures: Vec<Capture>,
     /// `run.trace_from`, `run.trace_to`.
     pub(super) trace_window: (Time, Time),
+    /// `run.trace_cwnd`'s flows, by id, with the (cwnd, ssthresh) of each
+    /// one's last row (NaN before its first); empty when none is traced,
+    /// so that `try_send` tests one length and allocates nothing.
+    pub(super) cwnd_traced: Vec<(u32, f64, f64)>,
     /// Where tables and captures go as they are produced.
     pub(super) out: Output<'a>,
     /// When the run stopped: the duration, or earlier when all finished.
@@ -68,15 +72,31 @@ impl<'a> Recorder<'a> {
             cfg.run.trace_from.map(|d| d.0).unwrap_or(cfg.run.warmup.0),
             cfg.run.trace_to.map(|d| d.0).unwrap_or(Time::MAX),
         );
+        let mut cwnd_traced: Vec<(u32, f64, f64)> = Vec::with_capacity(cfg.run.trace_cwnd.len());
+        for (i, &f) in cfg.run.trace_cwnd.iter().enumerate() {
+            if f as usize >= flows.len() {
+                let n = flows.len();
+                let allowed =
+                    if n == 0 { "the run has no flows".to_string() } else { format!("flows are 0..{}", n - 1) };
+                return Err(ConfigError(format!("run.trace_cwnd[{i}] = {f}: no such flow; {allowed}")));
+            }
+            if cwnd_traced.iter().any(|c| c.0 == f) {
+                return Err(ConfigError(format!("run.trace_cwnd[{i}] = {f}: listed twice; each flow is traced once")));
+            }
+            cwnd_traced.push((f, f64::NAN, f64::NAN));
+        }
+        cwnd_traced.sort_unstable_by_key(|c| c.0);
+        let tracing_cwnd = !cwnd_traced.is_empty();
         let services = cfg.switch.queues as usize;
         let mut active: Vec<usize> = flows.iter().map(|f| f.service as usize).collect();
         active.sort_unstable();
         active.dedup();
         Ok(Recorder {
-            stats: Stats { tracing, ..Stats::new(services, active, cfg.run.goodput_interval.0) },
+            stats: Stats { tracing, tracing_cwnd, ..Stats::new(services, active, cfg.run.goodput_interval.0) },
             sample_ports,
             captures,
             trace_window,
+            cwnd_traced,
             out: Output::new(sink),
             stopped: cfg.end(),
             sent: 0,
@@ -111,6 +131,26 @@ impl World<'_> {
         if next <= self.end {
             self.q.at(next, Event::Sample);
         }
+    }
+
+    /// A row of flow `fid`'s window when it is traced and its cwnd or
+    /// ssthresh moved since its last row (`run.trace_cwnd`).
+    pub(super) fn trace_cwnd(&mut self, fid: u32) {
+        let Ok(i) = self.rec.cwnd_traced.binary_search_by_key(&fid, |c| c.0) else { return };
+        let now = self.q.now;
+        if !(self.rec.trace_window.0..self.rec.trace_window.1).contains(&now) {
+            return;
+        }
+        let w = &self.apps.flows[fid as usize].tx.w;
+        let (cwnd, ssthresh) = (w.cwnd, w.ssthresh);
+        let last = &mut self.rec.cwnd_traced[i];
+        // NaN never equals: a flow's first row is always written.
+        if last.1 == cwnd && last.2 == ssthresh {
+            return;
+        }
+        (last.1, last.2) = (cwnd, ssthresh);
+        self.rec.stats.cwnd.push(secs(now), fid, cwnd, ssthresh);
+        self.rec.stats.cwnd.flush_full(&mut self.rec.out);
     }
 
     // ---------------- outputs ----------------

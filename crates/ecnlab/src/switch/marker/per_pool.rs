@@ -17,7 +17,7 @@ impl PerPool {
 
 pub const DECL: MarkingDecl = MarkingDecl {
     about: About::new("per-pool", "the switch's shared buffer pool (all its ports) against one K", "MQ-ECN §2.1"),
-    threshold: Threshold::One,
+    threshold: Threshold::Pool,
     own_sides: None,
     validate: no_checks,
     build: |c| Marker::PerPool(PerPool { k: c.k() }),

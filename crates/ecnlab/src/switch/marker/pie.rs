@@ -39,6 +39,8 @@ use crate::config::param::section;
 use crate::config::{bad, Dur};
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
+use crate::switch::recipe::RecipeValue::{Derived, Json};
+use crate::switch::recipe::{rtt_ratio, rtt_scaled, RecipeDecl, RecipeFill};
 use crate::switch::scheme::{About, MarkingDecl, Threshold};
 use crate::units::{secs, Time};
 
@@ -46,15 +48,17 @@ section! {
     /// PIE's keys (RFC 8033's defaults).
     pub struct PieParams {
         /// The queueing delay PIE steers each queue to (QDELAY_REF).
-        pie_target: Dur = Dur(15_000_000_000), range "positive", source "RFC 8033 §4.1, §5.2", resolved InUse;
+        pie_target: Dur = Dur(15_000_000_000), range "positive", source "RFC 8033 §4.1, §5.2", resolved InUse,
+            acts BelowBufferTime;
         /// How often the probability is recomputed (T_UPDATE).
-        pie_tupdate: Dur = Dur(15_000_000_000), range "positive", source "RFC 8033 §4.2, §5.2", resolved InUse;
+        pie_tupdate: Dur = Dur(15_000_000_000), range "positive", source "RFC 8033 §4.2, §5.2", resolved InUse,
+            acts WithinRun;
         /// The integral gain α, per second of delay above the target.
         pie_alpha: f64 = 0.125, range "positive", source "RFC 8033 §4.2, §5.2", resolved InUse;
         /// The proportional gain β, per second of delay growth since the last update.
         pie_beta: f64 = 1.25, range "positive", source "RFC 8033 §4.2, §5.2", resolved InUse;
         /// How long a burst passes untouched after an idle spell (MAX_BURST).
-        pie_max_burst: Dur = Dur(150_000_000_000), source "RFC 8033 §4.4, §5.2", resolved InUse;
+        pie_max_burst: Dur = Dur(150_000_000_000), source "RFC 8033 §4.4, §5.2", resolved InUse, acts WithinRun;
         /// Mark ECN-capable packets instead of dropping them, while the probability allows.
         pie_ecn: bool = true, source "RFC 8033 §5.1", resolved InUse;
         /// The probability above which even ECN-capable packets are dropped (mark_ecnth).
@@ -106,6 +110,61 @@ pub const DECL: MarkingDecl = MarkingDecl {
         Pie::new(cfg, c.port.queues as usize).into()
     },
 };
+
+/// RFC 8033's defaults (15 ms target and T_UPDATE, 150 ms burst allowance,
+/// α = 0.125 and β = 1.25 Hz) are made for Internet RTTs (RFC 9332 A.1
+/// sets the PI gains of its PIE variant for an RTT_max of 100 ms). On a
+/// data-centre port they never act: the buffer drains long before the
+/// delay reaches the target. The recipe scales every time by the network's
+/// base RTT over 100 ms and the gains by its inverse, so each update moves
+/// the probability as the RFC's does for the same delay counted in RTTs:
+/// at a 100 us base RTT, a 15 us target and T_UPDATE, a 150 us allowance,
+/// α = 125 and β = 1,250 Hz. The scaling is ecnlab's, in the way FQ-CoDel
+/// in the DCN §IV-B scales CoDel's times down a thousandfold.
+const DESIGN_RTT: Time = 100_000_000_000;
+
+pub const RECIPE: RecipeDecl = RecipeDecl {
+    about: About::new(
+        "pie",
+        "PIE scaled to the network: RFC 8033's times (15 ms target and T_UPDATE, 150 ms burst allowance) \
+         times the base RTT over 100 ms, its gains (α 0.125, β 1.25) divided by it",
+        "RFC 8033 §5.2's defaults, scaled to the base RTT by ecnlab (as FQ-CoDel in the DCN §IV-B scales CoDel)",
+    ),
+    fills: &[
+        RecipeFill { key: "switch.marking", value: Json("\"pie\""), source: "RFC 8033" },
+        RecipeFill {
+            key: "switch.pie_target",
+            value: Derived { rule: "15ms × base RTT / 100ms", value: |c| rtt_scaled(c, 15_000_000_000, DESIGN_RTT) },
+            source: "RFC 8033 §5.2 (QDELAY_REF), scaled",
+        },
+        RecipeFill {
+            key: "switch.pie_tupdate",
+            value: Derived { rule: "15ms × base RTT / 100ms", value: |c| rtt_scaled(c, 15_000_000_000, DESIGN_RTT) },
+            source: "RFC 8033 §5.2 (T_UPDATE), scaled",
+        },
+        RecipeFill {
+            key: "switch.pie_max_burst",
+            value: Derived { rule: "150ms × base RTT / 100ms", value: |c| rtt_scaled(c, 150_000_000_000, DESIGN_RTT) },
+            source: "RFC 8033 §5.2 (MAX_BURST), scaled",
+        },
+        RecipeFill {
+            key: "switch.pie_alpha",
+            value: Derived { rule: "0.125 × 100ms / base RTT", value: |c| gain(c, 0.125) },
+            source: "RFC 8033 §5.2 (α), scaled",
+        },
+        RecipeFill {
+            key: "switch.pie_beta",
+            value: Derived { rule: "1.25 × 100ms / base RTT", value: |c| gain(c, 1.25) },
+            source: "RFC 8033 §5.2 (β), scaled",
+        },
+    ],
+};
+
+/// A gain in Hz (per second of delay) made for a 100 ms RTT, scaled up as
+/// the times are scaled down.
+fn gain(c: &crate::config::Config, at_design: f64) -> Option<serde_json::Value> {
+    serde_json::Number::from_f64(at_design / rtt_ratio(c, DESIGN_RTT)?).map(serde_json::Value::Number)
+}
 
 /// PIE's settings, shared by a port's queues.
 #[derive(Clone, Copy, Debug)]
@@ -393,14 +452,16 @@ mod tests {
         };
         set(&mut pie, 0.05);
         let n = 20_000;
-        let verdicts: Vec<Verdict> = (0..n).map(|i| pie.at_enqueue(&seen(MS + i, 100 * 1500), &ect, &mut rng)).collect();
+        let verdicts: Vec<Verdict> =
+            (0..n).map(|i| pie.at_enqueue(&seen(MS + i, 100 * 1500), &ect, &mut rng)).collect();
         let marks = verdicts.iter().filter(|v| **v == Verdict::Mark).count() as f64 / n as f64;
         assert!(!verdicts.contains(&Verdict::Drop));
         assert!((marks - 0.05).abs() < 0.01, "{marks}");
         let drops = (0..n).filter(|i| pie.at_enqueue(&seen(MS + i, 100 * 1500), &not, &mut rng) == Verdict::Drop);
         assert!((drops.count() as f64 / n as f64 - 0.05).abs() < 0.01);
         set(&mut pie, 0.3);
-        let verdicts: Vec<Verdict> = (0..n).map(|i| pie.at_enqueue(&seen(MS + i, 100 * 1500), &ect, &mut rng)).collect();
+        let verdicts: Vec<Verdict> =
+            (0..n).map(|i| pie.at_enqueue(&seen(MS + i, 100 * 1500), &ect, &mut rng)).collect();
         assert!(!verdicts.contains(&Verdict::Mark));
         let drops = verdicts.iter().filter(|v| **v == Verdict::Drop).count() as f64 / n as f64;
         assert!((drops - 0.3).abs() < 0.015, "{drops}");

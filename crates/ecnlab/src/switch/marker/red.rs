@@ -33,7 +33,7 @@ section! {
     /// RED's keys (marking "red", and MQ-ECN's probabilistic variant).
     pub struct RedParams {
         /// Minimum threshold on the average queue.
-        red_min: Option<Amt> = None, source "Floyd & Jacobson 1993";
+        red_min: Option<Amt> = None, source "Floyd & Jacobson 1993", acts BelowBuffer;
         /// Maximum threshold on the average queue (at least red_min).
         red_max: Option<Amt> = None, source "Floyd & Jacobson 1993";
         /// Marking probability at red_max.

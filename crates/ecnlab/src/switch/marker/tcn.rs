@@ -19,7 +19,8 @@ section! {
     /// TCN's key.
     pub struct TcnParams {
         /// The sojourn-time threshold T (K/C: 84 packets at 10 Gbps = 100.8us).
-        tcn_threshold: Option<Dur> = None, range "positive", source "Bai et al., CoNEXT 2016 (TCN)";
+        tcn_threshold: Option<Dur> = None, range "positive", source "Bai et al., CoNEXT 2016 (TCN)",
+            acts BelowBufferTime;
     }
 }
 

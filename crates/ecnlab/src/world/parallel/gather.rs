@@ -88,7 +88,8 @@ pub(super) fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(St
 /// trips (each recorded at its sender's part) in one table by send time,
 /// then sender, receiver and service; the traces (each port's in its
 /// part) by time, then port, each port's events in their order; the
-/// incast rounds (each at its receiver's part) by finish time; each
+/// traced windows (each flow's at its sender's part) by time, then flow;
+/// the incast rounds (each at its receiver's part) by finish time; each
 /// capture from the part in `captured` that recorded it.
 pub(super) fn write_tables(
     sinks: impl Iterator<Item = Collect>,
@@ -123,6 +124,10 @@ pub(super) fn write_tables(
         let (time, port) = (f64s(t, "time"), u32s(t, "port"));
         (0..time.len()).map(|i| (time[i].to_bits(), port[i], 0, 0, 0)).collect()
     });
+    let windows = merged(&mut parts, "cwnd", |t| {
+        let (time, flow) = (f64s(t, "time"), u32s(t, "flow"));
+        (0..time.len()).map(|i| (time[i].to_bits(), flow[i], 0, 0, 0)).collect()
+    });
     // Incast rounds (each at its receiver's part) by finish, then start.
     let rounds = merged(&mut parts, "incast", |t| {
         let (finish, start) = (f64s(t, "finish"), f64s(t, "start"));
@@ -144,7 +149,7 @@ pub(super) fn write_tables(
         }
         sink.rows(t)?;
     }
-    for t in queues.into_iter().chain(rtts).chain(traces).chain(rounds) {
+    for t in queues.into_iter().chain(rtts).chain(traces).chain(windows).chain(rounds) {
         sink.rows(t)?;
     }
     for (port, bytes) in captures {

@@ -343,6 +343,9 @@ pub fn run_into(
         if w.rec.stats.tracing {
             w.rec.stats.trace.flush(&mut w.rec.out);
         }
+        if w.rec.stats.tracing_cwnd {
+            w.rec.stats.cwnd.flush(&mut w.rec.out);
+        }
         for c in &mut w.rec.captures {
             c.flush(&mut w.rec.out);
         }
