@@ -164,10 +164,6 @@ def cases(stack: str) -> list[tuple[str, str, int]]:
 # is struck off here.
 NOT_TRACED = "not traced yet (issue 50's closing note)"
 KNOWN_OPEN: dict[tuple[str, str, str, int], str] = {
-    ("prr", "reno", "codel", 4): "PRR alone under CoDel: 7× the default stack's drops; "
-    + NOT_TRACED,
-    ("prr", "dctcp", "codel", 4): "the same run as Reno's (CoDel drops ECT here)",
-    ("prr", "ecn-star", "codel", 4): "the same run as Reno's",
     ("prr", "cubic", "pie", 1): "PRR alone, one CUBIC flow under PIE: 48 Mbps; " + NOT_TRACED,
     ("linux_delayed_ack", "cubic", "drop-tail", 1): "2× the default's drops; " + NOT_TRACED,
     ("lost_retransmit", "cubic", "codel", 1): "4× the default's drops; " + NOT_TRACED,
