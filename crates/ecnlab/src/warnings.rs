@@ -176,4 +176,6 @@ fn recipe_hint(cfg: &Config, s: &registry::Schemes, k: &PortKey) -> String {
 }
 
 #[cfg(test)]
+mod recipe_tests;
+#[cfg(test)]
 mod tests;

@@ -308,8 +308,8 @@ pub(super) mod tests {
     /// segment (no new data); its SACK starts fast recovery (the segments
     /// below it went a PTO earlier), which resends 7 and 8; the flow is
     /// complete 2.7 ms after it began, three round trips after the probe,
-    /// with no RTO, and cwnd cut once (Reno: ssthresh = max(flight / 2,
-    /// 2), RFC 5681 §3.1).
+    /// with no RTO, and cwnd cut once (Reno under PRR: ssthresh =
+    /// max(cwnd / 2, 2), Linux's tcp_reno_ssthresh).
     #[test]
     fn a_lost_tail_is_repaired_by_a_probe_at_two_srtt() {
         for tlp in [true, false] {
@@ -334,6 +334,7 @@ pub(super) mod tests {
             // The probe's SACK: recovery at once; holes 7 and 8 resent,
             // one per segment delivered (PRR's bound on ACKs that report
             // a loss, the pipe being below ssthresh).
+            let cwnd_at_loss = s.w.cwnd;
             s.on_ack(t + 100 * US, 7 * MSS, (9 * MSS, 10 * MSS), false, t);
             assert!(s.in_recovery);
             let seqs = |g: Vec<Segment>| g.iter().map(|g| g.seq / MSS).collect::<Vec<_>>();
@@ -342,7 +343,8 @@ pub(super) mod tests {
             assert_eq!(seqs(send_all(&mut s, t + 200 * US)), [8]);
             s.on_ack(t + 300 * US, 10 * MSS, (0, 0), false, t + 200 * US);
             assert!(s.drained() && !s.in_recovery && s.timeouts == 0);
-            assert_eq!(s.w.cwnd, 2.0, "ssthresh: 3 segments out / 2, at least 2");
+            // With PRR the cut is from cwnd (`linux_cwnd.rs`): max(cwnd/2, 2).
+            assert_eq!(s.w.cwnd, (cwnd_at_loss / 2.0).max(2.0), "ssthresh: cwnd {cwnd_at_loss} / 2");
             assert_eq!(probes(&s), (1, 0));
         }
     }

@@ -220,6 +220,4 @@ pub fn hint(scheme: &str, port: &PortCfg) -> String {
 }
 
 #[cfg(test)]
-mod dc_tests;
-#[cfg(test)]
 mod tests;
