@@ -95,7 +95,8 @@ impl TcpSender {
     /// (`lost_rtx.rs`); else snd_max − snd_una (RFC 5681 Eq. 4).
     #[inline]
     pub(super) fn loss_flight_segs(&self) -> f64 {
-        if self.p.linux_cwnd || self.p.lost_retransmit || self.p.prr != super::prr::PrrKind::Off {
+        // lost_retransmit needs prr (`linux::validate`), so prr covers it.
+        if self.p.linux_cwnd || self.p.prr != super::prr::PrrKind::Off {
             self.w.cwnd
         } else {
             self.flight() as f64 / self.p.mss as f64

@@ -55,9 +55,7 @@ impl TcpSender {
     /// receiver has SACKed in between. Only there: in the open state the
     /// flight stays snd_nxt - snd_una, as by default.
     pub(super) fn flight_less_sacked(&self) -> u64 {
-        let (una, nxt) = (self.una, self.nxt);
-        let sacked: u64 = self.sacked.iter().map(|&(l, h)| h.min(nxt).saturating_sub(l.max(una))).sum();
-        (nxt - una).saturating_sub(sacked)
+        (self.nxt - self.una).saturating_sub(self.sacked_in(self.una, self.nxt))
     }
 }
 

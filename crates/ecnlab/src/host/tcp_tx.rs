@@ -55,7 +55,7 @@ pub struct TcpParams {
     /// Linux's delayed-ACK rules at the receivers (`transport.linux_delayed_ack`).
     pub linux_delayed_ack: bool,
     /// Lost-retransmission detection (`transport.lost_retransmit`).
-    pub(super) lost_retransmit: bool,
+    lost_retransmit: bool,
     /// The SACK scoreboard kept across an RTO (`transport.rto_keeps_sack`).
     rto_keeps_sack: bool,
     /// The timer restarted at a retransmission of snd_una (`transport.rto_rearm_head`).
