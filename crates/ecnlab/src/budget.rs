@@ -112,6 +112,10 @@ fn shape(cfg: &Config) -> (f64, f64, f64, f64) {
             let k = t.k.unwrap_or(0) as f64;
             (hosts, hosts * 4.0, 1.25 * k * k, k * k / 2.0)
         }
+        TopologyKind::Ring => {
+            let n = t.switches.unwrap_or(0) as f64;
+            (hosts, 2.0 * n, n, n)
+        }
     }
 }
 

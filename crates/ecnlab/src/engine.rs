@@ -68,6 +68,9 @@ pub enum Event {
     RxInterrupt { host: u32 },
     /// A rate-limited application writes its next segment.
     AppWrite { flow: u32 },
+    /// PFC: a frame takes effect, a pause expires, a refresh is due or a
+    /// deadlock check (`world/lossless.rs` reads the field).
+    Pfc { what: u32 },
 }
 
 impl Event {
@@ -92,6 +95,7 @@ impl Event {
             Event::LsoDefer { flow } => (10, flow as u64),
             Event::RxInterrupt { host } => (11, host as u64),
             Event::AppWrite { flow } => (12, flow as u64),
+            Event::Pfc { what } => (13, what as u64),
         };
         kind << 60 | x
     }
@@ -117,6 +121,7 @@ impl Event {
             10 => Event::LsoDefer { flow: x },
             11 => Event::RxInterrupt { host: x },
             12 => Event::AppWrite { flow: x },
+            13 => Event::Pfc { what: x },
             _ => Event::Sample,
         }
     }

@@ -11,9 +11,11 @@ use crate::host::cc::{Fill, CCS};
 use crate::host::profile::PROFILES;
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
+use crate::switch::pfc::PfcKeys;
 use crate::switch::recipe::{self, RECIPES};
 use crate::switch::scheduler::SCHEDULERS;
 use crate::switch::scheme::About;
+use crate::switch::shared_buffer::SharedBufferKeys;
 use crate::switch::QDISCS;
 use serde_json::{json, Value};
 
@@ -82,7 +84,7 @@ pub fn groups() -> Vec<Group> {
             "every switch port; [fabric] (switch-to-switch ports) and [nic] (host NICs) take the same keys, \
              those marked per-port, as overrides of it. Each discipline, scheduler and marking scheme adds keys \
              of its own (below)",
-            &[PortCfg::PARAMS, StageClassKeys::PARAMS],
+            &[PortCfg::PARAMS, StageClassKeys::PARAMS, SharedBufferKeys::PARAMS, PfcKeys::PARAMS],
         ),
         section(
             "transport",

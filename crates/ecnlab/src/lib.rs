@@ -116,7 +116,11 @@ pub fn run_into(
     // Settings that cannot act where they are (`warnings.rs`); the key is
     // left out when there are none, so a run without any writes the
     // summary it always has.
-    let warnings = warnings::of(cfg);
+    let mut warnings = warnings::of(cfg);
+    // The run's own warnings (PFC: lossless drops, a deadlock) after them.
+    if let Some(serde_json::Value::Array(run)) = summary.remove("warnings") {
+        warnings.extend(run.into_iter().filter_map(|w| w.as_str().map(String::from)));
+    }
     if !warnings.is_empty() {
         summary.insert("warnings".into(), serde_json::json!(warnings));
     }

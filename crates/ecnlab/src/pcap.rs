@@ -89,6 +89,33 @@ impl Capture {
         }
     }
 
+    /// A PFC frame (IEEE 802.1Qbb) this port sent at `now`: MAC control
+    /// to 01:80:c2:00:00:01, opcode 0x0101, the class-enable vector with
+    /// bit `prio` and `quanta` as that priority's pause time (0: RESUME),
+    /// padded to the 64-byte minimum; 60 bytes kept, as a capture without
+    /// the frame check sequence.
+    pub fn record_pfc(&mut self, now: Time, prio: u8, quanta: u16, out: &mut Output) {
+        let mut r = [0u8; 16 + 60];
+        let b = &mut r[16..];
+        b[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x01]);
+        b[6] = 0x02;
+        put32(b, 8, self.src_mac);
+        put16(b, 12, 0x8808);
+        put16(b, 14, 0x0101);
+        put16(b, 16, 1 << prio);
+        put16(b, 18 + 2 * prio as usize, quanta);
+        let ns = now / 1000;
+        r[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        r[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+        r[8..12].copy_from_slice(&60u32.to_le_bytes());
+        r[12..16].copy_from_slice(&60u32.to_le_bytes());
+        self.buf.extend_from_slice(&r);
+        self.packets += 1;
+        if self.buf.len() > CHUNK - MAX_RECORD {
+            self.flush(out);
+        }
+    }
+
     /// Hand the buffered bytes to the sink (the file header at least once).
     pub fn flush(&mut self, out: &mut Output) {
         if !self.buf.is_empty() {

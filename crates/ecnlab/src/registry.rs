@@ -19,8 +19,10 @@ use crate::host::cc::{CcDecl, Fill, CCS};
 use crate::host::profile::{ProfileDecl, PROFILES};
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
+use crate::switch::pfc::PfcKeys;
 use crate::switch::scheduler::SCHEDULERS;
 use crate::switch::scheme::{About, MarkingDecl, PortCtx, QdiscDecl, SchedulerDecl, Threshold, Unused};
+use crate::switch::shared_buffer::SharedBufferKeys;
 use crate::switch::{Qdisc, QDISCS};
 use crate::units::Amount;
 use serde_json::{Map, Value};
@@ -78,6 +80,8 @@ pub fn port_keys() -> Vec<PortKey> {
         }
     }
     keys.extend(StageClassKeys::PARAMS.iter().map(|p| PortKey { param: p, users: Vec::new() }));
+    keys.extend(SharedBufferKeys::PARAMS.iter().map(|p| PortKey { param: p, users: Vec::new() }));
+    keys.extend(PfcKeys::PARAMS.iter().map(|p| PortKey { param: p, users: Vec::new() }));
     keys
 }
 

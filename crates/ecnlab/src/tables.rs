@@ -112,6 +112,43 @@ table_rows! {
     }
 }
 
+table_rows! {
+    /// PFC and the shared buffer per (port, priority), written when the run
+    /// ends, in runs with either (`docs/pfc.md`). As the port that sends
+    /// frames: the PAUSEs and RESUMEs it sent about what its peer sends in,
+    /// that ingress queue's headroom, peaks and drops; as the port that is
+    /// paused: the frames that took effect there and the time paused.
+    PfcRows = "pfc" {
+        port: U32(u32),
+        node: Str(String),
+        peer: Str(String),
+        priority: U32(u32),
+        pause_sent: U64(u64),
+        resume_sent: U64(u64),
+        pause_received: U64(u64),
+        resume_received: U64(u64),
+        paused_seconds: F64(f64),
+        headroom_bytes: U64(u64),
+        peak_headroom_bytes: U64(u64),
+        peak_ingress_bytes: U64(u64),
+        headroom_drops: U64(u64),
+        threshold_drops: U64(u64),
+        watchdog_trips: U64(u64),
+    }
+}
+
+table_rows! {
+    /// Each switch's shared buffer at every sample (`run.sample_interval`,
+    /// in runs with a shared buffer or PFC and sampled ports).
+    BufferRows = "buffer" {
+        time: F64(f64),
+        switch: Str(String),
+        shared_bytes: U64(u64),
+        shared_size: U64(u64),
+        headroom_bytes: U64(u64),
+    }
+}
+
 /// Every output table with no rows, in the order of the list above: the
 /// tables' names, columns and column types, for a writer outside the
 /// engine (`ecnlab testbed`) to follow instead of spelling them again.

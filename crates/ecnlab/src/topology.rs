@@ -123,6 +123,21 @@ impl Network {
                     }
                 }
             }
+            TopologyKind::Ring => {
+                let (n, hps) = (t.switches.unwrap(), t.hosts_per_switch.unwrap());
+                b.hosts(n * hps);
+                let sw: Vec<u32> = (0..n).map(|i| b.switch(format!("ring{i}"))).collect();
+                for (i, &s) in sw.iter().enumerate() {
+                    for h in 0..hps {
+                        let host = i as u32 * hps + h;
+                        b.link(host, s, t.host_rate(host), host_delay(cfg));
+                    }
+                }
+                // Switch i to switch i + 1, the last back to the first.
+                for i in 0..n as usize {
+                    b.link(sw[i], sw[(i + 1) % n as usize], t.fabric_rate(), t.link_delay.expect("validated").0);
+                }
+            }
             TopologyKind::FatTree => {
                 // k pods of k/2 edge and k/2 aggregation switches; (k/2)² cores.
                 let k = t.k.unwrap();

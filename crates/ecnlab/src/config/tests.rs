@@ -230,7 +230,7 @@ fn errors_name_key_value_and_allowed() {
     // [switch]'s long list of keys is cut to the nearest three.
     let e = err("[switch]\nbuffe = 0\n");
     assert!(e.starts_with("switch.buffe: unknown field `buffe`; of the "), "{e}");
-    assert!(e.ends_with(" keys allowed here the nearest are `buffer`, `queues`, `qdisc`"), "{e}");
+    assert!(e.ends_with(" keys allowed here the nearest are `buffer`, `queues`, `pfc`"), "{e}");
     assert_eq!(edit_distance("kitten", "sitting"), 3);
     let e = err("[switch]\nbuffer = \"300Kb\"\n");
     assert!(e.starts_with("switch.buffer: \"300Kb\": unknown size unit"), "{e}");

@@ -10,7 +10,7 @@ use crate::units::Time;
 section! {
     /// `[topology]`.
     pub struct TopologyCfg {
-        /// "star", "leaf-spine" or "fat-tree" (a preset implies leaf-spine).
+        /// "star", "leaf-spine", "fat-tree" or "ring" (a preset implies leaf-spine).
         kind: Option<TopologyKind> = None;
         /// A topology from the papers: fills every key not given here (leaf-spine).
         preset: Option<Preset> = None;
@@ -32,6 +32,11 @@ section! {
         hosts_per_leaf: Option<u32> = None, range "1 to 4096";
         /// Fat-tree arity: k pods, k³/4 hosts.
         k: Option<u32> = None, range "even, 2 to 64";
+        /// Ring: switches, each linked to the next and the last to the first (a cyclic fabric:
+        /// where PFC can deadlock).
+        switches: Option<u32> = None, range "3 to 1024";
+        /// Ring: hosts under each switch.
+        hosts_per_switch: Option<u32> = None, range "1 to 4096";
         /// Equal-cost multipath: "per-flow" (default), "per-packet" or "ns2".
         ecmp: EcmpMode = EcmpMode::PerFlow;
     }
@@ -76,6 +81,8 @@ fn leaf_spine_with(
         spines: Some(spines),
         hosts_per_leaf: Some(hosts_per_leaf),
         k: None,
+        switches: None,
+        hosts_per_switch: None,
         ecmp: EcmpMode::PerFlow,
     }
 }
@@ -109,7 +116,8 @@ impl TopologyCfg {
         let Some(p) = self.preset else {
             if self.kind.is_none() {
                 return Err(ConfigError(
-                    "topology.kind: missing; expected one of star, leaf-spine, fat-tree (or give a preset)".into(),
+                    "topology.kind: missing; expected one of star, leaf-spine, fat-tree, ring (or give a preset)"
+                        .into(),
                 ));
             }
             return Ok(self.clone());
@@ -135,6 +143,8 @@ impl TopologyCfg {
             spines: self.spines.or(base.spines),
             hosts_per_leaf: self.hosts_per_leaf.or(base.hosts_per_leaf),
             k: self.k,
+            switches: self.switches,
+            hosts_per_switch: self.hosts_per_switch,
             ecmp: self.ecmp,
         })
     }
@@ -144,6 +154,7 @@ impl TopologyCfg {
             Some(TopologyKind::Star) => self.hosts.unwrap_or(0),
             Some(TopologyKind::LeafSpine) => self.leaves.unwrap_or(0) * self.hosts_per_leaf.unwrap_or(0),
             Some(TopologyKind::FatTree) => self.k.map(|k| k * k * k / 4).unwrap_or(0),
+            Some(TopologyKind::Ring) => self.switches.unwrap_or(0) * self.hosts_per_switch.unwrap_or(0),
             None => 0,
         }
     }
@@ -155,6 +166,7 @@ impl TopologyCfg {
             TopologyKind::Star => "star",
             TopologyKind::LeafSpine => "leaf-spine",
             TopologyKind::FatTree => "fat-tree",
+            TopologyKind::Ring => "ring",
         };
         let only = |key: &str, set: bool, kinds: &str| -> Result<(), ConfigError> {
             if set {
@@ -173,11 +185,36 @@ impl TopologyCfg {
                 only("spines", self.spines.is_some(), "leaf-spine")?;
                 only("hosts_per_leaf", self.hosts_per_leaf.is_some(), "leaf-spine")?;
                 only("k", self.k.is_some(), "fat-tree")?;
-                only("uplink_rate", self.uplink_rate.is_some(), "leaf-spine and fat-tree")?;
+                only("switches", self.switches.is_some(), "ring")?;
+                only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
+                only("uplink_rate", self.uplink_rate.is_some(), "leaf-spine, fat-tree and ring")?;
+            }
+            TopologyKind::Ring => {
+                only("hosts", self.hosts.is_some(), "star (a ring has switches × hosts_per_switch)")?;
+                only("leaves", self.leaves.is_some(), "leaf-spine")?;
+                only("spines", self.spines.is_some(), "leaf-spine")?;
+                only("hosts_per_leaf", self.hosts_per_leaf.is_some(), "leaf-spine")?;
+                only("k", self.k.is_some(), "fat-tree")?;
+                match self.switches {
+                    None => return Err(missing("switches", name, "5")),
+                    Some(n) if !(3..=1024).contains(&n) => {
+                        return Err(ConfigError(format!("topology.switches = {n}: a ring needs 3 to 1024 switches")));
+                    }
+                    _ => {}
+                }
+                match self.hosts_per_switch {
+                    None => return Err(missing("hosts_per_switch", name, "1")),
+                    Some(n) if !(1..=4096).contains(&n) => {
+                        return Err(ConfigError(format!("topology.hosts_per_switch = {n}: must be 1 to 4096")));
+                    }
+                    _ => {}
+                }
             }
             TopologyKind::LeafSpine => {
                 only("hosts", self.hosts.is_some(), "star (a leaf-spine has leaves × hosts_per_leaf)")?;
                 only("k", self.k.is_some(), "fat-tree")?;
+                only("switches", self.switches.is_some(), "ring")?;
+                only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
                 for (key, v) in
                     [("leaves", self.leaves), ("spines", self.spines), ("hosts_per_leaf", self.hosts_per_leaf)]
                 {
@@ -206,6 +243,8 @@ impl TopologyCfg {
                 only("leaves", self.leaves.is_some(), "leaf-spine")?;
                 only("spines", self.spines.is_some(), "leaf-spine")?;
                 only("hosts_per_leaf", self.hosts_per_leaf.is_some(), "leaf-spine")?;
+                only("switches", self.switches.is_some(), "ring")?;
+                only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
                 match self.k {
                     None => return Err(missing("k", name, "4")),
                     Some(k) if k < 2 || k % 2 != 0 || k > 64 => {

@@ -185,6 +185,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrList<T> {
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
                 T::deserialize(de::value::U64Deserializer::<E>::new(v)).map(OneOrList::All)
             }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                T::deserialize(de::value::F64Deserializer::<E>::new(v)).map(OneOrList::All)
+            }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut v = Vec::new();
                 while let Some(x) = seq.next_element()? {
@@ -386,7 +389,7 @@ macro_rules! by_name {
 pub(crate) use by_name;
 
 by_name! {
-    pub enum TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree" }
+    pub enum TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree", Ring => "ring" }
 }
 
 by_name! {

@@ -54,6 +54,13 @@ impl Fifo {
         self.len == 0
     }
 
+    /// The queued packets' ids, head first (for rare inspections: PFC's
+    /// deadlock search).
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        let mask = self.ring.len() - 1;
+        (0..self.len as usize).map(move |i| self.ring[(self.head as usize + i) & mask].0)
+    }
+
     /// Twice the room, the queue moved to the front in order.
     #[cold]
     fn grow(&mut self) {

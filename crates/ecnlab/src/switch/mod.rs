@@ -13,11 +13,13 @@ pub mod classifier;
 pub mod codel;
 pub mod fifo;
 pub mod marker;
+pub mod pfc;
 pub mod qdisc;
 pub mod queue;
 pub mod recipe;
 pub mod scheduler;
 pub mod scheme;
+pub mod shared_buffer;
 pub mod whole;
 
 pub use qdisc::{Qdisc, QueueCounters};

@@ -120,6 +120,10 @@ struct Cold {
     /// composed parts, and what it counted.
     whole: Option<Whole>,
     tally: Tally,
+    /// Bit i set while queue i is paused by PFC (`pause_queue`): it keeps
+    /// its packets and takes more, but the scheduler does not see it.
+    /// Looked at only where `Qdisc::pausable`.
+    paused: u64,
 }
 
 pub struct Qdisc {
@@ -141,6 +145,8 @@ pub struct Qdisc {
     /// also counts as having a dequeue hook (`hook_out`), so that
     /// `pass_through` declines and `take_dequeue_drop` hands out its drops.
     is_whole: bool,
+    /// PFC may pause its queues (`set_pausable`).
+    pausable: bool,
     pub drop_not_ect: bool,
     /// Line rate of the port, for round ends.
     pub rate: LineRate,
@@ -166,6 +172,7 @@ impl Qdisc {
             unmarks: false,
             stamping: false,
             is_whole: false,
+            pausable: false,
             drop_not_ect: false,
             rate: LineRate::new(rate_bps),
             bytes: 0,
@@ -179,6 +186,7 @@ impl Qdisc {
                 stamps,
                 whole: None,
                 tally: Tally::default(),
+                paused: 0,
             }),
         };
         qd.set_dequeue_marking(false);
@@ -243,7 +251,7 @@ impl Qdisc {
         self.unmarks = self.marker.unmarks();
         self.stamping = !self.cold.stamps.is_empty();
         let hooked = matches!(self.marker, Marker::Hooked(_));
-        self.plain = !hooked && !self.hook_out && !self.stamping && !self.is_whole;
+        self.plain = !hooked && !self.hook_out && !self.stamping && !self.is_whole && !self.pausable;
     }
 
     /// The port takes the static path (`enqueue_plain`, `pass_through_plain`,
@@ -319,7 +327,10 @@ impl Qdisc {
         }
         if was_empty {
             self.nonempty |= 1 << q;
-            self.sched.activate(q, now, &mut Events::<PLAIN>(&mut self.marker));
+            // A paused queue joins the scheduler when it resumes.
+            if PLAIN || !self.pausable || self.cold.paused & 1 << q == 0 {
+                self.sched.activate(q, now, &mut Events::<PLAIN>(&mut self.marker));
+            }
         }
         Ok(())
     }
@@ -491,7 +502,7 @@ impl Qdisc {
                 return None;
             }
         }
-        if !self.sched.sends_first_turn(q, size as u64) {
+        if !self.sched.sends_first_turn(q, size as u64) || (!PLAIN && self.pausable && self.cold.paused & 1 << q != 0) {
             return None;
         }
         // As `enqueue` on an empty port ...
@@ -551,9 +562,12 @@ impl Qdisc {
     fn dequeue_in<const PLAIN: bool>(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
         debug_assert!(!self.is_whole);
         let mut pool = pool;
-        while self.packets > 0 {
+        // (A plain port is never paused: `set_pausable` takes it off the
+        // static path.)
+        while if PLAIN || !self.pausable { self.packets > 0 } else { self.nonempty & !self.cold.paused != 0 } {
+            let eligible = if PLAIN || !self.pausable { self.nonempty } else { self.nonempty & !self.cold.paused };
             let events = &mut Events::<PLAIN>(&mut self.marker);
-            let q = self.sched.select(now, &self.queues, self.nonempty, self.rate, events);
+            let q = self.sched.select(now, &self.queues, eligible, self.rate, events);
             // Occupancy as the packet is about to leave, itself included.
             let occ = Occupancy { queue: self.queues[q].fifo.bytes, port: self.bytes, pool };
             let (id, size) = self.queues[q].fifo.pop().expect("scheduler chose an empty queue");
@@ -613,6 +627,50 @@ impl Qdisc {
             // take it back.
             Verdict::Mark => self.mark(q, id, arena, false),
             Verdict::Drop => false,
+        }
+    }
+
+    /// A packet for queue `q` was refused before it reached the port (the
+    /// switch's shared buffer): an overflow drop of that queue.
+    pub fn count_overflow(&mut self, q: usize) {
+        self.cold.drops[q].overflow += 1;
+    }
+
+    /// PFC may pause this port's queues: the port leaves the static path,
+    /// whose dequeue does not look at pauses.
+    pub fn set_pausable(&mut self) {
+        self.pausable = true;
+        self.plain = false;
+    }
+
+    /// Queues paused now (bit i: queue i).
+    #[inline]
+    pub fn paused(&self) -> u64 {
+        self.cold.paused
+    }
+
+    /// Stop serving queue `q` (a PFC PAUSE for its priority took effect):
+    /// it leaves the scheduler's round as if it had emptied, keeps its
+    /// packets and takes more.
+    pub fn pause_queue(&mut self, q: usize, now: Time) {
+        if self.cold.paused & 1 << q != 0 {
+            return;
+        }
+        self.cold.paused |= 1 << q;
+        if self.nonempty & 1 << q != 0 {
+            self.sched.detach(q, now, &mut Events::<false>(&mut self.marker));
+        }
+    }
+
+    /// Serve queue `q` again; it joins the round at its end, as a queue
+    /// that became backlogged.
+    pub fn resume_queue(&mut self, q: usize, now: Time) {
+        if self.cold.paused & 1 << q == 0 {
+            return;
+        }
+        self.cold.paused &= !(1 << q);
+        if self.nonempty & 1 << q != 0 {
+            self.sched.activate(q, now, &mut Events::<false>(&mut self.marker));
         }
     }
 

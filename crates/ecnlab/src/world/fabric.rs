@@ -56,6 +56,8 @@ pub struct Fabric {
     /// Per node: its part (empty unless partitioned); this part's number.
     pub(super) part_of: Vec<u16>,
     pub(super) me: u16,
+    /// Shared buffers and PFC (`lossless.rs`), where the run has them.
+    pub(super) lossless: Option<Box<super::lossless::Lossless>>,
 }
 
 /// Each host's `host.jitter` in time: a duration as given, or full
@@ -107,6 +109,7 @@ impl Fabric {
             signals: Vec::new(),
             part_of: Vec::new(),
             me: 0,
+            lossless: None,
         }
     }
 }
@@ -183,7 +186,7 @@ impl World<'_> {
     /// Take `port`'s next packet at `now` with `dequeue`, keeping its
     /// switch's pool count.
     #[inline(always)]
-    fn dequeue_at(
+    pub(super) fn dequeue_at(
         &mut self,
         port: u32,
         now: Time,
@@ -202,6 +205,9 @@ impl World<'_> {
     /// `start_tx_at` for a port off the static path (`Qdisc::is_plain`).
     #[inline(never)]
     fn start_tx_hooked(&mut self, port: u32, now: Time) {
+        if self.fabric.lossless.is_some() {
+            return self.start_tx_lossless(port, now);
+        }
         if self.fabric.net.ports[port as usize].qdisc.drops_at_dequeue() {
             return self.start_tx_dropping(port, now);
         }
@@ -233,7 +239,7 @@ impl World<'_> {
     /// Put packet `id` (`size` bytes on the wire), just taken from `port`,
     /// on the port's link at `now`.
     #[inline]
-    fn transmit(&mut self, port: u32, now: Time, id: u32, size: u32) {
+    pub(super) fn transmit(&mut self, port: u32, now: Time, id: u32, size: u32) {
         if self.fabric.partitioned {
             return self.transmit_parts(port, now, id, size);
         }
@@ -354,6 +360,9 @@ impl World<'_> {
     fn enqueue_in<const PLAIN: bool>(&mut self, port: u32, id: u32, from: u32) {
         let now = self.q.now;
         self.catch_up(port, now, Some((id, from)));
+        if !PLAIN && from != NO_PORT && self.fabric.lossless.is_some() {
+            return self.enqueue_lossless(port, id, from);
+        }
         let p = &mut self.fabric.net.ports[port as usize];
         let pool = p.switch.map(|s| self.fabric.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
@@ -404,7 +413,7 @@ impl World<'_> {
     /// port is borrowed once).
     #[cold]
     #[inline(never)]
-    fn enqueued_slow(&mut self, port: u32, now: Time, id: u32) {
+    pub(super) fn enqueued_slow(&mut self, port: u32, now: Time, id: u32) {
         let gone = self.take_pushed_out(port, now, id);
         if self.fabric.net.ports[port as usize].trace && !gone {
             self.watch(port, now, id, 1, false);
@@ -419,7 +428,7 @@ impl World<'_> {
     /// may have pushed out others first.
     #[cold]
     #[inline(never)]
-    fn refused(&mut self, port: u32, now: Time, id: u32) {
+    pub(super) fn refused(&mut self, port: u32, now: Time, id: u32) {
         self.take_pushed_out(port, now, id);
         self.drop_at(port, id);
         self.wake_senders();
@@ -450,7 +459,7 @@ impl World<'_> {
     /// queues, `host_queue_limit`), as its departure would have; a sender
     /// it unblocks is woken by `wake_senders`, once the port is settled.
     #[inline]
-    fn drop_at(&mut self, port: u32, id: u32) {
+    pub(super) fn drop_at(&mut self, port: u32, id: u32) {
         if self.fabric.net.ports[port as usize].switch.is_none() {
             self.nic_dropped(id);
         }
@@ -474,7 +483,7 @@ impl World<'_> {
     }
 
     /// Let senders unblocked by NIC drops send again.
-    fn wake_senders(&mut self) {
+    pub(super) fn wake_senders(&mut self) {
         while let Some(fid) = self.hosts.woken.pop() {
             self.try_send(fid);
         }
@@ -599,7 +608,7 @@ impl World<'_> {
 /// free to send now (the caller starts it); otherwise make sure a departure
 /// is due, unless one already is.
 #[inline(always)]
-fn arm_departure(p: &mut crate::topology::Port, q: &mut EventQueue, port: u32, now: Time) -> bool {
+pub(super) fn arm_departure(p: &mut crate::topology::Port, q: &mut EventQueue, port: u32, now: Time) -> bool {
     if p.txdone_pending || (p.lazy && p.qdisc.packets > 1) {
         // Pending already; or busy, or a departure due now that runs after
         // this arrival (see `catch_up`).

@@ -25,6 +25,7 @@ mod cwnd_tests;
 mod fabric;
 mod hosts;
 mod ideal;
+mod lossless;
 pub(crate) mod parallel;
 mod partition;
 mod recorder;
@@ -97,11 +98,14 @@ impl<'a> World<'a> {
         let apps = Apps::new(cfg, &net, echo, classes.as_ref())?;
         let rec = Recorder::new(cfg, &mut net, &apps.flows, sink)?;
         let hosts = Hosts::new(cfg, echo, classes, apps.flows.len(), net.hosts);
+        let lossless = lossless::Lossless::new(cfg, &mut net)?;
+        let mut fabric = Fabric::new(cfg, net);
+        fabric.lossless = lossless.map(Box::new);
         Ok(Some(World {
             cfg,
             q: EventQueue::new(),
             arena: Arena::default(),
-            fabric: Fabric::new(cfg, net),
+            fabric,
             hosts,
             apps,
             rec,
@@ -301,6 +305,7 @@ impl<'a> World<'a> {
             Event::LsoDefer { flow } => self.lso_timer(flow),
             Event::RxInterrupt { host } => self.rx_interrupt_due(host),
             Event::AppWrite { flow } => self.app_write(flow),
+            Event::Pfc { what } => self.pfc_event(what),
         }
     }
 }

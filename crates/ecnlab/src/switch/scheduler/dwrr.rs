@@ -83,6 +83,33 @@ impl Dwrr {
 
     /// A lone packet at idle queue `q` is sent in the queue's first turn:
     /// the quantum pays for it, or WRR lets a turn send one packet anyway.
+    /// Take queue `q` out of the active list, if it is there, ending its
+    /// turn now (PFC paused it; see `Scheduler::detach`).
+    pub fn detach<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
+        let a = self.active;
+        let (mut prev, mut cur): (Option<usize>, usize) = (None, a.head as usize);
+        for _ in 0..a.len {
+            if cur == q {
+                match prev {
+                    None => self.active.head = self.slots[cur].next,
+                    Some(p) => self.slots[p].next = self.slots[cur].next,
+                }
+                if a.tail as usize == q {
+                    if let Some(p) = prev {
+                        self.active.tail = p as u8;
+                    }
+                }
+                self.active.len -= 1;
+                self.slots[q].deficit = 0;
+                self.slots[q].visited = false;
+                obs.turn_end(q, now);
+                return;
+            }
+            prev = Some(cur);
+            cur = self.slots[cur].next as usize;
+        }
+    }
+
     #[inline]
     pub fn sends_first_turn(&self, q: usize, size: u64) -> bool {
         size <= self.min_quantum || !self.carry_deficit || size <= self.slots[q].quantum

@@ -47,6 +47,21 @@ impl Scheduler {
         }
     }
 
+    /// Backlogged queue `q` stops taking part (PFC paused it): it leaves
+    /// the round as if it had emptied; `activate` brings it back.
+    pub fn detach<O: RoundObserver>(&mut self, q: usize, now: Time, obs: &mut O) {
+        match self {
+            // Bit-mask schedulers see the pause in the mask they are given.
+            Scheduler::Sp(_) | Scheduler::Wfq(_) => {}
+            Scheduler::RoundRobin(d) => d.detach(q, now, obs),
+            Scheduler::SpDwrr(s) => {
+                if q >= s.sp {
+                    s.dwrr.detach(q, now, obs)
+                }
+            }
+        }
+    }
+
     /// Would a `size`-byte packet arriving alone at idle queue `q` of an
     /// empty port be sent in the queue's first turn?
     #[inline]
