@@ -122,8 +122,9 @@ struct Cold {
     tally: Tally,
     /// Bit i set while queue i is paused by PFC (`pause_queue`): it keeps
     /// its packets and takes more, but the scheduler does not see it.
-    /// Looked at only where `Qdisc::pausable`.
     paused: u64,
+    /// PFC may pause its queues (`Qdisc::set_pausable`).
+    pausable: bool,
 }
 
 pub struct Qdisc {
@@ -145,8 +146,6 @@ pub struct Qdisc {
     /// also counts as having a dequeue hook (`hook_out`), so that
     /// `pass_through` declines and `take_dequeue_drop` hands out its drops.
     is_whole: bool,
-    /// PFC may pause its queues (`set_pausable`).
-    pausable: bool,
     pub drop_not_ect: bool,
     /// Line rate of the port, for round ends.
     pub rate: LineRate,
@@ -172,7 +171,6 @@ impl Qdisc {
             unmarks: false,
             stamping: false,
             is_whole: false,
-            pausable: false,
             drop_not_ect: false,
             rate: LineRate::new(rate_bps),
             bytes: 0,
@@ -187,6 +185,7 @@ impl Qdisc {
                 whole: None,
                 tally: Tally::default(),
                 paused: 0,
+                pausable: false,
             }),
         };
         qd.set_dequeue_marking(false);
@@ -251,7 +250,7 @@ impl Qdisc {
         self.unmarks = self.marker.unmarks();
         self.stamping = !self.cold.stamps.is_empty();
         let hooked = matches!(self.marker, Marker::Hooked(_));
-        self.plain = !hooked && !self.hook_out && !self.stamping && !self.is_whole && !self.pausable;
+        self.plain = !hooked && !self.hook_out && !self.stamping && !self.is_whole && !self.cold.pausable;
     }
 
     /// The port takes the static path (`enqueue_plain`, `pass_through_plain`,
@@ -327,10 +326,7 @@ impl Qdisc {
         }
         if was_empty {
             self.nonempty |= 1 << q;
-            // A paused queue joins the scheduler when it resumes.
-            if PLAIN || !self.pausable || self.cold.paused & 1 << q == 0 {
-                self.sched.activate(q, now, &mut Events::<PLAIN>(&mut self.marker));
-            }
+            self.sched.activate(q, now, &mut Events::<PLAIN>(&mut self.marker));
         }
         Ok(())
     }
@@ -502,7 +498,7 @@ impl Qdisc {
                 return None;
             }
         }
-        if !self.sched.sends_first_turn(q, size as u64) || (!PLAIN && self.pausable && self.cold.paused & 1 << q != 0) {
+        if !self.sched.sends_first_turn(q, size as u64) {
             return None;
         }
         // As `enqueue` on an empty port ...
@@ -545,7 +541,7 @@ impl Qdisc {
     #[inline(always)]
     pub fn dequeue_plain(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
         debug_assert!(self.plain);
-        self.dequeue_in::<true>(now, arena, pool)
+        self.dequeue_in::<true, false>(now, arena, pool)
     }
 
     /// `dequeue` for a port known to run the composed discipline (one
@@ -555,17 +551,39 @@ impl Qdisc {
     /// stopped inlining it: 2% more instructions at the MQ-ECN point).
     #[inline(always)]
     pub fn dequeue_composed(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
-        self.dequeue_in::<false>(now, arena, pool)
+        self.dequeue_in::<false, false>(now, arena, pool)
+    }
+
+    /// `dequeue` at a port PFC may pause (`set_pausable`; composed only):
+    /// the next packet of a queue not paused.
+    #[inline(never)]
+    pub fn dequeue_pausable(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
+        self.dequeue_in::<false, true>(now, arena, pool)
+    }
+
+    /// After an enqueue into queue `q` of a pausable port: a queue that
+    /// was empty and is paused joined the scheduler's round; it leaves it
+    /// until it resumes.
+    pub fn settle_paused(&mut self, q: usize, now: Time) {
+        if self.cold.paused & 1 << q != 0 && self.queues[q].fifo.len() == 1 {
+            self.sched.detach(q, now, &mut Events::<false>(&mut self.marker));
+        }
     }
 
     #[inline(always)]
-    fn dequeue_in<const PLAIN: bool>(&mut self, now: Time, arena: &mut Arena, pool: u64) -> Option<(u32, u32)> {
+    fn dequeue_in<const PLAIN: bool, const PAUSE: bool>(
+        &mut self,
+        now: Time,
+        arena: &mut Arena,
+        pool: u64,
+    ) -> Option<(u32, u32)> {
         debug_assert!(!self.is_whole);
         let mut pool = pool;
-        // (A plain port is never paused: `set_pausable` takes it off the
-        // static path.)
-        while if PLAIN || !self.pausable { self.packets > 0 } else { self.nonempty & !self.cold.paused != 0 } {
-            let eligible = if PLAIN || !self.pausable { self.nonempty } else { self.nonempty & !self.cold.paused };
+        // PAUSE: PFC may have paused queues (`dequeue_pausable`), which
+        // the scheduler must not see; a copy of its own, so that the other
+        // paths are as they were.
+        while if PAUSE { self.nonempty & !self.cold.paused != 0 } else { self.packets > 0 } {
+            let eligible = if PAUSE { self.nonempty & !self.cold.paused } else { self.nonempty };
             let events = &mut Events::<PLAIN>(&mut self.marker);
             let q = self.sched.select(now, &self.queues, eligible, self.rate, events);
             // Occupancy as the packet is about to leave, itself included.
@@ -639,7 +657,7 @@ impl Qdisc {
     /// PFC may pause this port's queues: the port leaves the static path,
     /// whose dequeue does not look at pauses.
     pub fn set_pausable(&mut self) {
-        self.pausable = true;
+        self.cold.pausable = true;
         self.plain = false;
     }
 

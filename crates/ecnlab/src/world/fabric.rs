@@ -22,7 +22,7 @@ use crate::units::{secs, Time};
 pub type FlowPath = (Vec<String>, Vec<String>);
 
 /// `from` of a packet a host hands to its own NIC.
-const NO_PORT: u32 = u32::MAX;
+pub(super) const NO_PORT: u32 = u32::MAX;
 
 pub struct Fabric {
     pub net: Network,
@@ -351,6 +351,10 @@ impl World<'_> {
     /// `enqueue` at a port off the static path.
     #[inline(never)]
     fn enqueue_hooked(&mut self, port: u32, id: u32, from: u32) {
+        // Every port of a lossless run is here (none is plain, or lazy).
+        if self.fabric.lossless.is_some() {
+            return self.enqueue_lossless(port, id, from);
+        }
         self.enqueue_in::<false>(port, id, from)
     }
 
@@ -360,9 +364,6 @@ impl World<'_> {
     fn enqueue_in<const PLAIN: bool>(&mut self, port: u32, id: u32, from: u32) {
         let now = self.q.now;
         self.catch_up(port, now, Some((id, from)));
-        if !PLAIN && from != NO_PORT && self.fabric.lossless.is_some() {
-            return self.enqueue_lossless(port, id, from);
-        }
         let p = &mut self.fabric.net.ports[port as usize];
         let pool = p.switch.map(|s| self.fabric.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;

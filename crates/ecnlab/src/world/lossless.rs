@@ -226,6 +226,9 @@ impl World<'_> {
     /// `from` is the upstream port the packet came over.
     #[inline(never)]
     pub(super) fn enqueue_lossless(&mut self, port: u32, id: u32, from: u32) {
+        if from == super::fabric::NO_PORT {
+            return self.enqueue_nic(port, id);
+        }
         let now = self.q.now;
         let p = &self.fabric.net.ports[port as usize];
         let sw = p.switch.expect("a switch port") as usize;
@@ -265,6 +268,7 @@ impl World<'_> {
         let pool = self.fabric.net.switches[sw].pool_bytes;
         match p.qdisc.enqueue(now, id, &mut self.arena, pool) {
             Ok(()) => {
+                p.qdisc.settle_paused(q, now);
                 self.fabric.net.switches[sw].pool_bytes += size;
                 if p.trace {
                     return self.enqueued_slow(port, now, id);
@@ -281,6 +285,26 @@ impl World<'_> {
         }
     }
 
+    /// A host's packet offered to its NIC in a PFC run: queued (never sent
+    /// at once past a pause), then sent when the NIC is free.
+    fn enqueue_nic(&mut self, port: u32, id: u32) {
+        let now = self.q.now;
+        let q = self.fabric.net.ports[port as usize].qdisc.classify(self.arena.get(id).service);
+        let p = &mut self.fabric.net.ports[port as usize];
+        match p.qdisc.enqueue(now, id, &mut self.arena, 0) {
+            Ok(()) => {
+                p.qdisc.settle_paused(q, now);
+                if p.trace {
+                    return self.enqueued_slow(port, now, id);
+                }
+                if super::fabric::arm_departure(p, &mut self.q, port, now) {
+                    self.start_tx(port);
+                }
+            }
+            Err(_) => self.refused(port, now, id),
+        }
+    }
+
     /// `start_tx_at` at a port of a lossless run: its PFC frames first,
     /// then the next packet of a queue not paused.
     #[inline(never)]
@@ -288,7 +312,7 @@ impl World<'_> {
         if let Some(f) = self.ll().waiting[port as usize].pop_front() {
             return self.transmit_pfc(port, now, f);
         }
-        let next = self.dequeue_at(port, now, crate::switch::Qdisc::dequeue);
+        let next = self.dequeue_at(port, now, crate::switch::Qdisc::dequeue_pausable);
         let is_switch = self.fabric.net.ports[port as usize].switch.is_some();
         while let Some(id) = self.fabric.net.ports[port as usize].qdisc.take_dequeue_drop() {
             if is_switch {
@@ -379,7 +403,10 @@ impl World<'_> {
         }
     }
 
-    /// An `Event::Pfc`.
+    /// An `Event::Pfc`. Cold and out of line: the run loop's dispatch
+    /// stays as small as it was (inlined, it cost every run's loop).
+    #[cold]
+    #[inline(never)]
     pub(super) fn pfc_event(&mut self, field: u32) {
         let (what, x) = (field >> 30, field & 0x3FFF_FFFF);
         let now = self.q.now;
