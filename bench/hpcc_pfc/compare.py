@@ -4,7 +4,11 @@
 peer's MMU is (its ingress pool, headroom, XON offset; no response delay, no
 landing jitter, 1,048-byte frames), over the same three start-time variants.
 
-    .venv/bin/python bench/hpcc_pfc/compare.py        # prints the table
+    .venv/bin/python bench/hpcc_pfc/compare.py        # prints the tables
+
+twice: with ecnlab's PFC rules (egress accounting) and with the peer's
+(`buffer_accounting = "hpcc"`: XOFF once a packet goes to the headroom,
+XON also below 1,248 B, pauses that never expire).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ def offsets(n: int, variant: int) -> list[int]:
     return [int(r.uniform(0, 400)) for _ in range(n)]
 
 
-def config(n: int, kib: int, variant: int) -> dict[str, Any]:
+def config(n: int, kib: int, variant: int, accounting: str = "egress") -> dict[str, Any]:
     ports = n + 1
     # The peer reserves headroom for two lossless priorities per port, one
     # of which (0) it never uses; ecnlab's pool is made the same size.
@@ -53,6 +57,7 @@ def config(n: int, kib: int, variant: int) -> dict[str, Any]:
             "pfc_headroom": f"{HEADROOM}B",
             "pfc_response": "0B",
             "pfc_xon_offset": "2496B",
+            "buffer_accounting": accounting,
         },
         "host": {"jitter": "0ns"},
         "transport": {"cc": "reno", "mss": 1000, "header": 48, "init_cwnd": 1000},
@@ -62,9 +67,10 @@ def config(n: int, kib: int, variant: int) -> dict[str, Any]:
     }
 
 
-def measure(n: int, kib: int, variant: int) -> dict[str, float]:
+def measure(n: int, kib: int, variant: int, accounting: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        res = ecnlab.run(config(n, kib, variant), out=Path(tmp), progress=False).load()
+        cfg = config(n, kib, variant, accounting)
+        res = ecnlab.run(cfg, out=Path(tmp), progress=False).load()
         pfc = res["pfc"].to_pandas()
         sent = pfc[(pfc["node"] == "switch") & (pfc["peer"] != f"host{n}")]["pause_sent"]
         paused = pfc.query("peer == 'switch'")["paused_seconds"]
@@ -88,6 +94,12 @@ def measure(n: int, kib: int, variant: int) -> dict[str, float]:
 
 
 def main() -> None:
+    for accounting in ("egress", "hpcc"):
+        print(f"\nbuffer_accounting = {accounting!r}")
+        table(accounting)
+
+
+def table(accounting: str) -> None:
     cols = [
         "pause_per_port",
         "paused_us",
@@ -104,7 +116,7 @@ def main() -> None:
         for n in (2, 8, 16):
             if kib == 1024 and n == 16:
                 continue  # the peer's pool wraps around there (its bug): no reference
-            runs = [measure(n, kib, v) for v in range(3)]
+            runs = [measure(n, kib, v, accounting) for v in range(3)]
             cells = []
             for c in cols:
                 lo, hi = min(r[c] for r in runs), max(r[c] for r in runs)

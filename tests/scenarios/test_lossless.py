@@ -300,3 +300,52 @@ def test_lossless_outputs_are_only_in_lossless_runs() -> None:
     assert "pfc_pause_frames" not in res.summary
     assert not {"pfc", "buffer"} & set(res.tables), list(res.tables)
     assert np.isfinite(res.summary["sim_seconds"])
+
+
+def stuck(watchdog: str | None) -> dict[str, Any]:
+    """Host 3 stops taking packets from its NIC from 1 to 5 ms while hosts 0
+    and 1 send to it; host 0 also sends to host 2, which is healthy."""
+    sw: dict[str, Any] = {
+        "buffer": "100KB",
+        "buffer_policy": "dynamic",
+        "pfc": True,
+        "pfc_priorities": [0],
+        "pfc_stuck_hosts": [3],
+        "pfc_stuck_from": "1ms",
+        "pfc_stuck_until": "5ms",
+    }
+    if watchdog:
+        sw["pfc_watchdog"] = watchdog
+    return {
+        "run": {"seed": 1, "duration": "6ms", "sample_ports": "none"},
+        "topology": {"kind": "star", "hosts": 4, "link_rate": "10Gbps", "link_delay": "1us"},
+        "switch": sw,
+        "transport": {"cc": "reno"},
+        "flows": [{"src": 0, "dst": 3}, {"src": 1, "dst": 3}, {"src": 0, "dst": 2}],
+    }
+
+
+def test_a_stuck_receiver_storms_and_the_watchdog_breaks_it() -> None:
+    """A stuck receiver's NIC PAUSEs its switch port for the whole 4 ms; the
+    switch's ingress queues from hosts 0 and 1 fill and pause their NICs in
+    turn, so host 0's flow to the healthy host 2 stalls too (one NIC queue):
+    the storm spreads, and nothing is dropped. With a 200 µs watchdog the
+    switch stops obeying the stuck host's PAUSEs, the stuck host's NIC drops
+    what it cannot hold (counted apart from lossless drops), the senders
+    resume, and the victim flow gets more than three times the goodput."""
+    storm, guarded = run_checked(stuck(None)), run_checked(stuck("200us"))
+    s, g = storm.summary, guarded.summary
+    assert s["packets_dropped"] == 0 and s["lossless_drops"] == 0, s
+    pfc = storm["pfc"].to_pandas()
+    to_stuck = pfc.query("node == 'switch' and peer == 'host3'")["paused_seconds"].sum()
+    assert to_stuck > 3.5e-3, to_stuck
+    assert pfc.query("node == 'host0' and peer == 'switch'")["paused_seconds"].sum() > 3e-3
+    assert g["pfc_watchdog_trips"] > 0 and g["stuck_receiver_drops"] > 0, g
+    assert g["lossless_drops"] == 0, g
+    assert g["packets_dropped"] == g["stuck_receiver_drops"]
+
+    def victim(res: ecnlab.Result) -> int:
+        f = res["flows"].to_pandas()
+        return int(f.query("src == 0 and dst == 2")["bytes_received"].iloc[0])
+
+    assert victim(guarded) > 3 * victim(storm), (victim(guarded), victim(storm))

@@ -134,6 +134,7 @@ table_rows! {
         headroom_drops: U64(u64),
         threshold_drops: U64(u64),
         watchdog_trips: U64(u64),
+        receiver_drops: U64(u64),
     }
 }
 

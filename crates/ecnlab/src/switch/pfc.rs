@@ -86,10 +86,20 @@ section! {
         /// Pause time a PAUSE asks for, in quanta of 512 bit times; the sender refreshes it at
         /// half that while the queue stays above XOFF.
         pfc_quanta: u32 = 65535, per_port false, range "1 to 65535", source "IEEE 802.1Qbb";
-        /// Pause-storm watchdog: an egress priority paused this long without a break stops
-        /// obeying PAUSE for as long again, as deployed NICs and switches do (checked every
-        /// pfc_deadlock_check). Unset: off.
+        /// Pause-storm watchdog: a switch's egress priority paused this long without a break
+        /// stops obeying PAUSE for as long again, as deployed switches do (checked every
+        /// pfc_deadlock_check); what it sends into a stuck receiver is dropped there. Unset: off.
         pfc_watchdog: Option<crate::config::Dur> = None, per_port false;
+        /// Stuck receivers: hosts that stop taking packets from their NIC (a hung driver, a full
+        /// receive ring) from pfc_stuck_from to pfc_stuck_until; their NIC holds what arrives in
+        /// pfc_host_buffer and PAUSEs the switch once only its link's headroom is left.
+        pfc_stuck_hosts: Vec<u32> = Vec::new(), per_port false;
+        /// When the stuck hosts stop taking packets.
+        pfc_stuck_from: crate::config::Dur = crate::config::Dur(0), per_port false;
+        /// When they take them again (all that was held at once); unset: never.
+        pfc_stuck_until: Option<crate::config::Dur> = None, per_port false;
+        /// A stuck host's NIC receive buffer.
+        pfc_host_buffer: Amt = Amt(Amount::Bytes(256_000)), per_port false;
         /// How often a run with pauses looks for a deadlock (ports paused on each other in a
         /// cycle that makes no progress).
         pfc_deadlock_check: crate::config::Dur = crate::config::Dur(100_000_000), per_port false;
@@ -122,6 +132,15 @@ impl PfcKeys {
         }
         if self.pfc_deadlock_check.0 == 0 {
             return Err(bad("switch.pfc_deadlock_check", "0s", "must be positive"));
+        }
+        if let Some(u) = self.pfc_stuck_until {
+            if u.0 <= self.pfc_stuck_from.0 {
+                return Err(bad(
+                    "switch.pfc_stuck_until",
+                    crate::config::fmt_dur(u.0),
+                    "must be after switch.pfc_stuck_from",
+                ));
+            }
         }
         if self.pfc_watchdog.is_some_and(|w| w.0 == 0) {
             return Err(bad("switch.pfc_watchdog", "0s", "must be positive (leave it out for no watchdog)"));
@@ -156,6 +175,22 @@ pub fn validate_network(cfg: &crate::config::Config) -> Result<(), ConfigError> 
             true,
             "PFC's thresholds are on the switch's shared buffer: set switch.buffer_policy = \"dynamic\" too",
         ));
+    }
+    if !pk.pfc_stuck_hosts.is_empty() && !pk.pfc {
+        return Err(bad(
+            "switch.pfc_stuck_hosts",
+            format!("{:?}", pk.pfc_stuck_hosts),
+            "a stuck receiver PAUSEs its switch: needs switch.pfc = true",
+        ));
+    }
+    for (i, &h) in pk.pfc_stuck_hosts.iter().enumerate() {
+        if h >= cfg.hosts() {
+            return Err(bad(
+                &format!("switch.pfc_stuck_hosts[{i}]"),
+                h,
+                &format!("no such host (hosts 0 to {})", cfg.hosts() - 1),
+            ));
+        }
     }
     if !sb.dynamic() && !pk.pfc {
         return Ok(());
@@ -245,11 +280,22 @@ pub struct Thresholds {
     /// XOFF on the shared bytes (α × free pool, or static).
     pub xoff: u64,
     pub xon_offset: u64,
+    /// The HPCC simulator's rules (`buffer_accounting = "hpcc"`): XOFF
+    /// only once a packet goes to the headroom (above the threshold, not
+    /// at it), and XON also below this many bytes (its 1,248 B).
+    pub xoff_on_headroom: bool,
+    pub xon_floor: u64,
 }
 
 impl Thresholds {
     pub fn new(reserved: u64, static_xoff: Option<u64>, alpha: f64, pool: &Pool, xon_offset: u64) -> Thresholds {
-        Thresholds { reserved, xoff: static_xoff.unwrap_or_else(|| dynamic_limit(alpha, pool)), xon_offset }
+        Thresholds {
+            reserved,
+            xoff: static_xoff.unwrap_or_else(|| dynamic_limit(alpha, pool)),
+            xon_offset,
+            xoff_on_headroom: false,
+            xon_floor: 0,
+        }
     }
 }
 
@@ -268,7 +314,7 @@ impl Ingress {
             return (Admitted::Refused, !self.xoff && self.cross(true));
         }
         self.peak_bytes = self.peak_bytes.max(self.charge.bytes + self.headroom);
-        let over = r == Admitted::Headroom || self.charge.in_pool(t.reserved) >= t.xoff;
+        let over = r == Admitted::Headroom || (!t.xoff_on_headroom && self.charge.in_pool(t.reserved) >= t.xoff);
         (r, !self.xoff && self.cross(over))
     }
 
@@ -286,7 +332,8 @@ impl Ingress {
         let from_headroom = self.headroom.min(size);
         self.headroom -= from_headroom;
         self.charge.remove(size - from_headroom, t.reserved, pool);
-        if self.xoff && self.headroom == 0 && self.charge.in_pool(t.reserved) + t.xon_offset <= t.xoff {
+        let below = self.charge.in_pool(t.reserved) + t.xon_offset <= t.xoff || self.charge.bytes < t.xon_floor;
+        if self.xoff && self.headroom == 0 && below {
             self.xoff = false;
             return true;
         }
@@ -333,7 +380,7 @@ mod tests {
     #[test]
     fn xoff_headroom_and_xon_hysteresis() {
         let mut pool = Pool { size: 1_000_000, ..Pool::default() };
-        let t = Thresholds { reserved: 0, xoff: 10_000, xon_offset: 2_000 };
+        let t = Thresholds { reserved: 0, xoff: 10_000, xon_offset: 2_000, xoff_on_headroom: false, xon_floor: 0 };
         let mut g = Ingress { headroom_size: 5_000, ..Ingress::default() };
         for i in 0..9 {
             assert_eq!(g.admit(1000, &t, &mut pool), (Admitted::Shared, false), "packet {i}");

@@ -490,7 +490,7 @@ impl World<'_> {
         }
     }
 
-    fn drop_packet(&mut self, id: u32) {
+    pub(super) fn drop_packet(&mut self, id: u32) {
         let p = self.arena.get(id);
         if !p.is_ping() {
             self.apps.logs[p.flow as usize].drops += 1;

@@ -280,6 +280,9 @@ impl<'a> World<'a> {
                     }
                     NodeKind::Host { .. } => {
                         self.catch_up(port, self.q.now, None);
+                        if self.fabric.lossless.is_some() {
+                            return self.host_lands(port, node, pkt);
+                        }
                         self.host_arrive(node, pkt)
                     }
                 }
