@@ -34,9 +34,9 @@ section! {
         k: Option<u32> = None, range "even, 2 to 64";
         /// Ring: switches, each linked to the next and the last to the first (a cyclic fabric:
         /// where PFC can deadlock).
-        switches: Option<u32> = None, range "3 to 1024";
+        switches: Option<u32> = None, range "3 to 1024", resolved Given;
         /// Ring: hosts under each switch.
-        hosts_per_switch: Option<u32> = None, range "1 to 4096";
+        hosts_per_switch: Option<u32> = None, range "1 to 4096", resolved Given;
         /// Equal-cost multipath: "per-flow" (default), "per-packet" or "ns2".
         ecmp: EcmpMode = EcmpMode::PerFlow;
     }

@@ -67,42 +67,42 @@ section! {
     pub struct PfcKeys {
         /// Priority Flow Control on the lossless priorities: switches PAUSE upstream ports and
         /// NICs per priority, which stop sending it.
-        pfc: bool = false, per_port false, source "IEEE 802.1Qbb";
+        pfc: bool = false, per_port false, source "IEEE 802.1Qbb", resolved Given;
         /// The lossless priorities (a packet's priority is its service class).
-        pfc_priorities: Vec<u32> = vec![0, 1, 2, 3, 4, 5, 6, 7], per_port false, range "0 to 7";
+        pfc_priorities: Vec<u32> = vec![0, 1, 2, 3, 4, 5, 6, 7], per_port false, range "0 to 7", resolved Given;
         /// A static XOFF threshold on an (ingress port, priority)'s shared bytes; unset, the
         /// dynamic one: switch.dt_alpha × the free shared buffer.
-        pfc_xoff: Option<Amt> = None, per_port false, default_doc "dynamic";
+        pfc_xoff: Option<Amt> = None, per_port false, default_doc "dynamic", resolved Given;
         /// XON hysteresis: RESUME once the queue's headroom is empty and its shared bytes are
         /// this far below XOFF.
-        pfc_xon_offset: Amt = Amt(Amount::Pkt(2)), per_port false, source "HPCC simulator: 2,496 B";
+        pfc_xon_offset: Amt = Amt(Amount::Pkt(2)), per_port false, source "HPCC simulator: 2,496 B", resolved Given;
         /// Headroom per (ingress port, lossless priority): "auto" = 2 full packets + the PAUSE
         /// frame + the response + 2 × the link's bytes in flight one way (+ host.jitter's worth on
         /// a host's link), or an amount.
-        pfc_headroom: Headroom = Headroom::Auto, per_port false, source "IEEE 802.1Qbb Annex N";
+        pfc_headroom: Headroom = Headroom::Auto, per_port false, source "IEEE 802.1Qbb Annex N", resolved Given;
         /// The upstream's response to a PAUSE, in bytes at its line rate (it stops sending that
         /// priority this long after the frame has arrived).
-        pfc_response: Amt = Amt(Amount::Bytes(3840)), per_port false, source "IEEE 802.3 Annex 31D: 60 quanta";
+        pfc_response: Amt = Amt(Amount::Bytes(3840)), per_port false, source "IEEE 802.3 Annex 31D: 60 quanta", resolved Given;
         /// Pause time a PAUSE asks for, in quanta of 512 bit times; the sender refreshes it at
         /// half that while the queue stays above XOFF.
-        pfc_quanta: u32 = 65535, per_port false, range "1 to 65535", source "IEEE 802.1Qbb";
+        pfc_quanta: u32 = 65535, per_port false, range "1 to 65535", source "IEEE 802.1Qbb", resolved Given;
         /// Pause-storm watchdog: a switch's egress priority paused this long without a break
         /// stops obeying PAUSE for as long again, as deployed switches do (checked every
         /// pfc_deadlock_check); what it sends into a stuck receiver is dropped there. Unset: off.
-        pfc_watchdog: Option<crate::config::Dur> = None, per_port false;
+        pfc_watchdog: Option<crate::config::Dur> = None, per_port false, resolved Given;
         /// Stuck receivers: hosts that stop taking packets from their NIC (a hung driver, a full
         /// receive ring) from pfc_stuck_from to pfc_stuck_until; their NIC holds what arrives in
         /// pfc_host_buffer and PAUSEs the switch once only its link's headroom is left.
-        pfc_stuck_hosts: Vec<u32> = Vec::new(), per_port false;
+        pfc_stuck_hosts: Vec<u32> = Vec::new(), per_port false, resolved Given;
         /// When the stuck hosts stop taking packets.
-        pfc_stuck_from: crate::config::Dur = crate::config::Dur(0), per_port false;
+        pfc_stuck_from: crate::config::Dur = crate::config::Dur(0), per_port false, resolved Given;
         /// When they take them again (all that was held at once); unset: never.
-        pfc_stuck_until: Option<crate::config::Dur> = None, per_port false;
+        pfc_stuck_until: Option<crate::config::Dur> = None, per_port false, resolved Given;
         /// A stuck host's NIC receive buffer.
-        pfc_host_buffer: Amt = Amt(Amount::Bytes(256_000)), per_port false;
+        pfc_host_buffer: Amt = Amt(Amount::Bytes(256_000)), per_port false, resolved Given;
         /// How often a run with pauses looks for a deadlock (ports paused on each other in a
         /// cycle that makes no progress).
-        pfc_deadlock_check: crate::config::Dur = crate::config::Dur(100_000_000), per_port false;
+        pfc_deadlock_check: crate::config::Dur = crate::config::Dur(100_000_000), per_port false, resolved Given;
     }
 }
 

@@ -52,21 +52,21 @@ section! {
     pub struct SharedBufferKeys {
         /// "port": each port owns `switch.buffer`; "dynamic": one pool per switch, shared by all
         /// its ports' queues under dynamic thresholds.
-        buffer_policy: BufferPolicy = BufferPolicy::Port, per_port false, source "Choudhury & Hahne 1998";
+        buffer_policy: BufferPolicy = BufferPolicy::Port, per_port false, source "Choudhury & Hahne 1998", resolved Given;
         /// The switch's whole buffer (buffer_policy "dynamic").
-        shared_buffer: Option<Amt> = None, per_port false, default_doc "switch.buffer × the switch's ports";
+        shared_buffer: Option<Amt> = None, per_port false, default_doc "switch.buffer × the switch's ports", resolved Given;
         /// Bytes reserved for each (port, queue), and for each (ingress port, priority) charged
         /// at ingress, out of the shared pool.
-        buffer_reserved: Amt = Amt(Amount::Bytes(0)), per_port false;
+        buffer_reserved: Amt = Amt(Amount::Bytes(0)), per_port false, resolved Given;
         /// The dynamic threshold's α: a queue may hold α × the free shared buffer; one value or
         /// one per queue (priority). Chips use powers of two, 1/64 to 8.
-        dt_alpha: OneOrList<f64> = OneOrList::All(1.0), per_port false, range "1/64 to 64", source "Choudhury & Hahne 1998";
+        dt_alpha: OneOrList<f64> = OneOrList::All(1.0), per_port false, range "1/64 to 64", source "Choudhury & Hahne 1998", resolved Given;
         /// Which queue a lossy packet is charged to: "egress", "ingress" or "hpcc" (the HPCC
         /// simulator's MMU: both, and an egress pool of hpcc_egress_share).
-        buffer_accounting: Accounting = Accounting::Egress, per_port false;
+        buffer_accounting: Accounting = Accounting::Egress, per_port false, resolved Given;
         /// With buffer_accounting "hpcc": the egress pool for lossy traffic, as a share of the
         /// buffer less all headroom.
-        hpcc_egress_share: f64 = 0.8, per_port false, range "(0, 1]", source "HPCC simulator, switch-mmu.cc";
+        hpcc_egress_share: f64 = 0.8, per_port false, range "(0, 1]", source "HPCC simulator, switch-mmu.cc", resolved Given;
     }
 }
 
