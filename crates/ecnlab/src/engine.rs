@@ -68,6 +68,9 @@ pub enum Event {
     RxInterrupt { host: u32 },
     /// A rate-limited application writes its next segment.
     AppWrite { flow: u32 },
+    /// RDMA: a queue pair's pacing slot, rate-control timer, local ACK
+    /// timeout or held-back CNP (`world/rdma.rs` reads the field).
+    Rdma { what: u32 },
     /// PFC: a frame takes effect, a pause expires, a refresh is due or a
     /// deadlock check (`world/lossless.rs` reads the field).
     Pfc { what: u32 },
@@ -96,6 +99,7 @@ impl Event {
             Event::RxInterrupt { host } => (11, host as u64),
             Event::AppWrite { flow } => (12, flow as u64),
             Event::Pfc { what } => (13, what as u64),
+            Event::Rdma { what } => (14, what as u64),
         };
         kind << 60 | x
     }
@@ -122,6 +126,7 @@ impl Event {
             11 => Event::RxInterrupt { host: x },
             12 => Event::AppWrite { flow: x },
             13 => Event::Pfc { what: x },
+            14 => Event::Rdma { what: x },
             _ => Event::Sample,
         }
     }

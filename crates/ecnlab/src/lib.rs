@@ -22,6 +22,7 @@ pub mod output;
 pub mod packet;
 pub mod pcap;
 pub mod prefetch;
+pub mod rdma;
 pub mod registry;
 pub mod report;
 pub mod rng;

@@ -93,6 +93,7 @@ impl Config {
             }
         }
         crate::switch::pfc::validate_network(self)?;
+        crate::rdma::validate_network(self)?;
         self.validate_rest()?;
         registry::check_transport(&self.transport)?;
         for (i, f) in self.flows.iter().enumerate() {

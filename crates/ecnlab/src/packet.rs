@@ -11,6 +11,10 @@ pub enum Kind {
     Ack,
     PingReq,
     PingRep,
+    /// RoCEv2: a receiver's NACK (its `seq` the byte it expects) and a
+    /// congestion notification (`world/rdma.rs`).
+    Nack,
+    Cnp,
 }
 
 /// ECN codepoint in the IP header.

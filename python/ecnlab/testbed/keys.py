@@ -160,6 +160,10 @@ REFUSED: dict[str, str] = {
     "nic": "each host's NIC queue is the kernel's token bucket filter on its veth, one FIFO at "
     "the link rate that marks nothing (uplink.py): the engine's NIC disciplines do not run there",
     "flows.rate": "rate-limited flows are not in the testbed yet",
+    "switch.buffer_policy": "the testbed's switch gives each port its own buffer; the shared "
+    "buffer and PFC run in the simulator only",
+    "switch.pfc": "the testbed's switch sends no PAUSE frames and veth ignores them; PFC runs "
+    "in the simulator only",
     "flows.cc": "a congestion control per [[flows]] entry is not in the testbed yet (the hosts "
     "run transport.cc)",
     "flows.ect1": "the kernel's TCP sends ECT(0); ECT(1) (L4S) needs a scalable congestion "
@@ -167,6 +171,15 @@ REFUSED: dict[str, str] = {
     "transport.ect1": "the kernel's TCP sends ECT(0); ECT(1) (L4S) needs a scalable congestion "
     "control the testbed's kernel lacks",
 }
+_RDMA = "RoCEv2 queue pairs need RDMA NICs, which network namespaces and veth do not have"
+for _key in (
+    "dcqcn_g dcqcn_alpha_timer dcqcn_increase_timer dcqcn_byte_counter dcqcn_f dcqcn_rai "
+    "dcqcn_rhai dcqcn_min_rate dcqcn_cnp_interval dcqcn_decrease_interval dcqcn_clamp_target "
+    "dcqcn_hyper_grows rdma_ack_bytes rdma_nack_gap rdma_go_back rdma_timeout rdma_window"
+).split():
+    REFUSED[f"transport.{_key}"] = _RDMA
+for _key in ("switches", "hosts_per_switch"):
+    REFUSED[f"topology.{_key}"] = "the testbed builds stars (a ring is in the simulator only)"
 for _key in (
     "lso lso_max lso_fraction lso_defer_limit lso_defer_in_cwr interrupt_coalescing "
     "interrupt_frames gro gro_max stages stage_by ect_stages"

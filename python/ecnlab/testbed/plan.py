@@ -188,6 +188,13 @@ def make_plan(
             )
         sysctls = {"net.ipv4.tcp_ecn": "1", "net.ipv4.tcp_congestion_control": "dctcp"}
         kernel_cc = "dctcp"
+    elif cc == "dcqcn":
+        raise _unsupported(
+            "transport.cc",
+            cc,
+            "RoCEv2 queue pairs need RDMA NICs, which network namespaces and veth do not have; "
+            'the testbed runs the kernel\'s TCP: "ecn-star", "reno", "cubic" or "dctcp"',
+        )
     else:
         raise _unsupported(
             "transport.cc",

@@ -16,7 +16,8 @@ pub struct ProfileDecl {
 }
 
 /// Every profile: the registry's list, one line each.
-pub const PROFILES: &[&ProfileDecl] = &[&super::pfabric::PROFILE, &super::linux::PROFILE];
+pub const PROFILES: &[&ProfileDecl] =
+    &[&super::pfabric::PROFILE, &super::linux::PROFILE, &crate::rdma::dcqcn::PAPER, &crate::rdma::dcqcn::NIC];
 
 /// The profile named `name`.
 pub fn decl(name: &str) -> Option<&'static ProfileDecl> {

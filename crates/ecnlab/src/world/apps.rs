@@ -333,6 +333,9 @@ impl World<'_> {
         {
             self.q.at(self.apps.logs[next].start, Event::FlowStart { flow: next as u32 });
         }
+        if self.rdma.is_some() {
+            return self.qp_open(fid);
+        }
         let f = &mut self.apps.flows[fid as usize];
         f.tx.limit = match f.kind {
             FlowKind::Long => u64::MAX,

@@ -178,7 +178,11 @@ impl World<'_> {
                 }
                 self.try_send(p.flow);
             }
+            Kind::Data if self.rdma.is_some() => self.qp_data(p),
             Kind::Data => self.data_arrive(p),
+            Kind::Ack if self.rdma.is_some() => self.qp_ack(p, false),
+            Kind::Nack => self.qp_ack(p, true),
+            Kind::Cnp => self.qp_cnp(p),
             Kind::Ack => {
                 let more = p.sack_slot().map_or(NO_MORE, |slot| self.take_sacks(slot));
                 let f = &mut self.apps.flows[p.flow as usize];
@@ -266,7 +270,7 @@ impl World<'_> {
         }
     }
 
-    fn check_done(&mut self, fid: u32, before: u64) {
+    pub(super) fn check_done(&mut self, fid: u32, before: u64) {
         let now = self.q.now;
         let f = &mut self.apps.flows[fid as usize];
         let got = f.rx.rcv_nxt;
@@ -326,6 +330,9 @@ impl World<'_> {
     }
 
     pub(super) fn try_send(&mut self, fid: u32) {
+        if self.rdma.is_some() {
+            return self.qp_send(fid);
+        }
         if self.hosts.lso.is_some() {
             self.try_send_lso(fid);
         } else {

@@ -22,6 +22,11 @@ impl World<'_> {
         // A `[[flows]]` entry with a congestion control of its own runs it;
         // every other flow runs [transport].
         let mut transports = vec![cfg.transport.clone()];
+        if self.rdma.is_some() {
+            // A queue pair alone sends at its line rate from the start: TCP
+            // with a window no path fills replays it.
+            transports[0].init_cwnd = 1 << 30;
+        }
         let mut own = Vec::new();
         for f in &cfg.flows {
             let mine = f.cc.is_some() || f.ect1.is_some();
@@ -37,8 +42,9 @@ impl World<'_> {
             let Some(size) = f.size().filter(|_| f.kind == FlowKind::Sized && !self.is_paced(id)) else {
                 continue;
             };
-            // A lone flow on a per-pair connection finds it open: no handshake.
-            let handshake = !self.apps.conns.as_ref().is_some_and(|c| c.covers(id as u32));
+            // A lone flow on a per-pair connection finds it open: no
+            // handshake; nor has a queue pair one.
+            let handshake = !self.apps.conns.as_ref().is_some_and(|c| c.covers(id as u32)) && self.rdma.is_none();
             let (mut fwd, mut rev) = (Vec::new(), Vec::new());
             path(&self.fabric.net, f.src, f.dst, &mut fwd);
             path(&self.fabric.net, f.dst, f.src, &mut rev);

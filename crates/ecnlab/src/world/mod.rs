@@ -28,6 +28,7 @@ mod ideal;
 mod lossless;
 pub(crate) mod parallel;
 mod partition;
+mod rdma;
 mod recorder;
 
 pub use apps::{Apps, Flow, FlowKind, FlowLog};
@@ -66,6 +67,8 @@ pub struct World<'a> {
     pub apps: Apps,
     /// What the run records, and where it goes.
     pub rec: Recorder<'a>,
+    /// RoCEv2 queue pairs (`rdma.rs`), in a run with an RDMA transport.
+    rdma: Option<Box<rdma::Rdma>>,
     end: Time,
     warmup: Time,
 }
@@ -106,6 +109,7 @@ impl<'a> World<'a> {
             q: EventQueue::new(),
             arena: Arena::default(),
             fabric,
+            rdma: rdma::Rdma::new(cfg, &apps.flows).map(Box::new),
             hosts,
             apps,
             rec,
@@ -309,6 +313,7 @@ impl<'a> World<'a> {
             Event::RxInterrupt { host } => self.rx_interrupt_due(host),
             Event::AppWrite { flow } => self.app_write(flow),
             Event::Pfc { what } => self.pfc_event(what),
+            Event::Rdma { what } => self.rdma_event(what),
         }
     }
 }

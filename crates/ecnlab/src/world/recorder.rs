@@ -329,6 +329,7 @@ impl World<'_> {
         if self.fabric.lossless.is_some() {
             self.lossless_summary(&mut m);
         }
+        self.rdma_summary(&mut m);
         // "deadlock": PFC's deadlock check ended the run (`lossless.rs`).
         if self.fabric.lossless.as_ref().is_some_and(|l| l.deadlock.is_some()) {
             m.insert("ended_by".into(), json!("deadlock"));

@@ -58,6 +58,7 @@ pub const DECL: CcDecl = CcDecl {
     defaults: &[],
     echo: EchoMode::None,
     pfabric: false,
+    rdma: false,
     validate: |t| {
         let p = CubicParams::of(t)?;
         if !(p.cubic_beta > 0.0 && p.cubic_beta < 1.0) {

@@ -34,6 +34,7 @@ pub const DECL: CcDecl = CcDecl {
     defaults: &[],
     echo: EchoMode::Exact,
     pfabric: false,
+    rdma: false,
     validate: |t| {
         let p = DctcpParams::of(t)?;
         if !(p.dctcp_g > 0.0 && p.dctcp_g <= 1.0) {

@@ -14,6 +14,7 @@ pub const DECL: CcDecl = CcDecl {
     defaults: &[],
     echo: EchoMode::Latched,
     pfabric: false,
+    rdma: false,
     validate: |_| Ok(()),
     build: |_| super::Cc::EcnStar(EcnStar::default()),
 };

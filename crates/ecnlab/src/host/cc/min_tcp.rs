@@ -19,6 +19,7 @@ pub const DECL: CcDecl = CcDecl {
     defaults: &[("init_cwnd", Fill::Json("12")), ("min_rto", Fill::Json("\"45us\"")), ("init_rto", Fill::Json("\"45us\""))],
     echo: EchoMode::None,
     pfabric: true,
+    rdma: false,
     validate: |_| Ok(()),
     build: |_| super::Cc::MinTcp(MinTcp),
 };

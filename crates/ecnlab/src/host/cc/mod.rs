@@ -33,6 +33,9 @@ pub struct CcDecl {
     /// with a fixed RTO, probe mode, and each data packet stamped with its
     /// flow's remaining bytes, the priority pFabric's port schedules by.
     pub pfabric: bool,
+    /// An RDMA transport (`rdma/`): every flow runs on a queue pair, not
+    /// TCP; its `build` gives the TCP side a placeholder it never uses.
+    pub rdma: bool,
     /// Checks of its keys.
     pub validate: fn(&TransportCfg) -> Result<(), ConfigError>,
     pub build: fn(&TransportCfg) -> Cc,
@@ -88,11 +91,12 @@ pub trait CongestionControl {
 /// the algorithm's file, adds the variant to `Cc` with its dispatch, and
 /// puts `module::DECL` on the registry's list `CCS`.
 macro_rules! congestion_controls {
-    ($($variant:ident($module:ident :: $ty:ident)),* $(,)?) => {
+    ($($variant:ident($module:ident :: $ty:ident)),* $(,)?; rdma: $($rdma:path),* $(,)?) => {
         $(mod $module; pub use $module::$ty;)*
 
-        /// Every congestion control: the registry's list.
-        pub const CCS: &[&CcDecl] = &[$(&$module::DECL),*];
+        /// Every congestion control, then every RDMA transport: the
+        /// registry's list.
+        pub const CCS: &[&CcDecl] = &[$(&$module::DECL,)* $(&$rdma),*];
 
         pub enum Cc {
             $($variant($ty)),*
@@ -159,7 +163,8 @@ congestion_controls! {
     EcnStar(ecn_star::EcnStar),
     Dctcp(dctcp::Dctcp),
     MinTcp(min_tcp::MinTcp),
-    Cubic(cubic::Cubic),
+    Cubic(cubic::Cubic);
+    rdma: crate::rdma::dcqcn::DECL,
 }
 
 impl Cc {

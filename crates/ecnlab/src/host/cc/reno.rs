@@ -21,6 +21,7 @@ pub const DECL: CcDecl = CcDecl {
     defaults: &[],
     echo: EchoMode::None,
     pfabric: false,
+    rdma: false,
     validate: |_| Ok(()),
     build: |_| super::Cc::Reno(Reno),
 };

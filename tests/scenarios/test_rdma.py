@@ -1,0 +1,110 @@
+"""RoCEv2 queue pairs with DCQCN over PFC (docs/rdma.md). Each test states
+the number its source predicts; every run is checked for determinism and
+packet conservation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scenario_kit import assert_refused, run_checked
+
+
+def incast(
+    senders: int, profile: str, rate: str = "40Gbps", duration: str = "20ms"
+) -> dict[str, Any]:
+    """N long-lived queue pairs into the last host of a star, PFC on, RED
+    marking on the instantaneous queue (the DCQCN paper's 40 Gb/s set-up:
+    Kmin 5 KB, Kmax 200 KB, Pmax 1%)."""
+    return {
+        "run": {
+            "seed": 1,
+            "duration": duration,
+            "warmup": "10ms",
+            "sample_interval": "10us",
+            "sample_ports": "hosts",
+        },
+        "topology": {"kind": "star", "hosts": senders + 1, "link_rate": rate, "link_delay": "1us"},
+        "switch": {
+            "buffer": "1MB",
+            "buffer_policy": "dynamic",
+            "shared_buffer": "4MB",
+            "pfc": True,
+            "pfc_priorities": [0],
+            "marking": "red",
+            "red_min": "5KB",
+            "red_max": "200KB",
+            "red_pmax": 0.01,
+            "red_wq": 1.0,
+            "red_spacing": False,
+        },
+        "transport": {"cc": "dcqcn", "profile": profile, "mss": 1000, "header": 48},
+        "flows": [{"src": h, "dst": senders} for h in range(senders)],
+    }
+
+
+def test_dcqcn_nic_two_to_one_at_40g_converges_to_a_fair_share() -> None:
+    """Two DCQCN (NIC form) queue pairs into one 40 Gb/s port: after 10 ms
+    each is within 5% of 20 Gb/s of goodput's fair share (of the 38.2 Gb/s
+    payload rate), nothing is dropped, the queue stays between 0 and Kmax
+    (200 KB) at the 99th percentile, and rates were cut (marks reached the
+    senders as flags on ACKs)."""
+    res = run_checked(incast(2, "dcqcn-nic"))
+    s = res.summary
+    assert s["packets_dropped"] == 0 and s["rdma_rate_cuts"] > 0, s
+    f = res["flows"].to_pandas()
+    total = sum(s["goodput_gbps_by_service"].values())
+    assert total > 0.85 * 40 * 1000 / 1048, total
+    q = res["queues"].to_pandas()
+    port = res.port("switch", "host2")
+    b = q[(q["port"] == port) & (q["time"] > 10e-3)]["bytes"]
+    assert b.quantile(0.99) <= 200_000, b.quantile(0.99)
+    share = (f["bytes_received"] / f["bytes_received"].sum()).to_list()
+    assert all(abs(x - 0.5) < 0.05 for x in share), share
+
+
+@pytest.mark.parametrize("profile", ["dcqcn-nic", "dcqcn-paper"])
+def test_every_flow_finishes_and_slowdowns_are_at_least_one(profile: str) -> None:
+    """Sized messages on queue pairs finish (FCT at the receiver's last
+    byte); their ideal FCT is a lone queue pair at line rate with no
+    handshake, so every slowdown is at least 1 and the lone first message
+    is within 2% of it."""
+    cfg = incast(4, profile, duration="50ms")
+    cfg["run"].pop("warmup")
+    cfg["flows"] = [{"src": 0, "dst": 4, "size": "200KB"}] + [
+        {"src": h, "dst": 4, "size": "2MB", "start": "1ms"} for h in range(4)
+    ]
+    res = run_checked(cfg)
+    f = res["flows"].to_pandas()
+    assert f["fct"].notna().all(), f
+    assert (f["slowdown"] >= 0.999).all(), f["slowdown"].to_list()
+    assert f["slowdown"].iloc[0] < 1.02, f["slowdown"].iloc[0]
+
+
+def test_rdma_refuses_what_runs_only_on_tcp() -> None:
+    base = incast(2, "dcqcn-nic")
+    for change, want in [
+        (
+            {"incast": [{"receiver": 2, "senders": 2, "block": "64KB", "rounds": 1}]},
+            "[[incast]] = a group",
+        ),
+        ({"host": {"lso": True}}, "host.lso = true"),
+        (
+            {"run": {**base["run"], "threads": 2}},
+            "switch.pfc = true: runs on the sequential engine",
+        ),
+    ]:
+        assert_refused({**base, **change}, want, change)
+    bad = dict(base, transport={**base["transport"], "dcqcn_g": 2})
+    assert_refused(bad, "transport.dcqcn_g = 2", "g")
+    tcp = dict(base, transport={"cc": "dctcp", "dcqcn_f": 3})
+    assert_refused(tcp, "transport.dcqcn_f", "a dcqcn key on tcp")
+
+
+def test_rdma_without_pfc_refuses_threads_too() -> None:
+    """Without PFC the queue pairs' own rule names run.threads."""
+    cfg = incast(2, "dcqcn-nic")
+    cfg["switch"] = {"buffer": "1MB"}
+    cfg["run"]["threads"] = 2
+    assert_refused(cfg, "run.threads = 2: queue pairs run on the sequential engine", "threads")
