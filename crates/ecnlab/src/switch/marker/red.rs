@@ -44,6 +44,10 @@ section! {
         red_gentle: bool = false, source "Floyd 2000 (gentle RED)", lenient true;
         /// Space marks by the count since the last one.
         red_spacing: bool = true, source "Floyd & Jacobson 1993 §7", lenient true;
+        /// Judge each packet as it leaves, on the bytes it leaves behind, instead of as it
+        /// arrives: as RDMA switches mark for DCQCN (the HPCC simulator's switch-node.cc), so
+        /// that a mark does not wait out the queue.
+        red_at_dequeue: bool = false, resolved Given, source "HPCC simulator, switch-node.cc";
     }
 }
 
@@ -82,7 +86,9 @@ impl RedParams {
         let amt = |a: Option<Amt>| a.map(|a| a.0.bytes(c.pkt)).unwrap_or(0);
         let slot = tx_time(c.pkt, c.rate_bps);
         let (min, max, pmax) = (amt(self.red_min), amt(self.red_max), self.red_pmax.unwrap_or(1.0));
-        Red::new(min, max, pmax, self.red_wq, self.red_gentle, self.red_spacing, slot, c.port.queues as usize)
+        let mut red = Red::new(min, max, pmax, self.red_wq, self.red_gentle, self.red_spacing, slot, c.port.queues as usize);
+        red.at_dequeue = self.red_at_dequeue;
+        red
     }
 }
 
@@ -98,7 +104,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
         )
     },
     threshold: Threshold::Unused(" (red takes red_min and red_max)"),
-    own_sides: Some("judges at enqueue"),
+    own_sides: Some("judges at enqueue, or at dequeue with red_at_dequeue"),
     validate: |c| c.read(RedParams::read)?.check(c, "marking \"red\" needs red_min, red_max and red_pmax"),
     build: |c| c.params(RedParams::read).build(c).into(),
 };
@@ -126,6 +132,8 @@ pub struct Red {
     queue: Box<[(f64, i64, Option<Time>)]>,
     /// MQ-ECN's share scaling of both thresholds, if on.
     mq: Option<Share>,
+    /// Judge at dequeue (`red_at_dequeue`).
+    pub at_dequeue: bool,
 }
 
 impl Red {
@@ -141,6 +149,7 @@ impl Red {
             slot: slot.max(1),
             queue: vec![(0.0, -1, Some(0)); queues].into_boxed_slice(),
             mq: None,
+            at_dequeue: false,
         }
     }
 
@@ -198,17 +207,32 @@ impl Red {
     // build `Seen` in memory (CEDM's benchmark, cachegrind).
     #[inline(always)]
     pub fn at_enqueue(&mut self, s: &Seen, ect: bool, rng: &mut Rng) -> Verdict {
-        let (min, max) = self.thresholds(s.q);
+        self.judge(s.q, s.now, s.occ.queue, ect, rng)
+    }
+
+    /// `red_at_dequeue`: the packet leaving queue `s.q` is judged on the
+    /// bytes it leaves behind.
+    #[inline]
+    pub fn at_dequeue(&mut self, s: &Seen, ect: bool, rng: &mut Rng) -> Verdict {
+        self.judge(s.q, s.now, s.occ.queue.saturating_sub(s.size as u64), ect, rng)
+    }
+
+    /// RED's verdict for a packet of queue `q` at `now` on a queue of
+    /// `bytes`.
+    #[inline(always)]
+    fn judge(&mut self, q: usize, now: Time, bytes: u64, ect: bool, rng: &mut Rng) -> Verdict {
+        let s = (q, now, bytes);
+        let (min, max) = self.thresholds(s.0);
         let (wq, slot) = (self.wq, self.slot);
-        let (avg, _, idle) = &mut self.queue[s.q];
+        let (avg, _, idle) = &mut self.queue[s.0];
         if let Some(since) = idle.take() {
-            let m = s.now.saturating_sub(since) / slot;
+            let m = s.1.saturating_sub(since) / slot;
             *avg *= (1.0 - wq).powf(m as f64);
         }
-        *avg = (1.0 - wq) * *avg + wq * s.occ.queue as f64;
+        *avg = (1.0 - wq) * *avg + wq * s.2 as f64;
         let avg = *avg;
         let pb = self.p_b(avg, min, max);
-        let count = &mut self.queue[s.q].1;
+        let count = &mut self.queue[s.0].1;
         let hit = if avg <= min {
             *count = -1;
             false
@@ -285,11 +309,19 @@ impl HookedMarker for Red {
     }
 
     fn sides(&self) -> Sides {
-        Sides::Enqueue
+        if self.at_dequeue {
+            Sides::Dequeue
+        } else {
+            Sides::Enqueue
+        }
     }
     #[inline]
     fn at_enqueue(&mut self, s: &Seen, pkt: &Packet, rng: &mut Rng) -> Verdict {
         Red::at_enqueue(self, s, pkt.ecn != Ecn::NotEct, rng)
+    }
+    #[inline]
+    fn at_dequeue(&mut self, s: &Seen, ect: bool, rng: &mut Rng) -> Verdict {
+        Red::at_dequeue(self, s, ect, rng)
     }
     #[inline]
     fn queue_emptied(&mut self, q: usize, now: Time) {
