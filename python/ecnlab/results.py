@@ -11,28 +11,26 @@ are readable and end where the run stopped.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
-import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ._atomic import atomic_write
 
 __all__ = [
     "ENGINE_DTYPES",
     "ENGINE_TYPES",
     "PCAP_DIR",
     "Result",
-    "atomic_write",
     "column_to_arrow",
     "find_port",
     "pcap_file_name",
@@ -142,44 +140,7 @@ def find_port(ports: pa.Table, node: str, peer: str) -> int:
     return int(found[0])
 
 
-# --------------------------------------------------------------------------- atomic files
-
-
-@contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; on success move it onto ``path``.
-
-    The file is flushed and fsynced before ``os.replace``, which is atomic on
-    POSIX and Windows. On any exception (``KeyboardInterrupt`` included) the
-    temporary file is removed and ``path`` is left as it was.
-    """
-    if mode not in ("wb", "w"):
-        raise ValueError("atomic_write mode must be 'wb' or 'w'")
-    target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        # mkstemp makes the file private (0600); give it the usual permissions instead
-        os.chmod(tmp_name, 0o666 & ~_umask())
-        if mode == "w":
-            handle: IO[Any] = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-        else:
-            handle = os.fdopen(fd, "wb")
-        with handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-
-
-@functools.cache
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return mask
+# --------------------------------------------------------------------------- writing
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:

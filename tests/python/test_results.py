@@ -13,7 +13,8 @@ import pytest
 
 import ecnlab.results as results_mod
 from conftest import raw_numeric, sample_raw_tables
-from ecnlab.results import Result, atomic_write, column_to_arrow, find_port, tables_from_raw
+from ecnlab._atomic import atomic_write
+from ecnlab.results import Result, column_to_arrow, find_port, tables_from_raw
 
 SUMMARY = {
     "events": 1234,

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write
 from ..errors import ConfigError
 from ..plots import amounts
-from ..results import atomic_write
 from ..store import Store
 from ..sweep import Point, run_sweep
 from .figure import (

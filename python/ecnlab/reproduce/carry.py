@@ -56,8 +56,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write
 from ..errors import ConfigError
-from ..results import atomic_write
 from ..store import BASE_COLUMNS, PointRecord, Store
 from ..sweep import Point, SweepSpec, resolve_points, run_sweep
 

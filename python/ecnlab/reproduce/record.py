@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write
 from ..errors import ConfigError
-from ..results import atomic_write
 from . import _clean  # the reproduction's JSON cleaning (non-finite numbers to null)
 
 __all__ = [
