@@ -51,8 +51,8 @@ from .fct import (
     normalize,
 )
 from .quantiles import DEFAULT_RESAMPLES
-from .results import Result
 from .runner import engine_version, run
+from .runner.result import Result
 from .slowdown import has_slowdown, slowdown_stats
 from .store import Store, StoreError
 from .storeplot import PlotError
@@ -290,9 +290,9 @@ def _interrupt(signum: int, frame: Any) -> None:
     that a shell without job control starts in the background inherits
     that, and `kill` must still stop it); otherwise the SIGINT handler
     runs, or the interrupt is raised here."""
-    from . import runner
+    from .runner import engine
 
-    active = runner.ACTIVE_RUN
+    active = engine.ACTIVE_RUN
     handler = signal.getsignal(signal.SIGINT)
     if active is not None:
         active.request()

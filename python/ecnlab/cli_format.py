@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .fct import fct_stats, has_sized_flows, mss_from_config, normalize
-from .results import Result
+from .runner.result import Result
 from .store import Store
 from .table import format_table
 

@@ -37,17 +37,20 @@ __all__ = ["RUN_MODULES", "build_identity"]
 
 RUN_MODULES = (
     "ecnlab",
+    "ecnlab._atomic",
     "ecnlab.config",
     "ecnlab.errors",
     "ecnlab.execute",
     "ecnlab.fct",
     "ecnlab.progress",
     "ecnlab.quantiles",
-    "ecnlab.results",
     "ecnlab.runner",
+    "ecnlab.runner.columns",
+    "ecnlab.runner.engine",
+    "ecnlab.runner.result",
+    "ecnlab.runner.writer",
     "ecnlab.slowdown",
     "ecnlab.store",
-    "ecnlab.stream",
     "ecnlab.transport",
 )
 """Every ecnlab module a worker imports to run a point

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ._atomic import atomic_write
-from .results import Result
+from .runner.result import Result
 
 __all__ = [
     "FORMATS",

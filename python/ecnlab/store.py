@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._atomic import atomic_write, sync_dir, write_synced
-from .results import PARQUET_OPTIONS
+from .runner.result import PARQUET_OPTIONS
 
 __all__ = ["INDEX_FILE", "Outcome", "PointRecord", "Store", "StoreError", "summary_row"]
 

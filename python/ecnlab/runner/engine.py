@@ -14,13 +14,14 @@ from typing import Any, Callable, Union
 
 import pyarrow as pa
 
-from .config import ConfigSource, config_to_json, load_config, unset_value
-from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
-from .fct import fct_stats, has_sized_flows, mss_from_config
-from .progress import ProgressBar
-from .results import Result, _PcapFiles, _TableFiles, table_from_raw
-from .slowdown import has_slowdown, slowdown_stats
-from .stream import RunWriter
+from ..config import ConfigSource, config_to_json, load_config, unset_value
+from ..errors import ConfigError, EngineNotBuiltError, RunInterrupted
+from ..fct import fct_stats, has_sized_flows, mss_from_config
+from ..progress import ProgressBar
+from ..slowdown import has_slowdown, slowdown_stats
+from .columns import table_from_raw
+from .result import PcapFiles, Result, TableFiles
+from .writer import RunWriter
 
 __all__ = [
     "engine_version",
@@ -145,10 +146,10 @@ def run(
         root = Path(out)
         result = Result(
             summary=summary,
-            tables=_TableFiles(root, writer.table_names),
+            tables=TableFiles(root, writer.table_names),
             out=root,
             config=resolved,
-            pcaps=_PcapFiles(root),
+            pcaps=PcapFiles(root),
         )
     result.summary["fct"] = _fct_summary(result, resolved)
     result.summary["slowdown"] = _slowdown_summary(result)
@@ -248,7 +249,7 @@ def flow_paths(
 def _add_warnings(summary: dict[str, Any], resolved: dict[str, Any]) -> None:
     """Settings that could not act, found from the resolved config, join the
     summary's ``warnings`` (after the engine's own, when it gives any)."""
-    from .transport import profile_warning
+    from ..transport import profile_warning
 
     found = [w for w in (profile_warning(resolved),) if w]
     if found:

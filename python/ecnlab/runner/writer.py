@@ -31,8 +31,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._atomic import publish, temporary_beside
-from .results import ENGINE_TYPES, PARQUET_OPTIONS, PCAP_DIR, pcap_file_name, table_from_raw
+from .._atomic import publish, temporary_beside
+from .columns import column_rows, table_from_raw
+from .result import PARQUET_OPTIONS, PCAP_DIR, SUMMARY_FILE, pcap_file_name
 
 __all__ = ["ROW_GROUP_ROWS", "TABLE_ORDER", "RunWriter"]
 
@@ -74,7 +75,7 @@ class _ParquetTable:
         self.groups = 0
 
     def append(self, columns: Mapping[str, Any]) -> None:
-        total = _length(next(iter(columns.values()))) if columns else 0
+        total = column_rows(next(iter(columns.values()))) if columns else 0
         done = 0
         while done < total:
             take = min(ROW_GROUP_ROWS - self.rows, total - done)
@@ -127,14 +128,6 @@ class _ParquetTable:
         self.buffers.clear()
         with contextlib.suppress(OSError):
             self.tmp.unlink()
-
-
-def _length(column: Any) -> int:
-    """Rows in a raw engine column."""
-    if isinstance(column, tuple):
-        code, data = column
-        return len(data) // (ENGINE_TYPES[code].bit_width // 8)
-    return len(column)
 
 
 class _Capture:
@@ -213,7 +206,7 @@ class RunWriter:
             self.out.mkdir(parents=True)
             self._created_dir = True
         with contextlib.suppress(FileNotFoundError):
-            (self.out / "summary.json").unlink()
+            (self.out / SUMMARY_FILE).unlink()
         for old in (self.out / PCAP_DIR).glob("*.pcap"):
             with contextlib.suppress(OSError):
                 old.unlink()
