@@ -40,7 +40,6 @@ from .cli_base import (
 )
 from .cli_format import _number, _run_line, format_fct, format_store, format_summary
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
-from .execute import SchedulerError
 from .fct import (
     DEFAULT_MSS,
     estimates_title,
@@ -54,8 +53,9 @@ from .quantiles import DEFAULT_RESAMPLES
 from .runner import engine_version, run
 from .runner.result import Result
 from .slowdown import has_slowdown, slowdown_stats
-from .store import Store, StoreError
-from .storeplot import PlotError
+from .sweep.plot import PlotError
+from .sweep.pool import SchedulerError
+from .sweep.store import Store, StoreError
 
 __all__ = ["build_parser", "format_fct", "format_store", "format_summary", "main"]
 
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_store.add_argument("--json", action="store_true", help="print the index as JSON rows")
     p_store.set_defaults(handler=_cmd_store)
 
-    from .storeplot import add_command as add_plot
+    from .sweep.plot import add_command as add_plot
 
     add_plot(commands)
 

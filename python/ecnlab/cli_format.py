@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from .fct import fct_stats, has_sized_flows, mss_from_config, normalize
 from .runner.result import Result
-from .store import Store
+from .sweep.store import Store
 from .table import format_table
 
 __all__ = ["format_fct", "format_store", "format_summary"]

@@ -1,7 +1,7 @@
 """The engine build identity: which code made a stored run.
 
 A store keys a point by its resolved config and the engine's *model
-version* (:func:`ecnlab.sweep.model_key`), so a plain sweep reuses runs
+version* (:func:`ecnlab.sweep.spec.model_key`), so a plain sweep reuses runs
 across refactors that promise to move no output. A record
 (``ecnlab reproduce ID --record``) must not trust that promise blindly: it
 is the evidence that the current code gives the recorded numbers, so it
@@ -40,7 +40,6 @@ RUN_MODULES = (
     "ecnlab._atomic",
     "ecnlab.config",
     "ecnlab.errors",
-    "ecnlab.execute",
     "ecnlab.fct",
     "ecnlab.progress",
     "ecnlab.quantiles",
@@ -48,9 +47,9 @@ RUN_MODULES = (
     "ecnlab.runner.columns",
     "ecnlab.runner.engine",
     "ecnlab.runner.result",
+    "ecnlab.runner.worker",
     "ecnlab.runner.writer",
     "ecnlab.slowdown",
-    "ecnlab.store",
     "ecnlab.transport",
 )
 """Every ecnlab module a worker imports to run a point

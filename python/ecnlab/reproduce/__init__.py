@@ -19,8 +19,8 @@ from typing import Any
 from .._atomic import atomic_write
 from ..errors import ConfigError
 from ..plots import amounts
-from ..store import Store
 from ..sweep import Point, run_sweep
+from ..sweep.store import Store
 from .figure import (
     SEED_KEY,
     Expect,

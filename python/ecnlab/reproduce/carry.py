@@ -58,8 +58,8 @@ from typing import Any
 
 from .._atomic import atomic_write
 from ..errors import ConfigError
-from ..store import BASE_COLUMNS, PointRecord, Store
 from ..sweep import Point, SweepSpec, resolve_points, run_sweep
+from ..sweep.store import BASE_COLUMNS, PointRecord, Store
 
 __all__ = [
     "CARRIED_FILE",
@@ -419,9 +419,9 @@ def carry_in(
     no writer (rows it could not take are not worth carrying)."""
     from ..engine_build import build_identity
     from ..runner import load_engine
-    from ..sweep import _to_stderr
+    from ..sweep.run import stderr_notice
 
-    notify = notify or _to_stderr
+    notify = notify or stderr_notice
     build = build_identity()
     points = spec.points()
     resolve_points(spec, points, load_engine())

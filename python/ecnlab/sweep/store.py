@@ -41,17 +41,17 @@ import math
 import os
 import shutil
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._atomic import atomic_write, sync_dir, write_synced
-from .runner.result import PARQUET_OPTIONS
+from .._atomic import atomic_write, sync_dir, write_synced
+from ..runner.result import PARQUET_OPTIONS
 
-__all__ = ["INDEX_FILE", "Outcome", "PointRecord", "Store", "StoreError", "summary_row"]
+__all__ = ["BASE_COLUMNS", "INDEX_FILE", "PointRecord", "Store", "StoreError", "summary_row"]
 
 FORMAT = 1
 INDEX_FILE = "points.parquet"
@@ -66,20 +66,6 @@ _JSON_FILES = ("point.json", "summary.json", "config.json")
 class StoreError(Exception):
     """A store that cannot be used: a file in its place, a foreign directory,
     another sweep writing to it."""
-
-
-@dataclass
-class Outcome:
-    """What running one point produced, as sent back by a worker."""
-
-    key: str
-    ok: bool
-    error: str = ""
-    wall_seconds: float = 0.0
-    engine: str = ""
-    files: dict[str, bytes] = field(default_factory=dict)
-    # The worker's engine build identity (ecnlab.engine_build).
-    build: str = ""
 
 
 @dataclass

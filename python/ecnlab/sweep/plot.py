@@ -33,7 +33,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .plot_labels import key_label, metric_label, unit_label
+from ..plot_labels import key_label, metric_label, unit_label
 from .store import BASE_COLUMNS, Store
 
 __all__ = ["PlotError", "StorePlot", "add_command", "keys_and_metrics", "plot_store"]
@@ -131,7 +131,7 @@ def _x_value(value: Any) -> Any:
 
 def _ordered(values: list[Any]) -> list[Any]:
     """Amounts by size, the rest alphabetically."""
-    from .plots import amounts
+    from ..plots import amounts
 
     found = amounts(values)
     if found:
@@ -338,7 +338,7 @@ def _cell(x: Any, values: dict[str, float], base: dict[str, float] | None) -> di
     95% interval (None with one value); with ``base`` (the normalizing
     line's values at this x), of the ratios, each value over the base's
     for the same averaged keys (a seed over the same seed)."""
-    from .reproduce.noise import mean_interval
+    from ..reproduce.noise import mean_interval
 
     raw = mean_interval(list(values.values()))
     if base is None:
@@ -358,7 +358,7 @@ def _cell(x: Any, values: dict[str, float], base: dict[str, float] | None) -> di
 def _format(fmt: str | None, out: str | Path | None) -> str:
     """The file format: ``fmt``, else ``out``'s suffix, else PNG; a suffix
     that says another format than ``fmt`` is an error."""
-    from .plots import FORMATS
+    from ..plots import FORMATS
 
     suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
     if fmt is not None and fmt not in FORMATS:
@@ -410,7 +410,7 @@ def _title(
 def _draw(plot: StorePlot) -> None:
     import matplotlib
 
-    from .plots import error_bars, line_series, new_figure, save_figure
+    from ..plots import error_bars, line_series, new_figure, save_figure
 
     width, height, font = SIZES[plot.size]
     many = len(plot.series) > 6
