@@ -191,7 +191,7 @@ def test_replacing_a_point_swaps_its_folder_whole(
 
 
 def test_the_reproduce_line_says_which_points_another_build_made() -> None:
-    from ecnlab.cli_reproduce import _build_counts
+    from ecnlab.cli.reproduce import _build_counts
 
     assert _build_counts({"rerun_other_build": 6, "reused_other_build": 0}) == (
         ", 6 rerun: another engine build had made them"

@@ -165,8 +165,8 @@ def run(
 
 
 ACTIVE_RUN: _DeferredInterrupt | None = None
-"""The main thread's run in progress, which a SIGTERM handler may ask to
-stop (`cli._interrupt`) even where SIGINT is ignored."""
+"""The main thread's run in progress, which the command line's SIGTERM
+handler (:mod:`ecnlab.cli.main`) may ask to stop even where SIGINT is ignored."""
 
 
 class _DeferredInterrupt:
