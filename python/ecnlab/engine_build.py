@@ -38,6 +38,7 @@ __all__ = ["RUN_MODULES", "build_identity"]
 RUN_MODULES = (
     "ecnlab",
     "ecnlab._atomic",
+    "ecnlab._json",
     "ecnlab.config",
     "ecnlab.errors",
     "ecnlab.fct",

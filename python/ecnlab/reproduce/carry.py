@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .._atomic import atomic_write
+from .._json import finite
 from ..errors import ConfigError
 from ..sweep import Point, SweepSpec, resolve_points, run_sweep
 from ..sweep.store import BASE_COLUMNS, PointRecord, Store
@@ -189,10 +190,8 @@ def differences(carried: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tu
     """(column, carried, fresh) for every summary column that differs,
     the wall-clock columns left out. Both sides go through JSON first, as a
     record stores them (non-finite numbers become null)."""
-    from . import _clean
-
-    a = json.loads(json.dumps(_clean(results_of(carried))))
-    b = json.loads(json.dumps(_clean(results_of(fresh))))
+    a = json.loads(json.dumps(finite(results_of(carried))))
+    b = json.loads(json.dumps(finite(results_of(fresh))))
     names = sorted((set(a) | set(b)) - set(WALL_COLUMNS))
     # A column one side lacks is a difference, not a null.
     return [
@@ -345,14 +344,12 @@ class CarryWriter:
 
     def flush(self) -> None:
         """Write the file now, if there is anything and it changed."""
-        from . import _clean
-
         self.written = self.clock()
         rows = self.rows()
         if not rows:
             return
         text = "".join(
-            json.dumps(_clean(rows[k]), sort_keys=True, allow_nan=False) + "\n"
+            json.dumps(finite(rows[k]), sort_keys=True, allow_nan=False) + "\n"
             for k in sorted(rows)
         )
         self.path.parent.mkdir(parents=True, exist_ok=True)

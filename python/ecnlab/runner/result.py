@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .._atomic import atomic_write
+from .._json import finite
 from .columns import tables_from_raw
 
 __all__ = [
@@ -79,20 +79,7 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
 
 
 def _json_text(data: Any) -> str:
-    return json.dumps(_strict_json(data), indent=2, sort_keys=True, allow_nan=False) + "\n"
-
-
-def _strict_json(value: Any) -> Any:
-    """Replace NaN and infinities (which JSON cannot hold) by ``None``."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _strict_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict_json(v) for v in value]
-    if isinstance(value, np.generic):
-        return _strict_json(value.item())
-    return value
+    return json.dumps(finite(data), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 # --------------------------------------------------------------------------- lazy files
