@@ -215,7 +215,7 @@ def plot_store(
     ``pdf`` or ``svg`` (default: ``out``'s suffix, else PNG); ``size`` is a
     key of :data:`SIZES`. Raises :class:`PlotError` naming what the store
     has when a key, metric or value is not in it, or for a format or size
-    it does not know, and :class:`ecnlab.store.StoreError` when ``store``
+    it does not know, and :class:`ecnlab.sweep.store.StoreError` when ``store``
     is not a store.
     """
     fmt = _format(format, out)
