@@ -1,4 +1,6 @@
-"""Running one experiment through the compiled engine."""
+"""Calling the compiled engine: one experiment run (:func:`run`), and what
+is answered without running one (:func:`validate`, :func:`resolve`,
+:func:`flow_paths`, :func:`ideal_fcts`, :func:`table_schemas`)."""
 
 from __future__ import annotations
 
