@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from ecnlab.reproduce.metrics import PointView, metric
-from ecnlab.store import Store
+from ecnlab.sweep.store import Store
 
 store = Store(sys.argv[1], create=False)
 table: dict[tuple[str, str, str], dict[int, float]] = {}

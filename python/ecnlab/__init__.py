@@ -18,8 +18,7 @@ from __future__ import annotations
 from .config import config_hash, load_config
 from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
 from .fct import fct_stats
-from .results import Result
-from .runner import flow_paths, ideal_fcts, run, validate
+from .runner import Result, flow_paths, ideal_fcts, run, validate
 from .slowdown import slowdown_stats
 
 

@@ -1,4 +1,4 @@
-"""``ecnlab rtt FILE``: the base RTT of an experiment's network, the round
+"""The base RTT of an experiment's network (``ecnlab rtt FILE``), the round
 trip with no queueing, measured by the engine: a ping across the longest
 host-to-host path (host 0 to the last host: a star's one switch, a
 leaf-spine's spine, a fat-tree's core) in the empty network, with probes of
@@ -14,17 +14,15 @@ back: half of each probe's round trip.
 
 from __future__ import annotations
 
-import argparse
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .config import ConfigSource, load_config, unset_value
 from .errors import ConfigError
 
-__all__ = ["BaseRtt", "add_command", "base_rtt", "format_base_rtt"]
+__all__ = ["BaseRtt", "base_rtt", "format_base_rtt"]
 
 _TRAFFIC = ("flows", "workload", "incast", "ping")
 MIN_PROBE = 28
@@ -162,29 +160,3 @@ def format_base_rtt(r: BaseRtt, title: str) -> str:
         )
     lines.append(f"  for advise: ecnlab advise --rate {r.rate} --rtt {r.data_ack * 1e6:.2f}us")
     return "\n".join(lines)
-
-
-def _cmd_rtt(args: argparse.Namespace) -> int:
-    result = base_rtt(Path(args.config), args.overrides, args.unsets)
-    print(format_base_rtt(result, str(args.config)))
-    return 0
-
-
-def add_command(commands: Any) -> None:
-    """Register ``ecnlab rtt`` with the CLI's subcommands."""
-    from .cli_base import add_set, add_unset
-
-    p = commands.add_parser(
-        "rtt",
-        help="the base RTT of an experiment's network (what `advise --rtt` takes)",
-        description=(
-            "Measure the round trip with no queueing across the longest host-to-host path "
-            "of CONFIG's network (host 0 to the last host), with ACK-sized and full-sized "
-            "probes, the experiment's traffic left out; print it and the `ecnlab advise` "
-            "flags it gives."
-        ),
-    )
-    p.add_argument("config", metavar="CONFIG", help="experiment TOML file")
-    add_set(p)
-    add_unset(p)
-    p.set_defaults(handler=_cmd_rtt)

@@ -26,6 +26,7 @@ else:  # pragma: no cover - exercised only on Python < 3.11
 
 __all__ = [
     "ConfigSource",
+    "anchor_paths",
     "apply_override",
     "apply_overrides",
     "config_hash",
@@ -33,6 +34,7 @@ __all__ = [
     "load_config",
     "parse_override",
     "parse_toml",
+    "read_toml_file",
     "set_value",
     "unset_value",
 ]
@@ -54,8 +56,8 @@ def load_config(source: ConfigSource, overrides: Sequence[str] = ()) -> dict[str
     if isinstance(source, Mapping):
         cfg = _plain_copy(source)
     elif isinstance(source, (str, Path)):
-        cfg = _read_toml_file(Path(source), shown=str(source))
-        _anchor_paths(cfg, Path(source).resolve().parent)
+        cfg = read_toml_file(Path(source), shown=str(source))
+        anchor_paths(cfg, Path(source).resolve().parent)
     else:
         raise TypeError(f"config must be a path or a mapping, not {type(source).__name__}")
     return apply_overrides(cfg, overrides)
@@ -65,7 +67,7 @@ def _is_file_name(value: object) -> bool:
     return isinstance(value, str) and (value.endswith(".csv") or "/" in value)
 
 
-def _anchor_paths(cfg: dict[str, Any], base: Path) -> None:
+def anchor_paths(cfg: dict[str, Any], base: Path) -> None:
     """Make relative CDF file names in ``[workload]`` relative to the
     experiment file's folder, so a run works from any working directory."""
     workload = cfg.get("workload")
@@ -91,7 +93,9 @@ def parse_toml(text: str, name: str = "<string>") -> dict[str, Any]:
         raise ConfigError(f"{name}: invalid TOML: {exc}") from None
 
 
-def _read_toml_file(path: Path, shown: str) -> dict[str, Any]:
+def read_toml_file(path: Path, shown: str) -> dict[str, Any]:
+    """Read and parse a TOML file; every failure is one :class:`ConfigError`
+    line that names the file as ``shown``."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -19,8 +19,8 @@ from typing import Any, Callable
 from .config import parse_toml
 from .errors import ConfigError
 from .plots import queue_series, save_figure, scheme_comparison
-from .results import Result
 from .runner import run
+from .runner.result import Result
 from .units import format_time, parse_time
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The engine build identity: which code made a stored run.
 
 A store keys a point by its resolved config and the engine's *model
-version* (:func:`ecnlab.sweep.model_key`), so a plain sweep reuses runs
+version* (:func:`ecnlab.sweep.spec.model_key`), so a plain sweep reuses runs
 across refactors that promise to move no output. A record
 (``ecnlab reproduce ID --record``) must not trust that promise blindly: it
 is the evidence that the current code gives the recorded numbers, so it
@@ -37,17 +37,20 @@ __all__ = ["RUN_MODULES", "build_identity"]
 
 RUN_MODULES = (
     "ecnlab",
+    "ecnlab._atomic",
+    "ecnlab._json",
     "ecnlab.config",
     "ecnlab.errors",
-    "ecnlab.execute",
     "ecnlab.fct",
     "ecnlab.progress",
     "ecnlab.quantiles",
-    "ecnlab.results",
     "ecnlab.runner",
+    "ecnlab.runner.columns",
+    "ecnlab.runner.engine",
+    "ecnlab.runner.result",
+    "ecnlab.runner.worker",
+    "ecnlab.runner.writer",
     "ecnlab.slowdown",
-    "ecnlab.store",
-    "ecnlab.stream",
     "ecnlab.transport",
 )
 """Every ecnlab module a worker imports to run a point

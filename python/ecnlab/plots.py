@@ -20,7 +20,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from .results import Result, atomic_write
+from ._atomic import atomic_write
+from .runner.result import Result
 
 __all__ = [
     "FORMATS",

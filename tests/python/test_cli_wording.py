@@ -14,8 +14,8 @@ import pytest
 
 from ecnlab.cli import main
 from ecnlab.fct import fct_estimates, format_estimates
-from ecnlab.store import PointRecord
 from ecnlab.sweep import SweepReport
+from ecnlab.sweep.store import PointRecord
 
 
 def test_one_point_is_a_point() -> None:

@@ -21,7 +21,7 @@ from ecnlab.demo import (
 )
 from ecnlab.errors import ConfigError
 from ecnlab.plots import goodput_over_time, new_figure, queue_over_time, queue_series
-from ecnlab.results import Result
+from ecnlab.runner.result import Result
 
 
 def test_bundled_experiment_matches_the_brief() -> None:

@@ -137,7 +137,7 @@ def test_every_scheme_has_a_page() -> None:
 
 @needs_engine
 def test_readme_example_prints_what_it_says(tmp_path: Path) -> None:
-    from ecnlab.tutorial_files import copy_tutorial
+    from ecnlab.cli.tutorial import copy_tutorial
 
     # The example runs where `ecnlab tutorial tutorial` left the files.
     copy_tutorial(tmp_path / "tutorial")

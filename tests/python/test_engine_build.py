@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "ecnlab"
 # A run of two short flows, through run_task as a sweep's worker runs it.
 _RUN_A_POINT = """
 import json, sys
-from ecnlab.execute import Task, run_task
+from ecnlab.runner.worker import Task, run_task
 cfg = {
     "run": {"seed": 1, "sample_ports": "none"},
     "topology": {"kind": "star", "hosts": 3, "link_rate": "10Gbps", "link_delay": "5us"},

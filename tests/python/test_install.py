@@ -76,7 +76,7 @@ import json, ecnlab
 from ecnlab.reproduce import experiments_root
 from ecnlab.runner import engine_version
 from ecnlab.testbed.run import switch_command
-from ecnlab.tutorial_files import tutorial_files
+from ecnlab.cli.tutorial import tutorial_files
 print(json.dumps({
     "package": ecnlab.__file__,
     "figures": str(experiments_root()),

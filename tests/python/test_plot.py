@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ecnlab.cli import main
-from ecnlab.store import Store
-from ecnlab.storeplot import PlotError, StorePlot, plot_store
+from ecnlab.sweep.plot import PlotError, StorePlot, plot_store
+from ecnlab.sweep.store import Store
 
 BASE_TOML = """\
 [run]

@@ -19,7 +19,7 @@ import pytest
 
 from ecnlab.engine_build import build_identity
 from ecnlab.reproduce import carry, reproduce
-from ecnlab.store import PointRecord, Store
+from ecnlab.sweep.store import PointRecord, Store
 
 FID = "mqecn-fig2"
 

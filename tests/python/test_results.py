@@ -11,9 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import ecnlab.results as results_mod
+import ecnlab.runner.result as result_mod
 from conftest import raw_numeric, sample_raw_tables
-from ecnlab.results import Result, atomic_write, column_to_arrow, find_port, tables_from_raw
+from ecnlab._atomic import atomic_write
+from ecnlab.runner.columns import column_to_arrow, tables_from_raw
+from ecnlab.runner.result import Result, find_port
 
 SUMMARY = {
     "events": 1234,
@@ -188,7 +190,7 @@ def test_interrupted_table_write_leaves_old_file_and_no_temp(
         where.write(b"PAR1 half a file")  # type: ignore[attr-defined]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(results_mod.pq, "write_table", half_write)
+    monkeypatch.setattr(result_mod.pq, "write_table", half_write)
     with pytest.raises(KeyboardInterrupt):
         result.write(tmp_path)
     assert (tmp_path / "flows.parquet").read_bytes() == old
@@ -201,7 +203,7 @@ def test_interrupted_first_write_leaves_nothing(
     def failing(table: pa.Table, where: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(results_mod.pq, "write_table", failing)
+    monkeypatch.setattr(result_mod.pq, "write_table", failing)
     with pytest.raises(OSError, match="disk full"):
         make_result().write(tmp_path / "run")
     assert list((tmp_path / "run").iterdir()) == []

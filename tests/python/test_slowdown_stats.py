@@ -13,7 +13,7 @@ import pytest
 
 from ecnlab.reproduce.metrics import PointView, metric
 from ecnlab.slowdown import SLOWDOWN_KEYS, has_slowdown, slowdown_stats
-from ecnlab.store import PointRecord, Store, summary_row
+from ecnlab.sweep.store import PointRecord, Store, summary_row
 
 NAN = float("nan")
 

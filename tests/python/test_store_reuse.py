@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("ecnlab._engine")
 
 from ecnlab.runner import load_engine  # noqa: E402
-from ecnlab.store import Store  # noqa: E402
 from ecnlab.sweep import load_sweep, resolve_points  # noqa: E402
+from ecnlab.sweep.store import Store  # noqa: E402
 
 HERE = Path(__file__).resolve().parents[1] / "golden" / "store-reuse"
 
@@ -169,8 +169,8 @@ def test_a_record_is_never_drawn_from_another_builds_runs(tmp_path: Path) -> Non
 def test_replacing_a_point_swaps_its_folder_whole(
     tmp_path: Path, atomic: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecnlab import store as store_module
-    from ecnlab.store import PointRecord
+    from ecnlab.sweep import store as store_module
+    from ecnlab.sweep.store import PointRecord
 
     if not atomic:  # the two-rename path of systems without renameat2
         monkeypatch.setattr(store_module, "_exchange", lambda a, b: False)
@@ -191,7 +191,7 @@ def test_replacing_a_point_swaps_its_folder_whole(
 
 
 def test_the_reproduce_line_says_which_points_another_build_made() -> None:
-    from ecnlab.cli_reproduce import _build_counts
+    from ecnlab.cli.reproduce import _build_counts
 
     assert _build_counts({"rerun_other_build": 6, "reused_other_build": 0}) == (
         ", 6 rerun: another engine build had made them"
@@ -204,8 +204,8 @@ def test_the_reproduce_line_says_which_points_another_build_made() -> None:
 
 def test_a_record_refuses_a_run_from_a_worker_on_another_build(tmp_path: Path) -> None:
     from ecnlab.engine_build import build_identity
-    from ecnlab.store import Outcome
-    from ecnlab.sweep import _commit
+    from ecnlab.runner.worker import Outcome
+    from ecnlab.sweep.run import _commit
 
     spec = load_sweep(TINY)
     point = spec.points()[0]

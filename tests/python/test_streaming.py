@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ecnlab
-from ecnlab.stream import ROW_GROUP_ROWS, RunWriter
+from ecnlab.runner.writer import ROW_GROUP_ROWS, RunWriter
 
 pytest.importorskip("ecnlab._engine")
 

@@ -13,8 +13,8 @@ import pytest
 from ecnlab.cli import main
 from ecnlab.errors import ConfigError
 from ecnlab.runner import load_engine
-from ecnlab.store import Store, StoreError
 from ecnlab.sweep import load_sweep, point_key, resolve_points, run_sweep
+from ecnlab.sweep.store import Store, StoreError
 
 # A tiny experiment: two sized flows on a 10G star, ends when both finish.
 BASE: dict[str, Any] = {

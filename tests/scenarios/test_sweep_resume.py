@@ -18,8 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ecnlab.store import Store
 from ecnlab.sweep import load_sweep, run_sweep
+from ecnlab.sweep.store import Store
 from scenario_kit import check_conservation
 
 SWEEP = """\

@@ -10,7 +10,7 @@ use crate::report::{Report, Table};
 /// samples) to be a constant beside the simulation's state. Every batch but
 /// a table's last has exactly this many rows, a multiple of the 1024 values
 /// a Parquet column writer takes at a time, so files written batch by batch
-/// equal files written in one piece (see `python/ecnlab/stream.py`).
+/// equal files written in one piece (see `python/ecnlab/runner/writer.py`).
 pub const BATCH_ROWS: usize = 1 << 16;
 
 /// Where a run's outputs go. `Send`: the partitioned engine runs its parts'

@@ -16,11 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write
+from .._json import finite
 from ..errors import ConfigError
 from ..plots import amounts
-from ..results import atomic_write
-from ..store import Store
 from ..sweep import Point, run_sweep
+from ..sweep.store import Store
 from .figure import (
     SEED_KEY,
     Expect,
@@ -157,7 +158,7 @@ def reproduce(
     png = draw_figure(fig, doc, out / f"{fid}.png", quick=quick)
     doc["png"] = png.name
     with atomic_write(out / f"{fid}.json", "w") as handle:
-        handle.write(json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n")
+        handle.write(json.dumps(finite(doc), indent=2, allow_nan=False) + "\n")
     if record is not None:
         from ..engine_build import build_identity
         from ..runner import load_engine
@@ -197,16 +198,6 @@ def _model_version() -> int:
     from ..runner import load_engine
 
     return int(load_engine().model_version())
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -56,10 +56,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write
+from .._json import finite
 from ..errors import ConfigError
-from ..results import atomic_write
-from ..store import BASE_COLUMNS, PointRecord, Store
 from ..sweep import Point, SweepSpec, resolve_points, run_sweep
+from ..sweep.store import BASE_COLUMNS, PointRecord, Store
 
 __all__ = [
     "CARRIED_FILE",
@@ -189,10 +190,8 @@ def differences(carried: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[tu
     """(column, carried, fresh) for every summary column that differs,
     the wall-clock columns left out. Both sides go through JSON first, as a
     record stores them (non-finite numbers become null)."""
-    from . import _clean
-
-    a = json.loads(json.dumps(_clean(results_of(carried))))
-    b = json.loads(json.dumps(_clean(results_of(fresh))))
+    a = json.loads(json.dumps(finite(results_of(carried))))
+    b = json.loads(json.dumps(finite(results_of(fresh))))
     names = sorted((set(a) | set(b)) - set(WALL_COLUMNS))
     # A column one side lacks is a difference, not a null.
     return [
@@ -345,14 +344,12 @@ class CarryWriter:
 
     def flush(self) -> None:
         """Write the file now, if there is anything and it changed."""
-        from . import _clean
-
         self.written = self.clock()
         rows = self.rows()
         if not rows:
             return
         text = "".join(
-            json.dumps(_clean(rows[k]), sort_keys=True, allow_nan=False) + "\n"
+            json.dumps(finite(rows[k]), sort_keys=True, allow_nan=False) + "\n"
             for k in sorted(rows)
         )
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -419,9 +416,9 @@ def carry_in(
     no writer (rows it could not take are not worth carrying)."""
     from ..engine_build import build_identity
     from ..runner import load_engine
-    from ..sweep import _to_stderr
+    from ..sweep.run import stderr_notice
 
-    notify = notify or _to_stderr
+    notify = notify or stderr_notice
     build = build_identity()
     points = spec.points()
     resolve_points(spec, points, load_engine())

@@ -2,7 +2,7 @@
 
 A record (``record/<id>/``) keeps the store index rows its figure was drawn
 from, each with its point key: a hash of the point's resolved config and the
-model version (:func:`ecnlab.sweep.point_key`). When a figure's sweep (its
+model version (:func:`ecnlab.sweep.spec.point_key`). When a figure's sweep (its
 ``figure.toml`` or base experiment) changes after the record was made, the
 record shows numbers of runs the figure no longer makes.
 :func:`sweep_drift` recomputes the keys the figure's sweep gives now, at the

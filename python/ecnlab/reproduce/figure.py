@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import _read_toml_file
+from ..config import read_toml_file
 from ..errors import ConfigError
 from ..sweep import SweepSpec, load_sweep
 
@@ -237,7 +237,7 @@ def load_figure(fid: str, root: Path | None = None) -> Figure:
     if not path.is_file():
         known = ", ".join(figure_ids(root)) or "none"
         raise ConfigError(f"no figure {fid!r} (figures: {known}; see `ecnlab reproduce --list`)")
-    data = _read_toml_file(path, str(path))
+    data = read_toml_file(path, str(path))
     where = f"{fid}/figure.toml"
     unknown = sorted(set(data) - _FIGURE_KEYS)
     if unknown:

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..store import Store
+from ..sweep.store import Store
 
 __all__ = ["CURVES", "METRICS", "ROW_METRICS", "PointView", "curve", "metric", "reads_tables"]
 

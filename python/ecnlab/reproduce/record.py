@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write
+from .._json import finite
 from ..errors import ConfigError
-from ..results import atomic_write
-from . import _clean  # the reproduction's JSON cleaning (non-finite numbers to null)
 
 __all__ = [
     "RECORD_FORMAT",
@@ -117,11 +117,11 @@ def write_record(
         "quick": bool(doc.get("quick")),
     }
     body = {"record": stamp, **_compact(doc), "png": f"{fid}.png", "index": "index.json"}
-    index = sorted((_clean(dict(r)) for r in rows), key=lambda r: str(r.get("key")))
+    index = sorted((finite(dict(r)) for r in rows), key=lambda r: str(r.get("key")))
     with atomic_write(folder / "index.json", "w") as handle:
         handle.write(json.dumps(index, indent=1, allow_nan=False) + "\n")
     with atomic_write(folder / f"{fid}.json", "w") as handle:
-        handle.write(json.dumps(_clean(body), indent=1, allow_nan=False) + "\n")
+        handle.write(json.dumps(finite(body), indent=1, allow_nan=False) + "\n")
     if Path(png).resolve() != (folder / f"{fid}.png").resolve():
         shutil.copyfile(png, folder / f"{fid}.png")
     return folder

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..results import atomic_write
+from .._atomic import atomic_write
 from .figure import figure_ids
 from .verdict import VERDICTS
 

@@ -1,5 +1,6 @@
 """What `ecnlab testbed` does with every key of an experiment file: each
-key the engine accepts (crates/ecnlab/src/config.rs) is honoured (the
+key the engine accepts (declared in crates/ecnlab/src/config/ and in the
+schemes' own files; `ecnlab keys` lists them all) is honoured (the
 testbed builds what it says), irrelevant (it changes nothing on a star of
 real hosts, nor in the simulator's star), or refused when it differs from
 the engine's default — the testbed's kernel TCP or switch does not do what

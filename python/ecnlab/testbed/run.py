@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..results import Result
 from ..runner import ideal_fcts, load_engine, resolve
+from ..runner.result import Result
 from .netns import Network, available_ccs, check_host
 from .outputs import build_summary, build_tables
 from .plan import TestbedPlan, make_plan

@@ -1,6 +1,7 @@
 //! Whole queue disciplines: designs with their own classification,
 //! scheduling, AQM and buffer, which the composed qdisc's four parts do not
-//! fit (DESIGN.md: "implement the same discipline interface directly").
+//! fit, so each implements the discipline interface itself
+//! (docs/architecture/index.md, "Switch ports").
 //! A port's `Qdisc` holds one, behind its cold pointer, and hands it every
 //! enqueue and dequeue after one branch (see `Qdisc::enqueue`). `Whole` is
 //! one enum over them, generated from the list in `switch/mod.rs`

@@ -1,4 +1,6 @@
-"""Sweeps: one base experiment, many points, a resumable store.
+"""A sweep file and its points: parsed (:func:`load_sweep`), crossed into
+points (:meth:`SweepSpec.points`), resolved by the engine and keyed for the
+store (:func:`resolve_points`, :func:`point_key`).
 
 A sweep file (TOML) names a base experiment and what varies::
 
@@ -32,8 +34,7 @@ and keyed by a hash of that form, the engine's version and the contents of
 any flow-size CSV it reads; a key already in the store is not run again,
 unless it was made by another engine build and the sweep asks for this
 build's runs only (``same_build``: what a record needs,
-:mod:`ecnlab.engine_build`). See :mod:`ecnlab.store` for the layout and
-:mod:`ecnlab.execute` for where points run.
+:mod:`ecnlab.engine_build`; :mod:`.run`).
 """
 
 from __future__ import annotations
@@ -42,34 +43,24 @@ import copy
 import hashlib
 import itertools
 import json
-import sys
-import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .config import (
-    _anchor_paths,
-    _read_toml_file,
-    apply_overrides,
-    config_to_json,
-    set_value,
-    unset_value,
-)
-from .errors import ConfigError
-from .execute import Task, make_executor
-from .store import Outcome, PointRecord, Store, summary_row
+from ..config import anchor_paths, config_to_json, read_toml_file, set_value, unset_value
+from ..errors import ConfigError
 
 __all__ = [
     "KEY_LENGTH",
     "Case",
     "Point",
-    "SweepReport",
     "SweepSpec",
+    "check_keys_exist",
     "load_sweep",
+    "model_key",
     "point_key",
-    "run_sweep",
+    "resolve_points",
 ]
 
 KEY_LENGTH = 20
@@ -77,7 +68,6 @@ KEY_LENGTH = 20
 
 _TOP_KEYS = {"name", "base", "set", "grid", "case", "quick", "description"}
 _QUICK_KEYS = {"set", "grid"}
-_INDEX_EVERY_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -175,7 +165,7 @@ def load_sweep(
         default_name = name or "sweep"
     else:
         path = Path(source)
-        data = _read_toml_file(path, str(path))
+        data = read_toml_file(path, str(path))
         folder = path.resolve().parent
         shown = where or str(path)
         default_name = name or path.stem
@@ -226,12 +216,12 @@ def _load_base(value: Any, folder: Path, shown: str) -> dict[str, Any]:
         )
     if isinstance(value, str):
         path = (folder / value).resolve()
-        cfg = _read_toml_file(path, f"{shown}: base {value!r}")
-        _anchor_paths(cfg, path.parent)
+        cfg = read_toml_file(path, f"{shown}: base {value!r}")
+        anchor_paths(cfg, path.parent)
         return cfg
     if isinstance(value, Mapping):
         cfg = json.loads(json.dumps(value))
-        _anchor_paths(cfg, folder)
+        anchor_paths(cfg, folder)
         return dict(cfg)
     raise ConfigError(f"{shown}: base = {value!r}: expected a file path or a table")
 
@@ -326,7 +316,7 @@ def point_key(resolved_json: str, engine: str) -> str:
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:KEY_LENGTH]
 
 
-def _check_keys_exist(spec: SweepSpec, engine: Any) -> None:
+def check_keys_exist(spec: SweepSpec, engine: Any) -> None:
     """A grid or case key the config schema does not have is one error for
     the whole sweep, before anything runs."""
     base = copy.deepcopy(spec.base)
@@ -366,7 +356,7 @@ def _unknown_key(where: str, key: str, walked: list[str], segment: str) -> str:
     table does take, from the engine's declared keys (set or not in the
     resolved form), the nearest as "did you mean", or the table the key
     belongs to."""
-    from .keys import declared_keys, nearest
+    from ..keys import declared_keys, nearest
 
     known = declared_keys()
     table = walked[0] if walked else ""
@@ -438,308 +428,3 @@ def resolve_points(spec: SweepSpec, points: list[Point], engine: Any) -> None:
         # a later change left alone keeps its stored result.
         at = f"model {int(model_of(p.resolved))}" if model_of is not None else version
         p.key = point_key(p.resolved, at)
-
-
-# --------------------------------------------------------------------------- running
-
-
-@dataclass
-class SweepReport:
-    """What a sweep did."""
-
-    store: Path
-    total: int
-    already: int = 0
-    ran: int = 0
-    failed: list[PointRecord] = field(default_factory=list)
-    interrupted: bool = False
-    points: list[Point] = field(default_factory=list)
-    # Points found in the store made by another engine build (same model
-    # version): reused as they are, or run again under ``same_build``.
-    reused_other_build: int = 0
-    rerun_other_build: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed and not self.interrupted
-
-    def line(self) -> str:
-        text = (
-            f"{self.total} point{'' if self.total == 1 else 's'}: {self.already} already in the "
-            f"store, {self.ran} run, "
-            f"{len(self.failed)} failed"
-        )
-        if self.reused_other_build:
-            text += f" ({self.reused_other_build} reused from another engine build)"
-        if self.rerun_other_build:
-            text += f" ({self.rerun_other_build} of the runs replace another engine build's)"
-        if self.interrupted:
-            text += " (interrupted: finished points are kept; run again to go on)"
-        return text
-
-
-def run_sweep(
-    spec: SweepSpec,
-    store: str | Path | Store,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    overrides: Sequence[str] = (),
-    progress: bool | None = None,
-    on_point: Callable[[PointRecord], None] | None = None,
-    same_build: bool = False,
-    notify: Callable[[str], None] | None = None,
-    trusted_builds: Collection[str] = (),
-    only: Collection[str] | None = None,
-    unset: Sequence[str] = (),
-) -> SweepReport:
-    """Run every point of ``spec`` not yet in ``store``.
-
-    ``workers``: local processes (default: all cores) or Dask workers for a
-    ``scheduler="local"`` cluster; ``scheduler``: None (local processes),
-    ``"local"`` (a Dask LocalCluster) or ``"tcp://host:port"`` (an existing
-    Dask scheduler). ``overrides`` (``key=value``) apply to the base, then
-    ``unset`` removes keys from it.
-    A stored point made by another engine build (:mod:`.engine_build`) at
-    the same model version is reused, with a notice, unless ``same_build``
-    (a record): then it runs again, saying so, and replaces the old run, and
-    a worker on another build fails the point. ``notify`` gets the notices
-    (default: standard error). ``trusted_builds``: other builds whose runs
-    a ``same_build`` sweep takes as its own (a record's carried rows, once
-    a sample of them ran again identically: :mod:`.reproduce.carry`).
-    ``only``: run just the points with these keys (that sample).
-    Raises :class:`ConfigError` when the sweep itself is wrong (every point
-    rejected, unknown keys) before anything is written, and
-    :class:`ecnlab.store.StoreError` for an unusable store.
-    """
-    from .runner import load_engine
-
-    engine = load_engine()
-    if overrides or unset:
-        spec = copy.copy(spec)
-        spec.base = apply_overrides(copy.deepcopy(spec.base), overrides)
-        for key in unset:
-            unset_value(spec.base, key)
-    points = spec.points()
-    _check_keys_exist(spec, engine)
-    resolve_points(spec, points, engine)
-    bad = [p for p in points if p.error]
-    if len(bad) == len(points):
-        raise ConfigError(f"{spec.where}: every point is rejected; the first: {bad[0].error}")
-    if only is not None:
-        wanted = set(only)
-        points = [p for p in points if p.key in wanted]
-    # Two spellings of one run share a key: run it once.
-    unique: dict[str, Point] = {}
-    for p in points:
-        unique.setdefault(p.key, p)
-    if not isinstance(store, Store):
-        Store.check_path(Path(store))
-    # Reach the workers before the store is touched: a scheduler that does
-    # not answer leaves nothing behind.
-    executor = make_executor(workers, scheduler)
-    try:
-        return _run_points(
-            spec,
-            store,
-            unique,
-            points,
-            executor,
-            version=str(engine.version()),
-            progress=progress,
-            on_point=on_point,
-            same_build=same_build,
-            notify=notify or _to_stderr,
-            trusted=frozenset(trusted_builds),
-        )
-    finally:
-        executor.close()
-
-
-def _run_points(
-    spec: SweepSpec,
-    store: str | Path | Store,
-    unique: dict[str, Point],
-    points: list[Point],
-    executor: Any,
-    version: str,
-    progress: bool | None,
-    on_point: Callable[[PointRecord], None] | None,
-    same_build: bool = False,
-    notify: Callable[[str], None] | None = None,
-    trusted: frozenset[str] = frozenset(),
-) -> SweepReport:
-    from .engine_build import build_identity
-
-    notify = notify or _to_stderr
-    build = build_identity()
-    st = store if isinstance(store, Store) else Store(store)
-    report = SweepReport(st.path, total=len(unique), points=points)
-    with st.locked():
-        done = st.keys()
-        other = _other_builds(st, [k for k in unique if k in done], build)
-        other = {k: b for k, b in other.items() if b not in trusted}
-        if same_build:
-            done -= set(other)
-            report.rerun_other_build = len(other)
-        else:
-            report.reused_other_build = len(other)
-        if other:
-            notify(_build_notice(spec.name, len(unique), other, build, same_build))
-        todo = [p for p in unique.values() if p.key not in done]
-        report.already = len(unique) - len(todo)
-        for p in todo:
-            if p.error:
-                rec = _record(spec, p, "failed", p.error, 0.0, version, {})
-                st.commit_failure(rec)
-                report.failed.append(rec)
-        tasks = [Task(p.key, p.resolved, version) for p in todo if not p.error]
-        by_key = {p.key: p for p in todo}
-        bar = _bar(spec.name, report.total, report.already, progress)
-        bar.update(len(report.failed))
-        last_index = time.monotonic()
-        try:
-            for outcome in executor.run(tasks):
-                rec = _commit(
-                    st,
-                    spec,
-                    by_key[outcome.key],
-                    outcome,
-                    version,
-                    build if same_build else None,
-                    replace=outcome.key in other,
-                )
-                if rec.status == "ok":
-                    report.ran += 1
-                else:
-                    report.failed.append(rec)
-                if on_point is not None:
-                    on_point(rec)
-                bar.update(1)
-                bar.set_postfix(failed=len(report.failed), refresh=False)
-                if time.monotonic() - last_index > _INDEX_EVERY_S:
-                    st.write_index()
-                    last_index = time.monotonic()
-        except KeyboardInterrupt:
-            report.interrupted = True
-        finally:
-            if report.interrupted:
-                executor.close(cancel=True)
-            bar.close()
-            st.write_index()
-    if report.interrupted:
-        raise SweepInterrupted(report)
-    return report
-
-
-def _to_stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def _other_builds(st: Store, keys: list[str], build: str) -> dict[str, str]:
-    """{key: the build that made it} for the stored points among ``keys``
-    made by a build other than ``build`` ("unknown": stored before builds
-    were recorded)."""
-    out: dict[str, str] = {}
-    for key in keys:
-        rec = st.record(key)
-        made = rec.build if rec is not None else ""
-        if made != build:
-            out[key] = made or "unknown"
-    return out
-
-
-def _build_notice(
-    name: str, total: int, other: Mapping[str, str], build: str, same_build: bool
-) -> str:
-    builds = sorted(set(other.values()))
-    shown = "; ".join(builds[:3]) + (f"; and {len(builds) - 3} more" if len(builds) > 3 else "")
-    head = (
-        f"{name}: {len(other)} of {total} point{'' if total == 1 else 's'} in the store "
-        f"{'was' if len(other) == 1 else 'were'} made by another engine build"
-    )
-    if same_build:
-        return (
-            f"{head} ({shown}): running them again, so that the record draws only on "
-            f"this build ({build})"
-        )
-    return (
-        f"note: {head} at the same model version ({shown}; this is {build}): reusing them; "
-        "their numbers are that build's (`ecnlab reproduce ID --record` runs them again)"
-    )
-
-
-class SweepInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep; finished points are in the store."""
-
-    def __init__(self, report: SweepReport) -> None:
-        super().__init__(report.line())
-        self.report = report
-
-
-def _record(
-    spec: SweepSpec,
-    p: Point,
-    status: str,
-    error: str,
-    wall: float,
-    engine: str,
-    results: dict[str, Any],
-) -> PointRecord:
-    return PointRecord(
-        p.key, p.case, dict(p.params), status, error, wall, engine, spec.name, results
-    )
-
-
-def _commit(
-    st: Store,
-    spec: SweepSpec,
-    p: Point,
-    outcome: Outcome,
-    version: str,
-    build: str | None = None,
-    replace: bool = False,
-) -> PointRecord:
-    """Store one outcome. ``build``: the run must come from this engine
-    build (a record's sweep), else it is a failed point."""
-    if outcome.ok and outcome.engine != version:
-        outcome = Outcome(
-            outcome.key,
-            False,
-            f"the worker runs engine {outcome.engine}, not {version} (this client's): "
-            "install the same ecnlab build on every worker",
-            build=outcome.build,
-        )
-    elif outcome.ok and build is not None and outcome.build != build:
-        outcome = Outcome(
-            outcome.key,
-            False,
-            f"the worker runs engine build {outcome.build or 'unknown'}, not {build} "
-            "(this client's): a record takes runs of this build only; install the same "
-            "ecnlab build on every worker",
-            build=outcome.build,
-        )
-    if not outcome.ok:
-        rec = _record(spec, p, "failed", outcome.error, outcome.wall_seconds, outcome.engine, {})
-        rec.build = outcome.build
-        st.commit_failure(rec)
-        return rec
-    summary = json.loads(outcome.files["summary.json"])
-    rec = _record(spec, p, "ok", "", outcome.wall_seconds, outcome.engine, summary_row(summary))
-    rec.build = outcome.build
-    st.commit(rec, outcome.files, replace=replace)
-    return rec
-
-
-def _bar(name: str, total: int, initial: int, progress: bool | None) -> Any:
-    from tqdm import tqdm
-
-    disable = progress is False or (progress is None and not sys.stderr.isatty())
-    return tqdm(
-        total=total,
-        initial=initial,
-        desc=name,
-        unit="pt",
-        disable=disable,
-        dynamic_ncols=True,
-        postfix={"failed": 0},
-    )

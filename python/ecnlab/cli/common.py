@@ -1,8 +1,6 @@
-"""What the ``ecnlab`` command line's parts share: exit statuses, the
-errors its handlers raise for ``cli.main`` to report as one line, and the
-arguments several commands take. A command in a module of its own
-(``cli_reproduce``, ``cli_testbed``, ``keys``, ``storeplot``) registers
-itself with ``add_command(commands)``."""
+"""What the ``ecnlab`` command line's modules share: exit statuses, the
+errors their handlers raise for :func:`ecnlab.cli.main` to report as one
+line, and the options several commands take."""
 
 from __future__ import annotations
 

@@ -9,15 +9,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .fct import fct_stats, has_sized_flows, mss_from_config, normalize
-from .results import Result
-from .store import Store
-from .table import format_table
+from ..fct import fct_stats, has_sized_flows, mss_from_config, normalize
+from ..runner import Result
+from ..sweep.store import Store
+from ..table import format_table
 
-__all__ = ["format_fct", "format_store", "format_summary"]
+__all__ = ["format_fct", "format_number", "format_run_line", "format_store", "format_summary"]
 
 
-def _number(value: Any, digits: int = 0) -> str:
+def format_number(value: Any, digits: int = 0) -> str:
+    """A number with thousands separators and ``digits`` decimals; ``-`` for
+    none or NaN, and anything that is not a number as it is."""
     if value is None:
         return "-"
     try:
@@ -29,9 +31,10 @@ def _number(value: Any, digits: int = 0) -> str:
     return f"{number:,.{digits}f}"
 
 
-def _run_line(summary: dict[str, Any]) -> str:
-    events = _number(summary.get("events"))
-    wall = _number(summary.get("wall_seconds"), 2)
+def format_run_line(summary: dict[str, Any]) -> str:
+    """One line of a run's summary: events, wall time and event rate."""
+    events = format_number(summary.get("events"))
+    wall = format_number(summary.get("wall_seconds"), 2)
     rate = summary.get("events_per_second")
     rate_text = "-" if rate is None else f"{float(rate) / 1e6:.2f} M"
     return f"{events} events in {wall} s wall ({rate_text} events/s)"
@@ -116,7 +119,7 @@ def format_fct(
         show = (
             {"rate": _rate, "ratio": _ratio, "slowdown": _times}.get(kind, _duration)
             if kind
-            else _number
+            else format_number
         )
         row = [label, show(stats.get(key))]
         if baseline is not None:
@@ -138,28 +141,28 @@ def format_summary(result: Result, title: str | None = None) -> str:
     run has sized flows, marks, drops, and any warnings."""
     summary = result.summary
     rows: list[tuple[str, str]] = [
-        ("events", _run_line(summary)),
-        ("simulated", f"{_number(summary.get('sim_seconds'), 3)} s"),
+        ("events", format_run_line(summary)),
+        ("simulated", f"{format_number(summary.get('sim_seconds'), 3)} s"),
     ]
     if result.config:
-        from .transport import describe
+        from ..transport import describe
 
         rows += _wrapped("transport", describe(result.config))
     rows += _goodput_rows(result)
     incast = summary.get("incast_goodput_gbps")
     if incast is not None:
-        rows.append(("incast", f"{_number(incast, 3)} Gbps a round (mean over rounds)"))
+        rows.append(("incast", f"{format_number(incast, 3)} Gbps a round (mean over rounds)"))
     rows += _fct_rows(result)
     rows += [
-        ("CE marks", _number(summary.get("ce_marks"))),
-        ("drops", _number(summary.get("packets_dropped"))),
+        ("CE marks", format_number(summary.get("ce_marks"))),
+        ("drops", format_number(summary.get("packets_dropped"))),
     ]
     unfinished = summary.get("flows_unfinished") or 0
     if summary.get("ended_by") == "duration" and unfinished:
         rows.append(
             (
                 "unfinished",
-                f"{_number(unfinished)} sized flows: run.duration was reached first; "
+                f"{format_number(unfinished)} sized flows: run.duration was reached first; "
                 "FCT statistics leave them out (drop run.duration to run until all finish)",
             )
         )
@@ -253,10 +256,10 @@ def _goodput_rows(result: Result) -> list[tuple[str, str]]:
     if window is not None:
         text = (
             f"{window['arrival_goodput_gbps']:,.3f} Gbps in all over the arrival window, "
-            f"{_number(window['arrival_window_from'], 3)} s (warm-up end) to "
-            f"{_number(window['arrival_window_to'], 3)} s (the last arrival); the run went on "
-            f"to {_number(result.summary.get('sim_seconds'), 3)} s to drain, which the means "
-            "above take in"
+            f"{format_number(window['arrival_window_from'], 3)} s (warm-up end) to "
+            f"{format_number(window['arrival_window_to'], 3)} s (the last arrival); the run went "
+            f"on to {format_number(result.summary.get('sim_seconds'), 3)} s to drain, which the "
+            "means above take in"
         )
         out += _wrapped("", text)
     return out
@@ -264,7 +267,7 @@ def _goodput_rows(result: Result) -> list[tuple[str, str]]:
 
 def _arrivals(result: Result) -> dict[str, float] | None:
     """Goodput over a workload's arrival window (:mod:`ecnlab.arrivals`)."""
-    from .arrivals import arrival_goodput, has_workload
+    from ..arrivals import arrival_goodput, has_workload
 
     if not has_workload(result.config):
         return None
@@ -277,7 +280,7 @@ def _arrivals(result: Result) -> dict[str, float] | None:
 
 def _count(n: Any, noun: str) -> str:
     """'1 flow', '2 flows', '- flows' (unknown)."""
-    return f"{_number(n)} {noun}" + ("" if n == 1 else "s")
+    return f"{format_number(n)} {noun}" + ("" if n == 1 else "s")
 
 
 def _fct_rows(result: Result) -> list[tuple[str, str]]:
@@ -295,7 +298,7 @@ def _fct_rows(result: Result) -> list[tuple[str, str]]:
         except ValueError:
             return []
     head = (
-        f"{_count(stats.get('flows'), 'sized flow')}, {_number(stats.get('unfinished'))} "
+        f"{_count(stats.get('flows'), 'sized flow')}, {format_number(stats.get('unfinished'))} "
         f"unfinished, {_count(stats.get('timeouts'), 'timeout')}; "
         f"mean {_duration(stats.get('overall_mean'))}"
     )

@@ -1,8 +1,8 @@
 """Where a sweep's points run: local processes, or a Dask cluster.
 
 Either way a worker runs one point into a private temporary folder and sends
-the files back (:class:`ecnlab.store.Outcome`); only the process that
-started the sweep writes to the store. So workers need no shared file
+the files back (:func:`ecnlab.runner.worker.run_task`); only the process
+that started the sweep writes to the store. So workers need no shared file
 system, two workers never write one folder, and a worker killed mid-run
 leaves nothing behind.
 
@@ -17,104 +17,19 @@ failed and the others complete.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import ctypes
 import multiprocessing
 import os
-import signal
-import tempfile
-import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from .store import Outcome
+from ..runner.worker import Outcome, Task, run_task, worker_init
 
-__all__ = ["DaskExecutor", "LocalExecutor", "SchedulerError", "Task", "make_executor", "run_task"]
+__all__ = ["DaskExecutor", "LocalExecutor", "SchedulerError", "make_executor"]
 
 
 class SchedulerError(Exception):
     """A Dask scheduler address that is malformed or does not answer."""
-
-
-@dataclass(frozen=True)
-class Task:
-    """One point to run: its key, resolved config (JSON) and the engine
-    version the key was made with."""
-
-    key: str
-    config_json: str
-    engine: str
-
-
-def run_task(task: Task) -> Outcome:
-    """Run one point in this process; never raises for a failed run."""
-    import json
-
-    from .errors import ConfigError
-    from .runner import engine_version, run
-
-    start = time.perf_counter()
-    version = engine_version() or "not built"
-    build = _build()
-    with tempfile.TemporaryDirectory(prefix="ecnlab-point-") as tmp:
-        try:
-            result = run(json.loads(task.config_json), out=Path(tmp), progress=False)
-        except ConfigError as exc:
-            return Outcome(
-                task.key, False, f"config: {exc}", time.perf_counter() - start, version, build=build
-            )
-        except MemoryError:
-            return Outcome(
-                task.key, False, "out of memory", time.perf_counter() - start, version, build=build
-            )
-        except Exception as exc:  # report, never take the sweep down
-            error = f"{type(exc).__name__}: {exc}"
-            return Outcome(
-                task.key, False, error, time.perf_counter() - start, version, build=build
-            )
-        if result.summary.get("complete") is False:
-            return Outcome(
-                task.key,
-                False,
-                "the run stopped early",
-                time.perf_counter() - start,
-                version,
-                build=build,
-            )
-        # Every file of the run, pcaps in their subfolder included.
-        root = Path(tmp)
-        files = {
-            p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*"))
-            if p.is_file()
-        }
-    return Outcome(task.key, True, "", time.perf_counter() - start, version, files, build)
-
-
-def _build() -> str:
-    """This worker's engine build identity (:mod:`.engine_build`), or ""
-    without an engine (the run then fails with its own error)."""
-    from .engine_build import build_identity
-    from .errors import EngineNotBuiltError
-
-    try:
-        return build_identity()
-    except EngineNotBuiltError:
-        return ""
-
-
-def _worker_init() -> None:
-    """In each local worker: Ctrl-C is the sweep's to handle, and the worker
-    dies when the sweep does, even by SIGKILL."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: workers end when they next look
-        pass
 
 
 class LocalExecutor:
@@ -128,7 +43,7 @@ class LocalExecutor:
         self._pool = cf.ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
+            initializer=worker_init,
         )
         return self._pool
 

@@ -1,4 +1,6 @@
-"""Running one experiment through the compiled engine."""
+"""Calling the compiled engine: one experiment run (:func:`run`), and what
+is answered without running one (:func:`validate`, :func:`resolve`,
+:func:`flow_paths`, :func:`ideal_fcts`, :func:`table_schemas`)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,14 @@ from typing import Any, Callable, Union
 
 import pyarrow as pa
 
-from .config import ConfigSource, config_to_json, load_config, unset_value
-from .errors import ConfigError, EngineNotBuiltError, RunInterrupted
-from .fct import fct_stats, has_sized_flows, mss_from_config
-from .progress import ProgressBar
-from .results import Result, _PcapFiles, _TableFiles, table_from_raw
-from .slowdown import has_slowdown, slowdown_stats
-from .stream import RunWriter
+from ..config import ConfigSource, config_to_json, load_config, unset_value
+from ..errors import ConfigError, EngineNotBuiltError, RunInterrupted
+from ..fct import fct_stats, has_sized_flows, mss_from_config
+from ..progress import ProgressBar
+from ..slowdown import has_slowdown, slowdown_stats
+from .columns import table_from_raw
+from .result import PcapFiles, Result, TableFiles
+from .writer import RunWriter
 
 __all__ = [
     "engine_version",
@@ -145,10 +148,10 @@ def run(
         root = Path(out)
         result = Result(
             summary=summary,
-            tables=_TableFiles(root, writer.table_names),
+            tables=TableFiles(root, writer.table_names),
             out=root,
             config=resolved,
-            pcaps=_PcapFiles(root),
+            pcaps=PcapFiles(root),
         )
     result.summary["fct"] = _fct_summary(result, resolved)
     result.summary["slowdown"] = _slowdown_summary(result)
@@ -164,8 +167,8 @@ def run(
 
 
 ACTIVE_RUN: _DeferredInterrupt | None = None
-"""The main thread's run in progress, which a SIGTERM handler may ask to
-stop (`cli._interrupt`) even where SIGINT is ignored."""
+"""The main thread's run in progress, which the command line's SIGTERM
+handler (:mod:`ecnlab.cli.main`) may ask to stop even where SIGINT is ignored."""
 
 
 class _DeferredInterrupt:
@@ -248,7 +251,7 @@ def flow_paths(
 def _add_warnings(summary: dict[str, Any], resolved: dict[str, Any]) -> None:
     """Settings that could not act, found from the resolved config, join the
     summary's ``warnings`` (after the engine's own, when it gives any)."""
-    from .transport import profile_warning
+    from ..transport import profile_warning
 
     found = [w for w in (profile_warning(resolved),) if w]
     if found:

@@ -8,10 +8,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .cli_base import EXIT_FAILURE, EXIT_OK, InputError, add_workers
+from .common import EXIT_FAILURE, EXIT_OK, InputError, add_workers
 
 
-def add_command(commands: Any) -> None:
+def add_commands(commands: Any) -> None:
     """Register ``ecnlab reproduce`` and ``ecnlab report`` with the CLI's subcommands."""
     p_rep = commands.add_parser(
         "reproduce",
@@ -77,7 +77,7 @@ def add_command(commands: Any) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import DEFAULT_OUT, figure_ids, load_figure, reproduce
+    from ..reproduce import DEFAULT_OUT, figure_ids, load_figure, reproduce
 
     if args.list:
         for fid in figure_ids():
@@ -85,8 +85,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{fid:<18} {fig.paper} {fig.figure}: {fig.description}")
         return EXIT_OK
     if args.claims:
-        from .reproduce.claims import evaluate_claims, format_claims, load_claims
-        from .reproduce.record import default_record_root
+        from ..reproduce.claims import evaluate_claims, format_claims, load_claims
+        from ..reproduce.record import default_record_root
 
         root = Path(args.record) if args.record else default_record_root()
         paper = None if args.figure in (None, "all") else args.figure
@@ -107,7 +107,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                 "reproduce: --record keeps full-scale runs only; drop --quick (a quick run's "
                 "PNG and JSON go to --out)"
             )
-        from .reproduce.record import default_record_root
+        from ..reproduce.record import default_record_root
 
         record = Path(args.record) if args.record else default_record_root()
     status = EXIT_OK
@@ -140,11 +140,11 @@ def _status(args: argparse.Namespace) -> int:
     """``--status``: the record's rows of the source tree (or ``--record
     DIR``); an installed package carries the figures but not the record,
     so there it says so and gives each figure's points."""
-    from .errors import ConfigError
-    from .reproduce import figure_ids, load_figure
-    from .reproduce.figure import experiments_root
-    from .reproduce.record import default_record_root
-    from .reproduce.status import format_points, format_status, point_counts, record_status
+    from ..errors import ConfigError
+    from ..reproduce import figure_ids, load_figure
+    from ..reproduce.figure import experiments_root
+    from ..reproduce.record import default_record_root
+    from ..reproduce.status import format_points, format_status, point_counts, record_status
 
     wanted = figure_ids() if args.figure in (None, "all") else [args.figure]
     for fid in wanted:
@@ -183,7 +183,7 @@ def _build_counts(sweep: dict[str, Any]) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .reproduce.report import write_report
+    from ..reproduce.report import write_report
 
     if not args.dir.is_dir():
         raise InputError(f"{args.dir}: no such directory")

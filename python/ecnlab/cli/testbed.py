@@ -8,10 +8,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .cli_base import EXIT_FAILURE, EXIT_OK, InputError, Stopped, add_set, fail, os_error_text
+from .common import EXIT_FAILURE, EXIT_OK, InputError, Stopped, add_set, fail, os_error_text
 
 
-def add_command(commands: Any) -> None:
+def add_commands(commands: Any) -> None:
     """Register ``ecnlab testbed`` with the CLI's subcommands."""
     p_tb = commands.add_parser(
         "testbed",
@@ -46,7 +46,7 @@ def add_command(commands: Any) -> None:
 
 
 def _cmd_testbed(args: argparse.Namespace) -> int:
-    from .testbed import TestbedUnavailable, cleanup, run_testbed
+    from ..testbed import TestbedUnavailable, cleanup, run_testbed
 
     if args.cleanup:
         try:

@@ -41,16 +41,17 @@ import math
 import os
 import shutil
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .results import PARQUET_OPTIONS, atomic_write
+from .._atomic import atomic_write, sync_dir, write_synced
+from ..runner.result import PARQUET_OPTIONS
 
-__all__ = ["INDEX_FILE", "Outcome", "PointRecord", "Store", "StoreError", "summary_row"]
+__all__ = ["BASE_COLUMNS", "INDEX_FILE", "PointRecord", "Store", "StoreError", "summary_row"]
 
 FORMAT = 1
 INDEX_FILE = "points.parquet"
@@ -65,20 +66,6 @@ _JSON_FILES = ("point.json", "summary.json", "config.json")
 class StoreError(Exception):
     """A store that cannot be used: a file in its place, a foreign directory,
     another sweep writing to it."""
-
-
-@dataclass
-class Outcome:
-    """What running one point produced, as sent back by a worker."""
-
-    key: str
-    ok: bool
-    error: str = ""
-    wall_seconds: float = 0.0
-    engine: str = ""
-    files: dict[str, bytes] = field(default_factory=dict)
-    # The worker's engine build identity (ecnlab.engine_build).
-    build: str = ""
 
 
 @dataclass
@@ -348,19 +335,19 @@ class Store:
                 raise ValueError(f"point {record.key}: bad file name {name!r}")
             if len(parts) == 2:  # the run's pcap/ folder
                 (tmp / parts[0]).mkdir(exist_ok=True)
-            _write_synced(tmp / name, data)
-        _write_synced(tmp / POINT_FILE, _json_bytes(record.to_json()))
-        _sync_dir(tmp)
+            write_synced(tmp / name, data)
+        write_synced(tmp / POINT_FILE, _json_bytes(record.to_json()))
+        sync_dir(tmp)
         final = self.point_dir(record.key)
         if final.exists() and replace:
             _swap(tmp, final)  # tmp now holds the old run
-            _sync_dir(self.points_dir)
+            sync_dir(self.points_dir)
             shutil.rmtree(tmp)
         elif final.exists():  # the same point finished twice (two stores merged); keep one
             shutil.rmtree(tmp)
         else:
             os.rename(tmp, final)
-            _sync_dir(self.points_dir)
+            sync_dir(self.points_dir)
         with contextlib.suppress(FileNotFoundError):
             (self.failed_dir / f"{record.key}.json").unlink()
 
@@ -441,18 +428,3 @@ def _exchange(a: Path, b: Path) -> bool:
     renameat2.argtypes += [ctypes.c_uint]
     done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
     return bool(done == 0)
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

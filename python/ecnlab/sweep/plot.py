@@ -1,4 +1,5 @@
-"""``ecnlab plot``: one metric of a sweep store against one of its keys.
+"""One metric of a sweep store against one of its keys (``ecnlab plot``;
+its parser is :mod:`ecnlab.cli.sweep`).
 
 The points come from the store's index (``points.parquet``: one row per
 point with its grid keys, such as ``workload.load``, and the scalars of its
@@ -20,7 +21,6 @@ PNG, PDF or SVG.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import math
@@ -33,10 +33,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from .plot_labels import key_label, metric_label, unit_label
+from ..plot_labels import key_label, metric_label, unit_label
 from .store import BASE_COLUMNS, Store
 
-__all__ = ["PlotError", "StorePlot", "add_command", "keys_and_metrics", "plot_store"]
+__all__ = ["SIZES", "PlotError", "StorePlot", "keys_and_metrics", "plot_store"]
 
 PLOTS_DIR = "plots"
 SIZES = {"column": (3.5, 2.6, 8.0), "double": (7.0, 3.6, 9.0)}
@@ -131,7 +131,7 @@ def _x_value(value: Any) -> Any:
 
 def _ordered(values: list[Any]) -> list[Any]:
     """Amounts by size, the rest alphabetically."""
-    from .plots import amounts
+    from ..plots import amounts
 
     found = amounts(values)
     if found:
@@ -215,7 +215,7 @@ def plot_store(
     ``pdf`` or ``svg`` (default: ``out``'s suffix, else PNG); ``size`` is a
     key of :data:`SIZES`. Raises :class:`PlotError` naming what the store
     has when a key, metric or value is not in it, or for a format or size
-    it does not know, and :class:`ecnlab.store.StoreError` when ``store``
+    it does not know, and :class:`ecnlab.sweep.store.StoreError` when ``store``
     is not a store.
     """
     fmt = _format(format, out)
@@ -338,7 +338,7 @@ def _cell(x: Any, values: dict[str, float], base: dict[str, float] | None) -> di
     95% interval (None with one value); with ``base`` (the normalizing
     line's values at this x), of the ratios, each value over the base's
     for the same averaged keys (a seed over the same seed)."""
-    from .reproduce.noise import mean_interval
+    from ..reproduce.noise import mean_interval
 
     raw = mean_interval(list(values.values()))
     if base is None:
@@ -358,7 +358,7 @@ def _cell(x: Any, values: dict[str, float], base: dict[str, float] | None) -> di
 def _format(fmt: str | None, out: str | Path | None) -> str:
     """The file format: ``fmt``, else ``out``'s suffix, else PNG; a suffix
     that says another format than ``fmt`` is an error."""
-    from .plots import FORMATS
+    from ..plots import FORMATS
 
     suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
     if fmt is not None and fmt not in FORMATS:
@@ -410,7 +410,7 @@ def _title(
 def _draw(plot: StorePlot) -> None:
     import matplotlib
 
-    from .plots import error_bars, line_series, new_figure, save_figure
+    from ..plots import error_bars, line_series, new_figure, save_figure
 
     width, height, font = SIZES[plot.size]
     many = len(plot.series) > 6
@@ -440,88 +440,3 @@ def _draw(plot: StorePlot) -> None:
         if plot.title:
             ax.set_title(plot.title, fontsize=font)
         save_figure(fig, plot.path, dpi=200, format=plot.format)
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def add_command(commands: Any) -> None:
-    """Register ``ecnlab plot`` with the CLI's subcommands."""
-    p = commands.add_parser(
-        "plot",
-        help="draw a metric of a sweep store against one of its keys (PNG, PDF or SVG)",
-        description=(
-            "Draw metric Y of every finished point of STORE against key X, one line per value "
-            "of --series, averaged over the other keys that vary (seeds), with 95% intervals of "
-            "the mean as error bars; write a PNG, PDF or SVG sized for a paper. Keys are "
-            "the store's grid keys (e.g. workload.load, switch.marking, or case); metrics are "
-            "its index columns (e.g. fct_overall_mean, fct_small_p99, goodput_gbps_s0). "
-            "`ecnlab store STORE` lists the keys; a metric it does not have is answered with "
-            "the list of those it has."
-        ),
-    )
-    p.add_argument("store", metavar="STORE", type=Path, help="a sweep's result store")
-    p.add_argument("--x", required=True, metavar="KEY", help="the key along the x axis")
-    p.add_argument("--y", required=True, metavar="METRIC", help="the metric on the y axis")
-    p.add_argument("--series", metavar="KEY", help="one line per value of this key")
-    p.add_argument(
-        "--where",
-        metavar="KEY=VALUE",
-        nargs="+",
-        action="extend",
-        default=[],
-        help="keep only the points with this value (repeatable)",
-    )
-    p.add_argument(
-        "--normalize",
-        metavar="SERIES",
-        help="divide each line by this one (a value of --series) at the same x",
-    )
-    p.add_argument(
-        "--out",
-        metavar="FILE",
-        type=Path,
-        help="the file to write (default STORE/plots/<metric>-by-<key>[-per-<key>].<format>)",
-    )
-    p.add_argument("--title", help='the figure\'s title (default: what was averaged; "" for none)')
-    p.add_argument("--xlabel", help="the x axis label (default: from the key's declaration)")
-    p.add_argument("--ylabel", help="the y axis label (default: the metric, spelled out)")
-    p.add_argument(
-        "--format",
-        choices=["png", "pdf", "svg"],
-        help="file format (default: --out's suffix, else png)",
-    )
-    p.add_argument(
-        "--size",
-        choices=list(SIZES),
-        default="double",
-        help="column: 3.5 in wide (one column of a two-column paper); double: 7 in "
-        "(default double)",
-    )
-    p.set_defaults(handler=_cmd_plot)
-
-
-def _cmd_plot(args: argparse.Namespace) -> int:
-    plot = plot_store(
-        args.store,
-        args.x,
-        args.y,
-        series=args.series,
-        where=args.where,
-        normalize=args.normalize,
-        out=args.out,
-        title=args.title,
-        xlabel=args.xlabel,
-        ylabel=args.ylabel,
-        format=args.format,
-        size=args.size,
-    )
-    lines = len(plot.series)
-    points = f"{plot.points} point" + ("" if plot.points == 1 else "s")
-    text = f"wrote {plot.path}: {plot.y} against {plot.x}, {points}"
-    if plot.series_key is not None:
-        text += f", {lines} lines ({plot.series_key})"
-    if plot.averaged:
-        text += "; mean over " + ", ".join(sorted(plot.averaged))
-    print(text)
-    return 0

@@ -1,4 +1,4 @@
-"""Results of one run: the engine's columnar tables as pyarrow, and their storage.
+"""The result of one run (:class:`Result`) and its run directory.
 
 A run directory holds one ``<table>.parquet`` per table, ``config.json`` (the
 resolved config, when known), ``pcap/<node>-<peer>.pcap`` per captured port
@@ -11,49 +11,32 @@ are readable and end where the run stopped.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
-import math
-import os
 import shutil
-import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._atomic import atomic_write
+from .._json import finite
+from .columns import tables_from_raw
+
 __all__ = [
-    "ENGINE_DTYPES",
-    "ENGINE_TYPES",
+    "CONFIG_FILE",
+    "PARQUET_OPTIONS",
     "PCAP_DIR",
+    "SUMMARY_FILE",
+    "PcapFiles",
     "Result",
-    "atomic_write",
-    "column_to_arrow",
+    "TableFiles",
     "find_port",
     "pcap_file_name",
-    "table_from_raw",
-    "tables_from_raw",
 ]
-
-ENGINE_TYPES: dict[str, pa.DataType] = {
-    "u8": pa.uint8(),
-    "u32": pa.uint32(),
-    "u64": pa.uint64(),
-    "i64": pa.int64(),
-    "f64": pa.float64(),
-}
-"""Numeric column type codes used by the engine (little-endian), as arrow types."""
-
-
-ENGINE_DTYPES: dict[str, np.dtype[Any]] = {
-    code: np.dtype(t.to_pandas_dtype()).newbyteorder("<") for code, t in ENGINE_TYPES.items()
-}
-"""The same type codes as little-endian numpy dtypes."""
 
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
@@ -68,61 +51,6 @@ def pcap_file_name(port: str) -> str:
 
 def _port_of_pcap(path: Path) -> str:
     return path.stem.replace("-", ":", 1)
-
-
-# --------------------------------------------------------------------------- conversion
-
-
-def column_to_arrow(column: Any, name: str = "?") -> pa.Array:
-    """Convert one raw engine column to a pyarrow array.
-
-    A numeric column is ``(dtype, data)`` with ``dtype`` a key of
-    :data:`ENGINE_TYPES` and ``data`` little-endian contiguous bytes, which
-    the array shares without a copy; a string column is a list of ``str``.
-    """
-    if (
-        isinstance(column, tuple)
-        and len(column) == 2
-        and isinstance(column[0], str)
-        and isinstance(column[1], (bytes, bytearray, memoryview))
-    ):
-        code, data = column
-        arrow_type = ENGINE_TYPES.get(code)
-        if arrow_type is None:
-            known = ", ".join(ENGINE_TYPES)
-            raise ValueError(f"column {name!r}: unknown dtype {code!r}; expected one of {known}")
-        width = arrow_type.bit_width // 8
-        if len(data) % width:
-            raise ValueError(
-                f"column {name!r}: {len(data)} bytes is not a whole number of {code} values"
-            )
-        if sys.byteorder != "little":  # pragma: no cover - no such platform in use
-            values = np.frombuffer(data, dtype=ENGINE_DTYPES[code])
-            return pa.array(values.astype(values.dtype.newbyteorder("=")))
-        return pa.Array.from_buffers(arrow_type, len(data) // width, [None, pa.py_buffer(data)])
-    if isinstance(column, (list, tuple)):
-        if not all(isinstance(item, str) for item in column):
-            raise ValueError(f"column {name!r}: a list column must hold only strings")
-        return pa.array(column, type=pa.string())
-    raise ValueError(
-        f"column {name!r}: expected (dtype, bytes) or a list of strings, "
-        f"got {type(column).__name__}"
-    )
-
-
-def table_from_raw(columns: Mapping[str, Any], name: str = "?") -> pa.Table:
-    """Build a pyarrow table from ``{column_name: raw_column}``, keeping column order."""
-    arrays = [column_to_arrow(col, f"{name}.{col_name}") for col_name, col in columns.items()]
-    lengths = {len(array) for array in arrays}
-    if len(lengths) > 1:
-        sizes = ", ".join(f"{c}={len(a)}" for c, a in zip(columns, arrays))
-        raise ValueError(f"table {name!r}: columns differ in length ({sizes})")
-    return pa.Table.from_arrays(arrays, names=list(columns))
-
-
-def tables_from_raw(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, pa.Table]:
-    """Convert the engine's ``{"table": {"column": raw}}`` mapping to pyarrow tables."""
-    return {name: table_from_raw(columns, name) for name, columns in tables.items()}
 
 
 def find_port(ports: pa.Table, node: str, peer: str) -> int:
@@ -142,44 +70,7 @@ def find_port(ports: pa.Table, node: str, peer: str) -> int:
     return int(found[0])
 
 
-# --------------------------------------------------------------------------- atomic files
-
-
-@contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO[Any]]:
-    """Open a temporary file beside ``path``; on success move it onto ``path``.
-
-    The file is flushed and fsynced before ``os.replace``, which is atomic on
-    POSIX and Windows. On any exception (``KeyboardInterrupt`` included) the
-    temporary file is removed and ``path`` is left as it was.
-    """
-    if mode not in ("wb", "w"):
-        raise ValueError("atomic_write mode must be 'wb' or 'w'")
-    target = Path(path)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        # mkstemp makes the file private (0600); give it the usual permissions instead
-        os.chmod(tmp_name, 0o666 & ~_umask())
-        if mode == "w":
-            handle: IO[Any] = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-        else:
-            handle = os.fdopen(fd, "wb")
-        with handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-
-
-@functools.cache
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return mask
+# --------------------------------------------------------------------------- writing
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:
@@ -188,26 +79,13 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
 
 
 def _json_text(data: Any) -> str:
-    return json.dumps(_strict_json(data), indent=2, sort_keys=True, allow_nan=False) + "\n"
-
-
-def _strict_json(value: Any) -> Any:
-    """Replace NaN and infinities (which JSON cannot hold) by ``None``."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _strict_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict_json(v) for v in value]
-    if isinstance(value, np.generic):
-        return _strict_json(value.item())
-    return value
+    return json.dumps(finite(data), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 # --------------------------------------------------------------------------- lazy files
 
 
-class _TableFiles(Mapping[str, pa.Table]):
+class TableFiles(Mapping[str, pa.Table]):
     """A run directory's tables, each read from its Parquet file when first
     used (a long run's time series need not fit in memory to be written)."""
 
@@ -233,7 +111,7 @@ class _TableFiles(Mapping[str, pa.Table]):
         return len(self._names)
 
 
-class _PcapFiles(Mapping[str, bytes]):
+class PcapFiles(Mapping[str, bytes]):
     """A run directory's captures by port name, read when used."""
 
     def __init__(self, root: Path) -> None:
@@ -254,7 +132,7 @@ class _PcapFiles(Mapping[str, bytes]):
 
 def _rows(tables: Mapping[str, pa.Table], name: str) -> int:
     """Rows of a table, from the file's footer when it is not loaded."""
-    if isinstance(tables, _TableFiles):
+    if isinstance(tables, TableFiles):
         return int(pq.ParquetFile(tables.path(name)).metadata.num_rows)
     return int(tables[name].num_rows)
 
@@ -313,10 +191,10 @@ class Result:
         names = [path.stem for path in sorted(root.glob("*.parquet"))]
         return cls(
             summary=summary,
-            tables=_TableFiles(root, names),
+            tables=TableFiles(root, names),
             out=root,
             config=config,
-            pcaps=_PcapFiles(root),
+            pcaps=PcapFiles(root),
         )
 
     def write(self, out_dir: str | Path) -> Path:
@@ -330,18 +208,18 @@ class Result:
         same = self.out is not None and root.resolve() == self.out.resolve()
         with contextlib.suppress(FileNotFoundError):
             (root / SUMMARY_FILE).unlink()
-        if isinstance(self.tables, _TableFiles):
+        if isinstance(self.tables, TableFiles):
             if not same:
                 for name in self.tables:
                     _copy_file(self.tables.path(name), root / f"{name}.parquet")
         else:
             for name, table in self.tables.items():
                 _write_parquet(table, root / f"{name}.parquet")
-        if self.pcaps and not (same and isinstance(self.pcaps, _PcapFiles)):
+        if self.pcaps and not (same and isinstance(self.pcaps, PcapFiles)):
             (root / PCAP_DIR).mkdir(exist_ok=True)
             for port in self.pcaps:
                 target = root / PCAP_DIR / pcap_file_name(port)
-                if isinstance(self.pcaps, _PcapFiles):
+                if isinstance(self.pcaps, PcapFiles):
                     _copy_file(self.pcaps.paths[port], target)
                 else:
                     with atomic_write(target, "wb") as handle:

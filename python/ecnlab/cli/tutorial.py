@@ -14,9 +14,9 @@ from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from .cli_base import EXIT_OK, InputError
+from .common import EXIT_OK, InputError
 
-__all__ = ["add_command", "copy_tutorial", "tutorial_files"]
+__all__ = ["add_commands", "copy_tutorial", "tutorial_files"]
 
 
 def tutorial_files() -> list[Traversable]:
@@ -62,7 +62,7 @@ def _cmd_tutorial(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def add_command(commands: Any) -> None:
+def add_commands(commands: Any) -> None:
     """Register ``ecnlab tutorial`` with the CLI's subcommands."""
     p = commands.add_parser(
         "tutorial",

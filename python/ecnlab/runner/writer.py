@@ -24,8 +24,6 @@ from the whole table, as ecnlab did before it streamed.
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .results import ENGINE_TYPES, PARQUET_OPTIONS, PCAP_DIR, pcap_file_name, table_from_raw
+from .._atomic import publish, temporary_beside
+from .columns import column_rows, table_from_raw
+from .result import PARQUET_OPTIONS, PCAP_DIR, SUMMARY_FILE, pcap_file_name
 
 __all__ = ["ROW_GROUP_ROWS", "TABLE_ORDER", "RunWriter"]
 
@@ -44,29 +44,6 @@ TABLE_ORDER = ("flows", "goodput", "queues", "rtt", "ports", "incast")
 """The engine's tables, in the order results list them."""
 
 _SYSTEM = pa.system_memory_pool()
-
-
-def _temporary(final: Path) -> Path:
-    fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
-    os.close(fd)
-    return Path(name)
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Make ``tmp`` durable and move it onto ``final`` atomically."""
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o666 & ~_umask())
-    os.replace(tmp, final)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 class _ParquetTable:
@@ -82,7 +59,7 @@ class _ParquetTable:
         self.final = final
         self.name = name
         self.schema = table_from_raw(first, name).schema
-        self.tmp = _temporary(final)
+        self.tmp = temporary_beside(final)
         self.writer = pq.ParquetWriter(self.tmp, self.schema, **PARQUET_OPTIONS)
         self.buffers: dict[str, Any] = {}
         for field in self.schema:
@@ -98,7 +75,7 @@ class _ParquetTable:
         self.groups = 0
 
     def append(self, columns: Mapping[str, Any]) -> None:
-        total = _length(next(iter(columns.values()))) if columns else 0
+        total = column_rows(next(iter(columns.values()))) if columns else 0
         done = 0
         while done < total:
             take = min(ROW_GROUP_ROWS - self.rows, total - done)
@@ -143,7 +120,7 @@ class _ParquetTable:
             self._write()
         self.buffers.clear()
         self.writer.close()
-        _publish(self.tmp, self.final)
+        publish(self.tmp, self.final)
 
     def discard(self) -> None:
         with contextlib.suppress(Exception):
@@ -153,20 +130,12 @@ class _ParquetTable:
             self.tmp.unlink()
 
 
-def _length(column: Any) -> int:
-    """Rows in a raw engine column."""
-    if isinstance(column, tuple):
-        code, data = column
-        return len(data) // (ENGINE_TYPES[code].bit_width // 8)
-    return len(column)
-
-
 class _Capture:
     """One port's pcap file, appended as the engine hands bytes over."""
 
     def __init__(self, final: Path) -> None:
         self.final = final
-        self.tmp = _temporary(final)
+        self.tmp = temporary_beside(final)
         self.handle = open(self.tmp, "wb")  # noqa: SIM115 - closed in close/discard
 
     def append(self, data: bytes) -> None:
@@ -174,7 +143,7 @@ class _Capture:
 
     def close(self) -> None:
         self.handle.close()
-        _publish(self.tmp, self.final)
+        publish(self.tmp, self.final)
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):
@@ -237,7 +206,7 @@ class RunWriter:
             self.out.mkdir(parents=True)
             self._created_dir = True
         with contextlib.suppress(FileNotFoundError):
-            (self.out / "summary.json").unlink()
+            (self.out / SUMMARY_FILE).unlink()
         for old in (self.out / PCAP_DIR).glob("*.pcap"):
             with contextlib.suppress(OSError):
                 old.unlink()
