@@ -72,7 +72,7 @@ pub enum Event {
     /// timeout or held-back CNP (`world/rdma.rs` reads the field).
     Rdma { what: u32 },
     /// PFC: a frame takes effect, a pause expires, a refresh is due or a
-    /// deadlock check (`world/lossless.rs` reads the field).
+    /// deadlock check (`world/lossless/frames.rs` reads the field).
     Pfc { what: u32 },
 }
 

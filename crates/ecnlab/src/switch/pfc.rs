@@ -11,7 +11,7 @@
 //! bit times; sent ahead of any queued data, after the frame on the wire.
 //!
 //! Per-packet functions: `Ingress::admit`, `Ingress::release` (charging,
-//! XOFF and XON); the frames and the pauses are in `world/lossless.rs`.
+//! XOFF and XON); the frames and the pauses are in `world/lossless/`.
 //! Tests: below (headroom, hysteresis), `tests/scenarios/test_lossless.py`.
 
 use super::shared_buffer::{dynamic_limit, Charge, Pool};

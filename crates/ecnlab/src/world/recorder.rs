@@ -330,7 +330,7 @@ impl World<'_> {
             self.lossless_summary(&mut m);
         }
         self.rdma_summary(&mut m);
-        // "deadlock": PFC's deadlock check ended the run (`lossless.rs`).
+        // "deadlock": PFC's deadlock check ended the run (`lossless/deadlock.rs`).
         if self.fabric.lossless.as_ref().is_some_and(|l| l.deadlock.is_some()) {
             m.insert("ended_by".into(), json!("deadlock"));
         }
