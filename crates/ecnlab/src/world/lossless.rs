@@ -219,7 +219,7 @@ fn prio_of(service: u8) -> usize {
 
 impl World<'_> {
     fn ll(&mut self) -> &mut Lossless {
-        self.fabric.lossless.as_mut().expect("a lossless run")
+        self.lossless.as_mut().expect("a lossless run")
     }
 
     /// `enqueue` at a switch port of a run with a shared buffer or PFC;
@@ -235,7 +235,7 @@ impl World<'_> {
         let h = self.arena.get(id);
         let (size, prio, q) = (h.size as u64, prio_of(h.service), p.qdisc.classify(h.service));
         let r = (from ^ 1) as usize;
-        let ll = self.fabric.lossless.as_mut().expect("a lossless run");
+        let ll = self.lossless.as_mut().expect("a lossless run");
         let mut pause = false;
         let admitted = if ll.lossless & 1 << prio != 0 {
             let t = ll.thresholds(sw, prio);
@@ -392,7 +392,7 @@ impl World<'_> {
         // The next frame or packet goes after this one.
         p.txdone_pending = true;
         self.q.tx_done(port, now + ser);
-        let response = p.tx_time(self.fabric.lossless.as_ref().map_or(0, |l| l.response_bytes));
+        let response = p.tx_time(self.lossless.as_ref().map_or(0, |l| l.response_bytes));
         let effect = now + ser + p.delay + response;
         let capture = p.capture;
         self.ll().flight[port as usize].push_back((effect, f));
@@ -442,7 +442,7 @@ impl World<'_> {
     /// Frame `f` reaches egress `port` (the sender's peer) and acts.
     fn pfc_takes_effect(&mut self, port: u32, f: Frame, now: Time) {
         let rate = self.fabric.net.ports[port as usize].qdisc.rate.bps;
-        let ll = self.fabric.lossless.as_deref_mut().expect("a lossless run");
+        let ll = self.lossless.as_deref_mut().expect("a lossless run");
         let s = &mut ll.prio[port as usize * PRIORITIES + f.prio as usize];
         if f.quanta == 0 {
             s.resume_received += 1;
@@ -484,7 +484,7 @@ impl World<'_> {
         ll.paused_now -= 1;
         let p = &self.fabric.net.ports[port as usize];
         let q = p.qdisc.classify(prio as u8);
-        let ll = self.fabric.lossless.as_ref().expect("a lossless run");
+        let ll = self.lossless.as_ref().expect("a lossless run");
         let shared = (0..PRIORITIES).any(|o| {
             o != prio && ll.prio[port as usize * PRIORITIES + o].paused_until != 0 && p.qdisc.classify(o as u8) == q
         });
@@ -544,7 +544,7 @@ impl World<'_> {
     /// Edge (e, p) → (e2, p): e's far end is a switch whose port e2 is paused
     /// for p and holds p packets that came in over e.
     fn paused_cycle(&self, before: Time) -> Option<Vec<(u32, usize)>> {
-        let ll = self.fabric.lossless.as_ref()?;
+        let ll = self.lossless.as_ref()?;
         let net = &self.fabric.net;
         let stuck = |i: usize| ll.prio[i].paused_until != 0 && ll.prio[i].paused_since <= before;
         let n = ll.prio.len();
@@ -579,7 +579,7 @@ impl World<'_> {
     pub(super) fn lossless_table(&mut self) {
         let now = self.rec.stopped;
         let mut rows = crate::tables::PfcRows::default();
-        let ll = self.fabric.lossless.as_deref().expect("a lossless run");
+        let ll = self.lossless.as_deref().expect("a lossless run");
         let net = &self.fabric.net;
         for (i, (s, g)) in ll.prio.iter().zip(&ll.ingress).enumerate() {
             let (port, prio) = (i / PRIORITIES, i % PRIORITIES);
@@ -613,7 +613,7 @@ impl World<'_> {
 
     /// A `buffer` row per switch at sample time `t` (seconds).
     pub(super) fn sample_buffers(&mut self, t: f64) {
-        let ll = self.fabric.lossless.as_deref().expect("a lossless run");
+        let ll = self.lossless.as_deref().expect("a lossless run");
         let mut rows = crate::tables::BufferRows::default();
         let mut headroom = vec![0u64; ll.pools.len()];
         for (i, g) in ll.ingress.iter().enumerate() {
@@ -632,7 +632,7 @@ impl World<'_> {
     /// lossless drop's warning go to `warnings`.
     pub(super) fn lossless_summary(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
         use serde_json::json;
-        let ll = self.fabric.lossless.as_deref().expect("a lossless run");
+        let ll = self.lossless.as_deref().expect("a lossless run");
         let now = self.rec.stopped;
         let sum = |f: fn(&PrioState) -> u64| ll.prio.iter().map(f).sum::<u64>();
         let paused: Time =
