@@ -8,7 +8,7 @@ use crate::config::{
     ConfigError, FlowCfg, HostCfg, IncastCfg, PingCfg, PortCfg, RunCfg, TopologyCfg, TransportCfg, WorkloadCfg,
 };
 use crate::host::cc::{Fill, CCS};
-use crate::host::profile::PROFILES;
+use crate::host::PROFILES;
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
 use crate::switch::pfc::PfcKeys;

@@ -2,7 +2,7 @@
 //! beside its schemes — disciplines (`switch::QDISCS`, switch/mod.rs),
 //! schedulers (`switch::scheduler::SCHEDULERS`), marking schemes
 //! (`switch::marker::MARKINGS`), congestion controls (`host::cc::CCS`) and
-//! TCP profiles (`host::profile::PROFILES`). A scheme joins its list with
+//! TCP profiles (`host::PROFILES`). A scheme joins its list with
 //! one line; everything here works from the declarations, so nothing here
 //! changes for a new scheme.
 //!
@@ -16,12 +16,16 @@
 use crate::config::param::{Param, Resolved, Table};
 use crate::config::{error, ConfigError, FlowCfg, OneOrList, PortCfg, TransportCfg};
 use crate::host::cc::{CcDecl, Fill, CCS};
-use crate::host::profile::{ProfileDecl, PROFILES};
+use crate::host::profile::ProfileDecl;
+use crate::host::PROFILES;
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
+use crate::switch::marker::{MarkingDecl, Threshold};
 use crate::switch::pfc::PfcKeys;
+use crate::switch::qdisc::{Parts, QdiscDecl};
+use crate::switch::scheduler::SchedulerDecl;
 use crate::switch::scheduler::SCHEDULERS;
-use crate::switch::scheme::{About, MarkingDecl, PortCtx, QdiscDecl, SchedulerDecl, Threshold, Unused};
+use crate::switch::scheme::{About, PortCtx, Unused};
 use crate::switch::shared_buffer::SharedBufferKeys;
 use crate::switch::{Qdisc, QDISCS};
 use crate::units::Amount;
@@ -120,6 +124,24 @@ pub fn schemes(port: &PortCfg, sec: &str) -> Result<Schemes, ConfigError> {
 }
 
 impl Schemes {
+    /// What the port's schemes see of it (`rate_bps` 0 while checking).
+    fn ctx<'a>(&self, port: &'a PortCfg, sec: &'a str, env: PortEnv, rate_bps: u64) -> PortCtx<'a> {
+        PortCtx {
+            port,
+            sec,
+            pkt: env.pkt,
+            rate_bps,
+            stages: env.stages,
+            estimate: self.scheduler.estimate,
+            strict: self.scheduler.strict,
+        }
+    }
+
+    /// The composed discipline's parts, for the port's discipline.
+    fn parts(&self) -> Parts<'static> {
+        Parts { scheduler: self.scheduler, marking: self.marking }
+    }
+
     /// The schemes that run on the port: its discipline, and with the
     /// composed one its scheduler and marking scheme.
     pub(crate) fn running(&self) -> Vec<(Kind, &'static About)> {
@@ -240,29 +262,21 @@ pub fn check_port(port: &PortCfg, sec: &str, env: PortEnv) -> Result<(), ConfigE
         }
         return Err(unused(sec, port, &s, k, &value_of(port, k)));
     }
-    let c = PortCtx {
-        port,
-        sec,
-        pkt: env.pkt,
-        rate_bps: 0,
-        stages: env.stages,
-        scheduler: s.scheduler,
-        marking: s.marking,
-    };
-    (s.qdisc.validate)(&c)?;
+    let c = s.ctx(port, sec, env, 0);
+    (s.qdisc.validate)(&c, &s.parts())?;
     port.validate_buffer(sec)?;
     if s.qdisc.composed {
         (s.scheduler.validate)(&c)?;
-        check_threshold(&c)?;
+        check_threshold(&c, s.marking)?;
         (s.marking.validate)(&c)?;
     }
     StageClassKeys::of(port).validate(sec, port.queues, env.stages)
 }
 
 /// The marking scheme's use of `threshold`.
-fn check_threshold(c: &PortCtx) -> Result<(), ConfigError> {
-    let name = c.marking.about.name;
-    match c.marking.threshold {
+fn check_threshold(c: &PortCtx, marking: &MarkingDecl) -> Result<(), ConfigError> {
+    let name = marking.about.name;
+    match marking.threshold {
         Threshold::One | Threshold::Pool => crate::switch::scheme::need_one_threshold(c, name),
         Threshold::PerQueue => match &c.port.threshold {
             None => crate::switch::scheme::need_one_threshold(c, name),
@@ -365,16 +379,7 @@ pub fn override_resolved(over: &Map<String, Value>) -> Value {
 /// Build the discipline of a port of `rate_bps` (a checked config).
 pub fn build_qdisc(port: &PortCfg, env: PortEnv, rate_bps: u64) -> Qdisc {
     let s = schemes(port, "switch").expect("a checked config names known schemes");
-    let c = PortCtx {
-        port,
-        sec: "switch",
-        pkt: env.pkt,
-        rate_bps,
-        stages: env.stages,
-        scheduler: s.scheduler,
-        marking: s.marking,
-    };
-    (s.qdisc.build)(&c)
+    (s.qdisc.build)(&s.ctx(port, "switch", env, rate_bps), &s.parts())
 }
 
 /// Whether a port schedules by the priority a congestion control stamps.

@@ -579,7 +579,7 @@ fn a_misspelled_name_gets_did_you_mean_in_every_closed_set() {
     );
     // Every registered name of every kind, one letter short, is found.
     use crate::host::cc::CCS;
-    use crate::host::profile::PROFILES;
+    use crate::host::PROFILES;
     use crate::switch::{marker::MARKINGS, recipe::RECIPES, scheduler::SCHEDULERS, QDISCS};
     let kinds: [(&str, Vec<&str>); 6] = [
         ("switch.marking", MARKINGS.iter().map(|d| d.about.name).collect()),
