@@ -11,7 +11,8 @@
 //! with a whole number of slots is the authors' ns-2 code, see
 //! shared/schemes/mq-ecn.md). Strict-priority queues of SP+DWRR keep K
 //! (§3.4). Over WFQ, which has no rounds, `MqEcnGeneric` estimates the
-//! share from the weights of the backlogged queues instead.
+//! share from the weights of the backlogged queues instead. The rules'
+//! tests are the scheme's, in `mq_ecn.rs`.
 
 use super::Occupancy;
 use crate::units::{tx_time, Time};
@@ -49,6 +50,12 @@ impl MqEcn {
     /// Current T_round estimate, ps.
     pub fn t_round(&self) -> f64 {
         self.t_round
+    }
+
+    /// Set the estimate (the tests in `mq_ecn.rs`).
+    #[cfg(test)]
+    pub(super) fn set_t_round(&mut self, t: f64) {
+        self.t_round = t;
     }
 
     /// K_i in bytes before rounding (Eq. 5).
@@ -119,105 +126,5 @@ impl MqEcn {
     #[inline(always)]
     pub fn port_idle(&mut self, now: Time) {
         self.t_idle = now;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::switch::RoundObserver;
-
-    struct Obs<'a>(&'a mut MqEcn);
-    impl RoundObserver for Obs<'_> {
-        fn activated(&mut self, q: usize, now: Time) {
-            self.0.activated(q, now)
-        }
-        fn turn_end(&mut self, q: usize, end: Time) {
-            self.0.turn_end(q, end)
-        }
-    }
-
-    const PKT: Time = 1_200_000; // 1500 B at 10 Gbps
-    const RATE: u64 = 10_000_000_000;
-
-    /// Two queues with the given quanta, both always backlogged with 1500 B
-    /// packets, served back to back for `steps` packets.
-    fn backlogged(k: u64, quanta: [u64; 2], steps: usize) -> MqEcn {
-        let mut m = MqEcn::new(k, &quanta, RATE, 0, 0.75, PKT);
-        let mut d = crate::switch::scheduler::Dwrr::new(quanta.to_vec(), true);
-        let mut qs = [crate::switch::queue::Queue::default(), crate::switch::queue::Queue::default()];
-        for (q, fifo) in qs.iter_mut().enumerate() {
-            for i in 0..steps as u32 {
-                fifo.fifo.push(i, 1500);
-            }
-            d.activate(q, 0, &mut Obs(&mut m));
-        }
-        let mut now = 0;
-        for _ in 0..steps {
-            let q = d.select(now, &qs, crate::units::LineRate::new(RATE), &mut Obs(&mut m));
-            qs[q].fifo.pop();
-            now += PKT;
-        }
-        m
-    }
-
-    /// Equal 1500 B quanta at 10 Gbps: each turn is one packet, so every
-    /// sample is 2 packet times = 2.4 us and K_i → K/2
-    /// (shared/schemes/mq-ecn.md, prediction 1).
-    #[test]
-    fn equal_quanta_round_converges_to_two_packets() {
-        let k = 65 * 1500;
-        let m = backlogged(k, [1500, 1500], 300);
-        assert!((m.t_round() - 2.0 * PKT as f64).abs() < 0.01 * PKT as f64, "T_round = {}", m.t_round());
-        assert_eq!(m.threshold(0), k / 2);
-        assert_eq!(m.threshold(1), k / 2);
-    }
-
-    /// Quanta 1500:6000: a round is 5 packet times, K_0 → K/5 and
-    /// K_1 → 4K/5 (shared/schemes/mq-ecn.md, prediction 1).
-    #[test]
-    fn weighted_quanta_scale_thresholds() {
-        let k = 80 * 1500;
-        let m = backlogged(k, [1500, 6000], 1000);
-        let t = m.t_round() / PKT as f64;
-        assert!((t - 5.0).abs() < 0.05, "T_round = {t} packet times");
-        assert!((m.threshold(0) as f64 / (k as f64 / 5.0) - 1.0).abs() < 0.02);
-        assert!((m.threshold(1) as f64 / (k as f64 * 0.8) - 1.0).abs() < 0.02);
-    }
-
-    /// SP+DWRR: a strict queue keeps the standard K (MQ-ECN §3.4).
-    #[test]
-    fn strict_queues_keep_standard_k() {
-        let mut m = MqEcn::new(65 * 1500, &[1500, 1500, 1500], RATE, 1, 0.75, PKT);
-        for i in 0..50 {
-            m.turn_end(1, (i + 1) * 3 * PKT);
-        }
-        assert_eq!(m.threshold(0), 65 * 1500);
-        assert!(m.threshold(1) < 65 * 1500 / 2);
-    }
-
-    /// After 10 idle slots the estimate is scaled by 0.75^10 ≈ 0.056
-    /// (shared/schemes/mq-ecn.md, prediction 2); a lone queue gets K
-    /// (prediction 3: its samples equal its own quantum time).
-    #[test]
-    fn idle_decay_and_lone_queue() {
-        let k = 65 * 1500;
-        let mut m = MqEcn::new(k, &[1500, 1500], 10_000_000_000, 0, 0.75, PKT);
-        m.t_round = 2.0 * PKT as f64;
-        m.port_idle(0);
-        m.port_busy(10 * PKT + 5);
-        assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(10)).abs() < 1e-9);
-        // The arrival was dropped and the port is still empty: the next one,
-        // half a slot later, finds no new whole slot to charge.
-        m.port_busy(10 * PKT + PKT / 2);
-        assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(10)).abs() < 1e-9);
-        // One more whole slot: one more factor β.
-        m.port_busy(11 * PKT + 5);
-        assert!((m.t_round() / (2.0 * PKT as f64) - 0.75f64.powi(11)).abs() < 1e-9);
-        m.t_round = 0.0;
-        for i in 0..50 {
-            m.turn_end(0, (i + 1) * PKT);
-        }
-        assert_eq!(m.threshold(0), k);
     }
 }
