@@ -16,6 +16,9 @@
 //! shared/schemes/comparators.md): MM-ECN judges at dequeue (or at enqueue
 //! with its tail position), A-ECN and PMSB at enqueue, DemePro at both (it
 //! decides at enqueue and marks a queue head, which leaves at dequeue).
+//!
+//! Each scheme declares itself with a `MarkingDecl` (below, as it names
+//! `Marker`) and joins `MARKINGS` with one line of `hooked_markers!`.
 
 mod hooked;
 mod mq_ecn_generic;

@@ -1,6 +1,8 @@
 //! Schedulers: which backlogged queue sends next. `select` is called only
 //! when the port holds a packet; it commits to the head packet of the queue
 //! it returns (charging deficits, ending turns) before the qdisc pops it.
+//! Each scheduler declares itself with a `SchedulerDecl` (below, as it
+//! names `Scheduler`) and joins `SCHEDULERS` with one line.
 
 mod dwrr;
 mod sp;
