@@ -203,6 +203,12 @@ fn every_allowed_circle_is_still_there() {
 fn the_reader_finds_what_it_should() {
     let rooms = Crate::read(&root().join("crates/ecnlab/src")).rooms();
     let room = |r: &str| &rooms[&r.split('/').map(String::from).collect::<Vec<_>>()];
+    // Every folder with modules of its own, at any depth, and the crate.
+    let names: Vec<String> = rooms.keys().map(|r| r.join("/")).collect();
+    for r in ["", "config", "engine", "host", "host/cc", "switch", "switch/marker", "switch/scheduler", "world"] {
+        assert!(names.contains(&r.to_string()), "{r} is not a room: {names:?}");
+    }
+    assert!(names.contains(&"world/parallel".to_string()) && !names.contains(&"switch/qdisc".to_string()));
     // `scheduler/sp_dwrr.rs` names `super::super::RoundObserver`, which
     // switch/mod.rs re-exports from `rounds.rs`.
     let switch = room("switch");
