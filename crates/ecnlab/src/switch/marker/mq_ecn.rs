@@ -99,6 +99,7 @@ fn build(c: &PortCtx) -> Marker {
 mod tests {
     use super::*;
     use crate::switch::RoundObserver;
+    use crate::units::Time;
 
     struct Obs<'a>(&'a mut MqEcn);
     impl RoundObserver for Obs<'_> {
