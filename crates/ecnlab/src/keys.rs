@@ -7,8 +7,7 @@ use crate::config::param::Param;
 use crate::config::{
     ConfigError, FlowCfg, HostCfg, IncastCfg, PingCfg, PortCfg, RunCfg, TopologyCfg, TransportCfg, WorkloadCfg,
 };
-use crate::host::cc::{Fill, CCS};
-use crate::host::profile::PROFILES;
+use crate::host::cc::Fill;
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
 use crate::switch::pfc::PfcKeys;
@@ -104,8 +103,10 @@ pub fn groups() -> Vec<Group> {
     g.extend(QDISCS.iter().map(|d| scheme("qdisc", &d.about)));
     g.extend(SCHEDULERS.iter().map(|d| scheme("scheduler", &d.about)));
     g.extend(MARKINGS.iter().map(|d| scheme("marking", &d.about)));
-    g.extend(CCS.iter().map(|d| Group { fills: fills(d.defaults), ..scheme("cc", &d.about) }));
-    g.extend(PROFILES.iter().map(|d| Group { fills: fills(d.fills), ..scheme("profile", &d.about) }));
+    g.extend(crate::registry::ccs().iter().map(|d| Group { fills: fills(d.defaults), ..scheme("cc", &d.about) }));
+    g.extend(
+        crate::registry::profiles().iter().map(|d| Group { fills: fills(d.fills), ..scheme("profile", &d.about) }),
+    );
     g.extend(RECIPES.iter().map(|d| Group {
         fills: d.fills.iter().map(|f| (f.key, recipe::value_text(f))).collect(),
         sources: d.fills.iter().map(|f| f.source).collect(),

@@ -41,7 +41,7 @@ pub mod world;
 pub use config::{Config, ConfigError};
 pub use output::{Collect, Sink};
 pub use report::{Column, Report, Table};
-pub use world::{Stop, World};
+pub use world::{RunError, Stop, World};
 
 /// The model version: what a run computes. It changes exactly when some
 /// run's outputs change (a fix, a new default, a refined model), and never
@@ -77,26 +77,6 @@ pub fn version() -> String {
     format!("{} (model {MODEL_VERSION})", env!("CARGO_PKG_VERSION"))
 }
 
-/// Why a run produced no report.
-#[derive(Debug)]
-pub enum RunError {
-    Config(ConfigError),
-    /// The progress callback asked to stop.
-    Interrupted,
-    /// The sink could not take the outputs; its message.
-    Output(String),
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Config(e) => write!(f, "{e}"),
-            RunError::Interrupted => f.write_str("run interrupted"),
-            RunError::Output(e) => write!(f, "writing the outputs failed: {e}"),
-        }
-    }
-}
-
 /// Run one experiment, handing its tables and captures to `sink` as they
 /// are produced, and return its summary. A run the progress callback
 /// stops still writes what it did up to then and returns its summary,
@@ -112,7 +92,7 @@ pub fn run_into(
     let mut summary = if cfg.run.threads > 0 {
         world::parallel::run_into(cfg, progress, sink)?
     } else {
-        run_into_sequential(cfg, progress, sink)?
+        world::run_into(cfg, progress, sink)?
     };
     // Settings that cannot act where they are (`warnings.rs`); the key is
     // left out when there are none, so a run without any writes the
@@ -126,24 +106,6 @@ pub fn run_into(
         summary.insert("warnings".into(), serde_json::json!(warnings));
     }
     Ok(summary)
-}
-
-/// [`run_into`] on the sequential engine (one event queue).
-pub(crate) fn run_into_sequential(
-    cfg: &Config,
-    progress: &mut dyn FnMut(f64, f64) -> bool,
-    sink: &mut dyn Sink,
-) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
-    let mut keep_going = || progress(0.0, 0.0);
-    let Some(mut w) = World::new_until(cfg, sink, &mut keep_going).map_err(RunError::Config)? else {
-        // Stopped while building: nothing ran, so there is nothing to write.
-        return Err(RunError::Interrupted);
-    };
-    huge_pages::advise_large_run();
-    match w.run(progress) {
-        Ok(()) | Err(Stop::Interrupted) => w.finish().map_err(RunError::Output),
-        Err(Stop::Output(e)) => Err(RunError::Output(e)),
-    }
 }
 
 /// Run one experiment to completion, keeping every table in memory.

@@ -2,7 +2,7 @@
 //! beside its schemes — disciplines (`switch::QDISCS`, switch/mod.rs),
 //! schedulers (`switch::scheduler::SCHEDULERS`), marking schemes
 //! (`switch::marker::MARKINGS`), congestion controls (`host::cc::CCS`) and
-//! TCP profiles (`host::profile::PROFILES`). A scheme joins its list with
+//! TCP profiles (`host::PROFILES`). A scheme joins its list with
 //! one line; everything here works from the declarations, so nothing here
 //! changes for a new scheme.
 //!
@@ -15,17 +15,32 @@
 
 use crate::config::param::{Param, Resolved, Table};
 use crate::config::{error, ConfigError, FlowCfg, OneOrList, PortCfg, TransportCfg};
-use crate::host::cc::{CcDecl, Fill, CCS};
-use crate::host::profile::{ProfileDecl, PROFILES};
+use crate::host::cc::{CcDecl, Fill};
+use crate::host::profile::ProfileDecl;
+
 use crate::switch::classifier::StageClassKeys;
 use crate::switch::marker::MARKINGS;
+use crate::switch::marker::{MarkingDecl, Threshold};
 use crate::switch::pfc::PfcKeys;
+use crate::switch::qdisc::{Parts, QdiscDecl};
+use crate::switch::scheduler::SchedulerDecl;
 use crate::switch::scheduler::SCHEDULERS;
-use crate::switch::scheme::{About, MarkingDecl, PortCtx, QdiscDecl, SchedulerDecl, Threshold, Unused};
+use crate::switch::scheme::{About, PortCtx, Unused};
 use crate::switch::shared_buffer::SharedBufferKeys;
 use crate::switch::{Qdisc, QDISCS};
 use crate::units::Amount;
 use serde_json::{Map, Value};
+
+/// Every `transport.cc`: the TCP congestion controls, then the RDMA
+/// transports.
+pub fn ccs() -> Vec<&'static CcDecl> {
+    crate::host::cc::CCS.iter().chain(crate::rdma::TRANSPORTS).copied().collect()
+}
+
+/// Every `transport.profile`: TCP's, then RDMA's.
+pub fn profiles() -> Vec<&'static ProfileDecl> {
+    crate::host::PROFILES.iter().chain(crate::rdma::PROFILES).copied().collect()
+}
 
 /// The kinds of port scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +135,24 @@ pub fn schemes(port: &PortCfg, sec: &str) -> Result<Schemes, ConfigError> {
 }
 
 impl Schemes {
+    /// What the port's schemes see of it (`rate_bps` 0 while checking).
+    fn ctx<'a>(&self, port: &'a PortCfg, sec: &'a str, env: PortEnv, rate_bps: u64) -> PortCtx<'a> {
+        PortCtx {
+            port,
+            sec,
+            pkt: env.pkt,
+            rate_bps,
+            stages: env.stages,
+            estimate: self.scheduler.estimate,
+            strict: self.scheduler.strict,
+        }
+    }
+
+    /// The composed discipline's parts, for the port's discipline.
+    fn parts(&self) -> Parts<'static> {
+        Parts { scheduler: self.scheduler, marking: self.marking }
+    }
+
     /// The schemes that run on the port: its discipline, and with the
     /// composed one its scheduler and marking scheme.
     pub(crate) fn running(&self) -> Vec<(Kind, &'static About)> {
@@ -240,29 +273,21 @@ pub fn check_port(port: &PortCfg, sec: &str, env: PortEnv) -> Result<(), ConfigE
         }
         return Err(unused(sec, port, &s, k, &value_of(port, k)));
     }
-    let c = PortCtx {
-        port,
-        sec,
-        pkt: env.pkt,
-        rate_bps: 0,
-        stages: env.stages,
-        scheduler: s.scheduler,
-        marking: s.marking,
-    };
-    (s.qdisc.validate)(&c)?;
+    let c = s.ctx(port, sec, env, 0);
+    (s.qdisc.validate)(&c, &s.parts())?;
     port.validate_buffer(sec)?;
     if s.qdisc.composed {
         (s.scheduler.validate)(&c)?;
-        check_threshold(&c)?;
+        check_threshold(&c, s.marking)?;
         (s.marking.validate)(&c)?;
     }
     StageClassKeys::of(port).validate(sec, port.queues, env.stages)
 }
 
 /// The marking scheme's use of `threshold`.
-fn check_threshold(c: &PortCtx) -> Result<(), ConfigError> {
-    let name = c.marking.about.name;
-    match c.marking.threshold {
+fn check_threshold(c: &PortCtx, marking: &MarkingDecl) -> Result<(), ConfigError> {
+    let name = marking.about.name;
+    match marking.threshold {
         Threshold::One | Threshold::Pool => crate::switch::scheme::need_one_threshold(c, name),
         Threshold::PerQueue => match &c.port.threshold {
             None => crate::switch::scheme::need_one_threshold(c, name),
@@ -365,16 +390,7 @@ pub fn override_resolved(over: &Map<String, Value>) -> Value {
 /// Build the discipline of a port of `rate_bps` (a checked config).
 pub fn build_qdisc(port: &PortCfg, env: PortEnv, rate_bps: u64) -> Qdisc {
     let s = schemes(port, "switch").expect("a checked config names known schemes");
-    let c = PortCtx {
-        port,
-        sec: "switch",
-        pkt: env.pkt,
-        rate_bps,
-        stages: env.stages,
-        scheduler: s.scheduler,
-        marking: s.marking,
-    };
-    (s.qdisc.build)(&c)
+    (s.qdisc.build)(&s.ctx(port, "switch", env, rate_bps), &s.parts())
 }
 
 /// Whether a port schedules by the priority a congestion control stamps.
@@ -386,14 +402,14 @@ pub fn needs_priority(port: &PortCfg) -> bool {
 
 /// The congestion control a transport names.
 pub fn cc(t: &TransportCfg) -> Result<&'static CcDecl, ConfigError> {
-    find(CCS, |d| &d.about, &t.cc.0, "transport.cc")
+    find(&ccs(), |d| &d.about, &t.cc.0, "transport.cc")
 }
 
 /// The profile a transport names, if any.
 pub fn profile(t: &TransportCfg) -> Result<Option<&'static ProfileDecl>, ConfigError> {
     match &t.profile {
         None => Ok(None),
-        Some(p) => find(PROFILES, |d| &d.about, &p.0, "transport.profile").map(Some),
+        Some(p) => find(&profiles(), |d| &d.about, &p.0, "transport.profile").map(Some),
     }
 }
 
@@ -437,7 +453,7 @@ pub fn fill_transport(raw: &Map<String, Value>, switch_buffer: Amount, pkt: u64)
 /// that use it.
 fn transport_keys() -> Vec<(&'static Param, Vec<&'static str>)> {
     let mut keys: Vec<(&'static Param, Vec<&'static str>)> = Vec::new();
-    for d in CCS {
+    for d in ccs() {
         for p in d.about.params.iter().flat_map(|t| t.iter()) {
             match keys.iter_mut().find(|(q, _)| q.key == p.key) {
                 Some((_, users)) => users.push(d.about.name),
@@ -447,8 +463,8 @@ fn transport_keys() -> Vec<(&'static Param, Vec<&'static str>)> {
     }
     // A profile's own keys (the Linux stack's mechanisms) work with every
     // congestion control, with or without the profile.
-    let every: Vec<&'static str> = CCS.iter().map(|d| d.about.name).collect();
-    for d in PROFILES {
+    let every: Vec<&'static str> = ccs().iter().map(|d| d.about.name).collect();
+    for d in profiles() {
         for p in d.about.params.iter().flat_map(|t| t.iter()) {
             if !keys.iter().any(|(q, _)| q.key == p.key) {
                 keys.push((p, every.clone()));
@@ -505,7 +521,7 @@ pub fn flow_transport(t: &TransportCfg, f: &FlowCfg) -> TransportCfg {
 pub fn check_flow_transport(t: &TransportCfg, f: &FlowCfg, i: usize) -> Result<(), ConfigError> {
     let net = cc(t)?;
     let ft = flow_transport(t, f);
-    let own = find(CCS, |d| &d.about, &ft.cc.0, &format!("flows[{i}].cc"))?;
+    let own = find(&ccs(), |d| &d.about, &ft.cc.0, &format!("flows[{i}].cc"))?;
     if own.pfabric != net.pfabric {
         return Err(error::bad(
             &format!("flows[{i}].cc"),

@@ -58,7 +58,7 @@ pub fn of(cfg: &Config) -> Vec<String> {
     for site in &sites {
         let Ok(s) = registry::schemes(site.port, site.sec) else { continue };
         for k in keys.iter().filter(|k| k.param.acts != Acts::Anywhere && s.uses(k)) {
-            if k.param.key == "threshold" && s.marking.threshold == crate::switch::scheme::Threshold::Pool {
+            if k.param.key == "threshold" && s.marking.threshold == crate::switch::marker::Threshold::Pool {
                 continue;
             }
             let Some(v) = effective(site.port, k) else { continue };

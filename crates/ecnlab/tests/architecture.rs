@@ -1,13 +1,75 @@
 //! The house rules the code keeps: no source file of the engine, the PyO3
 //! layer or the Python package over 800 lines (inline tests aside), and no
-//! two top-level modules of the engine that use each other, directly or
-//! round a circle (a module's state and the modules that read it are
-//! layered: config below the schemes, the schemes below the registry).
+//! import circle at any level of the engine.
+//!
+//! Every room (a module with modules inside: the crate, `switch`,
+//! `switch/marker`, `world`, ...) is a graph of its members, its files and
+//! its sub-rooms taken whole, and no two members may use each other,
+//! directly or round a circle: declarations sit in leaf files, and
+//! registries import the implementations, not the other way round. A
+//! room's own file (`mod.rs`, `lib.rs`, `x.rs` beside `x/`) is a member
+//! too, but a file's use of its parent's file (`super::World`,
+//! `super::Marker`: the room's shared declarations, which its files are
+//! for) is not counted; a deeper file reaching up into an ancestor's file
+//! is (world/parallel calling lib.rs's run).
+//!
+//! What "uses" means is read off the source (`architecture/paths.rs`), not
+//! the compiler: every path that starts with `crate::`, `super::`,
+//! `self::`, a child module or a module brought in by `use`, followed
+//! through `use` re-exports to the file that defines the item. Comments,
+//! strings and `#[cfg(test)]` items do not count (a test module may reach
+//! anything it tests).
 
+#[path = "architecture/paths.rs"]
+mod paths;
+
+use paths::Crate;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 800;
+
+/// Circles known and left for now, by room: a circle passes only if all
+/// of its members are in one entry, so one that takes in anything else
+/// fails, as does an entry no circle needs any more.
+const ALLOWED: &[(&str, &[&str], &str)] = &[
+    (
+        "host",
+        &[
+            // The Linux loss-recovery mechanisms and the sender reach into each
+            // other's state (`impl TcpSender` in their files, their state in
+            // the sender); untangling them is its own piece of work.
+            "hystart",
+            "linux",
+            "lost_rtx",
+            "pfabric",
+            "rack",
+            "rto_sack",
+            "tcp_tx",
+            "tlp",
+            // Linux's window accounting, which the sender calls and which
+            // reads the sender and the recovery mechanisms' state.
+            "linux_cwnd",
+            // Drawn in by `cc/cubic_linux.rs` calling `hystart::note_delay`
+            // (HyStart's and CUBIC's shared delay rule, kept in hystart.rs),
+            // and `profile` with it (a profile's fills are `cc::Fill`s): both
+            // leave the circle once that rule sits on the cc side.
+            "cc",
+            "profile",
+        ],
+        "issue 56: loss-recovery seam",
+    ),
+    (
+        "world",
+        // The lossless switch's room: its files extend `World` (as every
+        // handler file of world/ does, which the rule lets use world/mod.rs)
+        // but, one level down, they are counted, and world/mod.rs holds the
+        // room's state. Fold the room's files into world/ or give the rule
+        // sub-rooms' handler files: a follow-up of issue 56.
+        &["lossless", "mod.rs"],
+        "issue 56: world/lossless/ extends World one level down",
+    ),
+];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -24,17 +86,17 @@ fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// A file's code without its inline tests (from `#[cfg(test)]` on), and
-/// nothing of a file that is itself a test module (`tests.rs`).
-fn code(p: &Path) -> String {
-    if p.file_name().is_some_and(|n| n == "tests.rs") {
-        return String::new();
-    }
+/// A Python file's lines; a Rust file's without its `#[cfg(test)]` items,
+/// and none of a file that is itself a test module (`tests.rs`).
+fn code_lines(p: &Path) -> usize {
     let s = std::fs::read_to_string(p).expect("readable source");
-    match s.find("#[cfg(test)]") {
-        Some(i) => s[..i].to_string(),
-        None => s,
+    if p.extension().is_some_and(|x| x == "py") {
+        return s.lines().count();
     }
+    if p.file_name().is_some_and(|n| n == "tests.rs") {
+        return 0;
+    }
+    s.lines().count() - paths::without_tests(&paths::blank(&s)).test_lines
 }
 
 #[test]
@@ -45,60 +107,140 @@ fn no_source_file_is_over_800_lines() {
     files(&root().join("python/ecnlab"), "py", &mut all);
     let long: Vec<String> = all
         .iter()
-        .map(|p| (p, code(p).lines().count()))
+        .map(|p| (p, code_lines(p)))
         .filter(|(_, n)| *n > MAX_LINES)
         .map(|(p, n)| format!("{} ({n} lines)", p.strip_prefix(root()).unwrap_or(p).display()))
         .collect();
     assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}; split them by concern");
 }
 
+/// The strongly connected parts of `g` with more than one member (Tarjan).
+fn circles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    struct St<'a> {
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        out: Vec<BTreeSet<String>>,
+    }
+    fn visit<'a>(s: &mut St<'a>, v: &'a str) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on.insert(v);
+        for w in s.g.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let lw = s.low[w];
+                let lv = s.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if s.on.contains(w) {
+                let iw = s.index[w];
+                let lv = s.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut part = BTreeSet::new();
+            while let Some(w) = s.stack.pop() {
+                s.on.remove(w);
+                part.insert(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if part.len() > 1 {
+                s.out.push(part);
+            }
+        }
+    }
+    let mut s =
+        St { g, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on: BTreeSet::new(), out: Vec::new() };
+    for v in g.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}
+
 #[test]
-fn no_top_level_modules_use_each_other_in_a_circle() {
-    let src = root().join("crates/ecnlab/src");
-    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for e in std::fs::read_dir(&src).expect("src").flatten() {
-        let p = e.path();
-        let name = p.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-        if name == "lib" || name == "bin" {
-            continue;
-        }
-        let mut fs = Vec::new();
-        if p.is_dir() {
-            files(&p, "rs", &mut fs);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            fs.push(p.clone());
-        } else {
-            continue;
-        }
-        let mut deps = BTreeSet::new();
-        for f in fs {
-            let c = code(&f);
-            for (i, _) in c.match_indices("crate::") {
-                let dep: String =
-                    c[i + 7..].chars().take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_').collect();
-                if dep != name && !dep.is_empty() {
-                    deps.insert(dep);
-                }
+fn no_room_has_an_import_circle() {
+    let krate = Crate::read(&root().join("crates/ecnlab/src"));
+    let mut found = Vec::new();
+    for (room, graph) in krate.rooms() {
+        let name = if room.is_empty() { "crate".to_string() } else { room.join("/") };
+        for part in circles(&graph.edges) {
+            let allowed =
+                ALLOWED.iter().any(|(r, members, _)| *r == name && part.iter().all(|m| members.contains(&m.as_str())));
+            if allowed {
+                continue;
             }
-        }
-        uses.insert(name, deps);
-    }
-    // Every circle shows up as a module that reaches itself.
-    let mut circles = Vec::new();
-    for start in uses.keys() {
-        let mut seen = BTreeSet::new();
-        let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
-        while let Some((m, path)) = stack.pop() {
-            for d in uses.get(&m).into_iter().flatten() {
-                if d == start {
-                    circles.push(path.join(" -> ") + " -> " + start);
-                } else if uses.contains_key(d) && seen.insert(d.clone()) {
-                    let mut p = path.clone();
-                    p.push(d.clone());
-                    stack.push((d.clone(), p));
-                }
-            }
+            let evidence: Vec<String> = graph
+                .why
+                .iter()
+                .filter(|((a, b), _)| part.contains(a) && part.contains(b))
+                .map(|((a, b), at)| format!("{a} -> {b} ({at})"))
+                .collect();
+            found.push(format!("in {name}: {part:?}, by {evidence:?}"));
         }
     }
-    assert!(circles.is_empty(), "modules that use each other: {circles:?}");
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+/// Each allowed circle is still there: an entry outlives its reason only
+/// until the work it waits for is done.
+#[test]
+fn every_allowed_circle_is_still_there() {
+    let rooms = Crate::read(&root().join("crates/ecnlab/src")).rooms();
+    for (room, members, why) in ALLOWED {
+        let path: Vec<String> = room.split('/').map(String::from).collect();
+        let graph = &rooms[&path];
+        for m in *members {
+            assert!(graph.edges.contains_key(*m), "{room} has no member {m} ({why})");
+        }
+        let needed = circles(&graph.edges).iter().any(|c| c.iter().all(|m| members.contains(&m.as_str())));
+        assert!(needed, "no circle in {room} needs the entry for {why} any more: drop it");
+    }
+}
+
+/// The reader sees what the rules rest on: a re-export is followed to the
+/// file that defines the item, a use of the parent's file is not counted
+/// and a use of a child's is, a known circle shows up, and a test module
+/// and a comment count for nothing.
+#[test]
+fn the_reader_finds_what_it_should() {
+    let rooms = Crate::read(&root().join("crates/ecnlab/src")).rooms();
+    let room = |r: &str| &rooms[&r.split('/').map(String::from).collect::<Vec<_>>()];
+    // Every folder with modules of its own, at any depth, and the crate.
+    let names: Vec<String> = rooms.keys().map(|r| r.join("/")).collect();
+    for r in ["", "config", "engine", "host", "host/cc", "switch", "switch/marker", "switch/scheduler", "world"] {
+        assert!(names.contains(&r.to_string()), "{r} is not a room: {names:?}");
+    }
+    assert!(names.contains(&"world/parallel".to_string()) && !names.contains(&"switch/qdisc".to_string()));
+    // `scheduler/sp_dwrr.rs` names `super::super::RoundObserver`, which
+    // switch/mod.rs re-exports from `rounds.rs`.
+    let switch = room("switch");
+    assert!(switch.edges["scheduler"].contains("rounds"), "{:?}", switch.edges["scheduler"]);
+    assert!(!switch.edges["scheduler"].contains("mod.rs"));
+    // world/apps.rs extends `super::World`; world/mod.rs holds `Apps`.
+    let world = room("world");
+    assert!(!world.edges["apps"].contains("mod.rs") && world.edges["mod.rs"].contains("apps"));
+    assert!(circles(&room("host").edges).iter().any(|c| c.contains("rack") && c.contains("tcp_tx")));
+    let mut g = BTreeMap::new();
+    g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
+    g.insert("b".to_string(), BTreeSet::from(["c".to_string()]));
+    g.insert("c".to_string(), BTreeSet::from(["a".to_string()]));
+    g.insert("d".to_string(), BTreeSet::from(["a".to_string()]));
+    assert_eq!(circles(&g), vec![BTreeSet::from(["a".into(), "b".into(), "c".into()])]);
+    let s = paths::without_tests(&paths::blank(
+        "use a::b; // crate::x::y\n#[cfg(test)]\nmod t;\n#[cfg(test)]\nmod u { fn f() {} }\nfn g() { \"crate::z\"; }\n",
+    ));
+    assert_eq!(s.test_mods, vec!["t".to_string()]);
+    assert_eq!(s.test_lines, 4);
+    let code = s.code;
+    assert!(!code.contains("crate::") && !code.contains("mod u") && code.contains("fn g"), "{code}");
 }

@@ -578,15 +578,13 @@ fn a_misspelled_name_gets_did_you_mean_in_every_closed_set() {
         "transport.profile: unknown variant `windows`, expected `pfabric` or `linux`"
     );
     // Every registered name of every kind, one letter short, is found.
-    use crate::host::cc::CCS;
-    use crate::host::profile::PROFILES;
     use crate::switch::{marker::MARKINGS, recipe::RECIPES, scheduler::SCHEDULERS, QDISCS};
     let kinds: [(&str, Vec<&str>); 6] = [
         ("switch.marking", MARKINGS.iter().map(|d| d.about.name).collect()),
         ("switch.scheduler", SCHEDULERS.iter().map(|d| d.about.name).collect()),
         ("switch.qdisc", QDISCS.iter().map(|d| d.about.name).collect()),
-        ("transport.cc", CCS.iter().map(|d| d.about.name).collect()),
-        ("transport.profile", PROFILES.iter().map(|d| d.about.name).collect()),
+        ("transport.cc", crate::registry::ccs().iter().map(|d| d.about.name).collect()),
+        ("transport.profile", crate::registry::profiles().iter().map(|d| d.about.name).collect()),
         ("switch.recipe", RECIPES.iter().map(|d| d.about.name).collect()),
     ];
     for (key, names) in kinds {

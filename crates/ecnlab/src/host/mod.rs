@@ -36,3 +36,9 @@ pub mod stage;
 pub mod tcp_rx;
 pub mod tcp_tx;
 pub mod tlp;
+
+use profile::ProfileDecl;
+
+/// Every TCP profile (`transport.profile`, `profile.rs`): the registry's
+/// list, one line each, the profile declared beside the code it tunes.
+pub const PROFILES: &[&ProfileDecl] = &[&pfabric::PROFILE, &linux::PROFILE];

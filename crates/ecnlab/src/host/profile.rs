@@ -3,7 +3,8 @@
 //! leaves out: a key given explicitly always wins, then the profile, then
 //! the congestion control's own defaults (`CcDecl::defaults`), then the
 //! ordinary ones. The resolved config shows every value applied next to
-//! the profile's name.
+//! the profile's name. Each profile is declared beside the code it tunes
+//! and joins `host::PROFILES` (host/mod.rs) with one line.
 
 use super::cc::Fill;
 
@@ -13,13 +14,4 @@ pub struct ProfileDecl {
     pub about: crate::switch::scheme::About,
     /// `[transport]` keys and the values it fills in.
     pub fills: &'static [(&'static str, Fill)],
-}
-
-/// Every profile: the registry's list, one line each.
-pub const PROFILES: &[&ProfileDecl] =
-    &[&super::pfabric::PROFILE, &super::linux::PROFILE, &crate::rdma::dcqcn::PAPER, &crate::rdma::dcqcn::NIC];
-
-/// The profile named `name`.
-pub fn decl(name: &str) -> Option<&'static ProfileDecl> {
-    PROFILES.iter().copied().find(|d| d.about.name == name)
 }

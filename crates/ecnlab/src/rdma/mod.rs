@@ -9,13 +9,23 @@
 //! - the run's side (pacing, the NIC, CNPs) is `world/rdma.rs`.
 //!
 //! `transport.cc` names an RDMA transport as it names a TCP congestion
-//! control; the registry (`host::cc::CCS`) lists both, an RDMA one with
-//! `CcDecl::rdma` set, and a run with one carries every flow on queue
-//! pairs. Lossless classes come from PFC (`switch.pfc`, docs/pfc.md).
+//! control; the registry (`registry.rs`) joins `TRANSPORTS` to
+//! `host::cc::CCS` (an RDMA one has `CcDecl::rdma` set), and a run with
+//! one carries every flow on queue pairs. Lossless classes come from PFC (`switch.pfc`, docs/pfc.md).
 //! HPCC and TIMELY are not here yet (docs/rdma.md).
 
 pub mod dcqcn;
 pub mod qp;
+
+/// Every RDMA transport (`transport.cc`) and its profiles: the registry's
+/// lists (`registry.rs` joins them to the TCP ones), one line each.
+pub const TRANSPORTS: &[&crate::host::cc::CcDecl] = &[&dcqcn::DECL];
+pub const PROFILES: &[&crate::host::profile::ProfileDecl] = &[&dcqcn::PAPER, &dcqcn::NIC];
+
+/// The RDMA transport named `name`, if it is one.
+pub fn transport(name: &str) -> Option<&'static crate::host::cc::CcDecl> {
+    TRANSPORTS.iter().copied().find(|d| d.about.name == name)
+}
 
 use crate::config::param::section;
 use crate::config::values::by_name;
@@ -75,7 +85,7 @@ impl RdmaKeys {
 /// The checks of an experiment whose transport is an RDMA one: what runs
 /// only on TCP is refused with one line naming it.
 pub fn validate_network(cfg: &crate::config::Config) -> Result<(), ConfigError> {
-    let Some(cc) = crate::host::cc::decl(cfg.transport.cc.as_str()).filter(|d| d.rdma) else {
+    let Some(cc) = transport(cfg.transport.cc.as_str()) else {
         return Ok(());
     };
     let name = cc.about.name;
@@ -92,8 +102,8 @@ pub fn validate_network(cfg: &crate::config::Config) -> Result<(), ConfigError> 
         if f.rate.is_some() {
             return refuse(&format!("flows[{i}].rate"), "a rate", "rate-limited applications write into TCP");
         }
-        if f.cc.as_ref().is_some_and(|c| c.as_str() != name) {
-            return refuse(&format!("flows[{i}].cc"), "another transport", "one transport carries every flow");
+        if f.cc.is_some() {
+            return refuse(&format!("flows[{i}].cc"), "a transport", "one transport carries every flow");
         }
     }
     if let Some(w) = &cfg.workload {

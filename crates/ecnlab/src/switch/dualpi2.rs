@@ -33,11 +33,10 @@
 //! reaches; the buffer limit bounds the queues there.
 
 use super::buffer::Buffer;
-use super::qdisc::DropReason;
-use super::recipe::RecipeValue::{Derived, Json};
-use super::recipe::{rtt_ratio, rtt_scaled, RecipeDecl, RecipeFill};
-use super::scheme::{About, QdiscDecl};
-use super::whole::{Held, Tally, WholeDiscipline};
+use super::scheme::RecipeValue::{Derived, Json};
+use super::scheme::{rtt_ratio, rtt_scaled, About, RecipeDecl, RecipeFill};
+use super::qdisc::QdiscDecl;
+use super::whole::{DropReason, Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::config::param::section;
 use crate::config::{bad, Dur};
@@ -83,7 +82,7 @@ pub const DECL: QdiscDecl = QdiscDecl {
     },
     composed: false,
     needs_priority: false,
-    validate: |c| {
+    validate: |c, _| {
         let p = c.read(DualPi2Params::read)?;
         for (key, d) in [("dualpi2_target", p.dualpi2_target), ("dualpi2_tupdate", p.dualpi2_tupdate)] {
             if d.0 == 0 {
@@ -102,7 +101,7 @@ pub const DECL: QdiscDecl = QdiscDecl {
         }
         Ok(())
     },
-    build: |c| {
+    build: |c, _| {
         let p = c.params(DualPi2Params::read);
         let cfg = DualPi2Cfg {
             target: p.dualpi2_target.0,

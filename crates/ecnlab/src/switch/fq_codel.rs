@@ -35,10 +35,9 @@ use std::collections::VecDeque;
 
 use super::buffer::Buffer;
 use super::codel::{self, Codel, CodelParams, CodelState, Judged};
-use super::qdisc::DropReason;
-use super::recipe::{RecipeDecl, RecipeFill, RecipeValue::Json};
-use super::scheme::{About, QdiscDecl};
-use super::whole::{Held, Tally, WholeDiscipline};
+use super::scheme::{About, RecipeDecl, RecipeFill, RecipeValue::Json};
+use super::qdisc::QdiscDecl;
+use super::whole::{DropReason, Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::config::param::section;
 use crate::config::{bad, Bytes};
@@ -78,7 +77,7 @@ pub const DECL: QdiscDecl = QdiscDecl {
     },
     composed: false,
     needs_priority: false,
-    validate: |c| {
+    validate: |c, _| {
         let p = c.read(FqParams::read)?;
         if let Some(n) = p.fq_flows {
             if !(1..=65_536).contains(&n) {
@@ -93,7 +92,7 @@ pub const DECL: QdiscDecl = QdiscDecl {
         }
         codel::validate(c)
     },
-    build: |c| {
+    build: |c, _| {
         let p = c.params(FqParams::read);
         let fq = FqCodel::new(
             p.fq_flows.unwrap_or(FQ_FLOWS),

@@ -17,31 +17,18 @@ pub mod pfc;
 pub mod qdisc;
 pub mod queue;
 pub mod recipe;
+pub mod rounds;
 pub mod scheduler;
 pub mod scheme;
 pub mod shared_buffer;
 pub mod whole;
 
 pub use qdisc::{Qdisc, QueueCounters};
+pub use rounds::RoundObserver;
 
 // The registry of whole disciplines: one line per discipline.
 whole::whole_disciplines! {
     FqCodel(fq_codel::FqCodel),
     PFabric(pfabric::PFabric),
     DualPi2(dualpi2::DualPi2),
-}
-
-use crate::units::Time;
-
-/// What a scheduler tells the marker about service (MQ-ECN needs it): a
-/// round-robin scheduler its rounds, WFQ each packet it picks.
-pub trait RoundObserver {
-    /// Queue `q` became backlogged and joined the round at `now`.
-    fn activated(&mut self, q: usize, now: Time);
-    /// Queue `q` finished its turn; its service in this round ends at `end`.
-    fn turn_end(&mut self, q: usize, end: Time);
-    /// WFQ picked queue `q`'s head packet at `now`; `emptied`: it was the
-    /// queue's last. (Round-robin schedulers do not call it.)
-    #[inline]
-    fn served(&mut self, _q: usize, _now: Time, _emptied: bool) {}
 }

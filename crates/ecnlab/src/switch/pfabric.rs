@@ -23,10 +23,9 @@
 //! dozen packets); the buffer is a `Vec` that grows to its peak once.
 
 use super::buffer::Buffer;
-use super::qdisc::DropReason;
-use super::recipe::{RecipeDecl, RecipeFill, RecipeValue::Json};
-use super::scheme::{no_checks, About, QdiscDecl};
-use super::whole::{Tally, WholeDiscipline};
+use super::scheme::{no_checks, About, RecipeDecl, RecipeFill, RecipeValue::Json};
+use super::qdisc::QdiscDecl;
+use super::whole::{DropReason, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::packet::{Arena, Packet};
 use crate::units::Time;
@@ -40,8 +39,8 @@ pub const DECL: QdiscDecl = QdiscDecl {
     ),
     composed: false,
     needs_priority: true,
-    validate: no_checks,
-    build: |c| Qdisc::whole(Whole::PFabric(PFabric::new(Buffer::new(c.port.buffer.0, c.pkt))), c.rate_bps),
+    validate: |c, _| no_checks(c),
+    build: |c, _| Qdisc::whole(Whole::PFabric(PFabric::new(Buffer::new(c.port.buffer.0, c.pkt))), c.rate_bps),
 };
 
 /// pFabric's whole design (`switch.recipe = "pfabric"`): its port on

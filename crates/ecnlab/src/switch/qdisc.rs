@@ -13,16 +13,39 @@
 use std::collections::VecDeque;
 
 use super::buffer::Buffer;
-use super::marker::{Events, Marker, Occupancy, Seen, Sides, Verdict};
+use super::marker::{Events, Marker, MarkingDecl, Occupancy, Seen, Sides, Verdict};
 use super::queue::Queue;
-use super::scheduler::{Scheduler, Sp};
-use super::scheme::{About, QdiscDecl};
-use super::whole::Tally;
+use super::scheduler::{Scheduler, SchedulerDecl, Sp};
+use super::scheme::{About, PortCtx};
+use super::whole::{DropReason, Tally};
 use super::Whole;
-use crate::config::bad;
+use crate::config::{bad, ConfigError};
 use crate::packet::{Arena, Ecn};
 use crate::rng::Rng;
 use crate::units::{LineRate, Time};
+
+/// A queue discipline: the composed one, or a whole design of its own.
+pub struct QdiscDecl {
+    pub about: About,
+    /// The composed discipline's own keys (scheduler, marking, ...), which
+    /// a whole discipline refuses.
+    pub composed: bool,
+    /// It schedules by the remaining-size priority that a congestion
+    /// control stamps on every packet (pFabric's); the registry refuses it
+    /// with one that stamps none.
+    pub needs_priority: bool,
+    /// Its checks, and the discipline for a port: a whole one's own, the
+    /// composed one's from the scheduler and marking scheme in `Parts`.
+    pub validate: fn(&PortCtx, &Parts) -> Result<(), ConfigError>,
+    pub build: fn(&PortCtx, &Parts) -> Qdisc,
+}
+
+/// The composed discipline's parts, as the port names them: what the
+/// composed one checks and builds from (a whole discipline ignores them).
+pub struct Parts<'a> {
+    pub scheduler: &'a SchedulerDecl,
+    pub marking: &'a MarkingDecl,
+}
 
 /// The composed discipline: `queues` queues, a scheduler, a marking scheme
 /// and a buffer shared by the queues.
@@ -35,36 +58,41 @@ pub const COMPOSED: QdiscDecl = QdiscDecl {
     ),
     composed: true,
     needs_priority: false,
-    validate: |c| {
+    validate: |c, parts| {
         c.port.validate_composed(c.sec)?;
         if c.port.dequeue_marking {
             // By name: `NONE` is a const, so each `&NONE` may be its own
             // copy, and pointer equality held only where the optimiser
             // merged them (release builds), not in debug builds.
-            if c.marking.about.name == super::marker::NONE.about.name {
+            if parts.marking.about.name == super::marker::NONE.about.name {
                 return Err(bad(
                     &c.key("dequeue_marking"),
                     true,
                     &format!("needs a marking scheme ({}.marking is \"none\")", c.sec),
                 ));
             }
-            if let Some(sides) = c.marking.own_sides {
+            if let Some(sides) = parts.marking.own_sides {
                 return Err(bad(
                     &c.key("dequeue_marking"),
                     true,
                     &format!(
                         "\"{}\" decides on its own sides ({sides}); leave dequeue_marking off",
-                        c.marking.about.name
+                        parts.marking.about.name
                     ),
                 ));
             }
         }
         Ok(())
     },
-    build: |c| {
+    build: |c, parts| {
         let buffer = Buffer::new(c.port.buffer.0, c.pkt);
-        let mut q =
-            Qdisc::new(c.port.queues as usize, (c.scheduler.build)(c), (c.marking.build)(c), buffer, c.rate_bps);
+        let mut q = Qdisc::new(
+            c.port.queues as usize,
+            (parts.scheduler.build)(c),
+            (parts.marking.build)(c),
+            buffer,
+            c.rate_bps,
+        );
         q.set_dequeue_marking(c.port.dequeue_marking);
         q.drop_not_ect = c.port.drop_not_ect;
         q
@@ -84,15 +112,6 @@ pub struct QueueCounters {
     pub max_bytes: u64,
     pub sent_packets: u64,
     pub sent_bytes: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropReason {
-    /// The shared port buffer was full (tail drop).
-    Overflow,
-    /// The AQM dropped it (RED on a Not-ECT packet, or a marking condition
-    /// with drop_not_ect).
-    Aqm,
 }
 
 /// Packets a queue refused, counted apart from the per-packet counters.

@@ -19,45 +19,14 @@
 //! a derived one that cannot be worked out (no K1 given) is left out, and
 //! the scheme's own check then says what is missing.
 //!
-//! Each scheme declares its recipe in its own file (`pub const RECIPE`)
-//! and joins `RECIPES` below with one line. A config without `recipe` is
+//! Each scheme declares its recipe in its own file (`pub const RECIPE`, of
+//! the types in `scheme.rs`) and joins `RECIPES` below with one line. A config without `recipe` is
 //! read exactly as before.
 
 use crate::config::error::{self, unknown_name};
 use crate::config::{Config, ConfigError, PortCfg};
-use crate::switch::scheme::About;
-use crate::units::Time;
+use crate::switch::scheme::{RecipeDecl, RecipeFill, RecipeValue};
 use serde_json::{Map, Value};
-
-/// One value of a recipe.
-#[derive(Clone, Copy)]
-pub enum RecipeValue {
-    /// A fixed value, as JSON text.
-    Json(&'static str),
-    /// A value worked out from the experiment (its other keys and the
-    /// recipe's fixed values in place), or None where it cannot be.
-    Derived {
-        /// The rule in words, for `ecnlab keys` and the reference.
-        rule: &'static str,
-        value: fn(&Config) -> Option<Value>,
-    },
-}
-
-/// A key a recipe fills: its place ("switch.quantum", "host.stages"), its
-/// value, and where the value comes from (the paper and section).
-#[derive(Clone, Copy)]
-pub struct RecipeFill {
-    pub key: &'static str,
-    pub value: RecipeValue,
-    pub source: &'static str,
-}
-
-/// A recipe: its name (what `switch.recipe` gives; the scheme's own), a
-/// line of doc, its paper, and the keys it fills, in order.
-pub struct RecipeDecl {
-    pub about: About,
-    pub fills: &'static [RecipeFill],
-}
 
 /// Every recipe: the registry's list, one line each.
 pub const RECIPES: &[&RecipeDecl] = &[
@@ -68,21 +37,6 @@ pub const RECIPES: &[&RecipeDecl] = &[
     &super::marker::pie::RECIPE,
     &super::dualpi2::RECIPE,
 ];
-
-/// The experiment's base RTT as a multiple of `design`, the RTT a scheme's
-/// defaults were made for: the factor by which a recipe scales them to the
-/// network (None without a base RTT).
-pub fn rtt_ratio(c: &Config, design: Time) -> Option<f64> {
-    let d = c.topology.base_rtt();
-    (d > 0).then(|| d as f64 / design as f64)
-}
-
-/// `t` (a default made for an RTT of `design`) scaled to the experiment's
-/// base RTT, to whole nanoseconds (at least one), as a config value.
-pub fn rtt_scaled(c: &Config, t: Time, design: Time) -> Option<Value> {
-    let ns = (t as f64 * rtt_ratio(c, design)? / 1e3).round().max(1.0) as Time;
-    Some(Value::String(crate::units::fmt_duration(ns * 1_000)))
-}
 
 /// The recipe named `name`.
 pub fn decl(name: &str) -> Option<&'static RecipeDecl> {
@@ -207,16 +161,9 @@ pub fn blame(e: ConfigError, applied: &Applied) -> ConfigError {
     }
 }
 
-/// For the refusal of a scheme short of what it needs: "; or set
-/// switch.recipe = ..." when the scheme has a recipe and the port's
-/// network names none.
+/// `RecipeDecl::hint` of the recipe named `scheme`, if there is one.
 pub fn hint(scheme: &str, port: &PortCfg) -> String {
-    match decl(scheme) {
-        Some(r) if port.recipe.is_none() => {
-            format!("; or set switch.recipe = \"{}\" for the paper's set-up ({})", r.about.name, r.about.source)
-        }
-        _ => String::new(),
-    }
+    decl(scheme).map_or_else(String::new, |r| r.hint(port))
 }
 
 #[cfg(test)]

@@ -1,20 +1,22 @@
-//! What a port scheme declares of itself: a discipline (`qdisc`), a
-//! scheduler or a marking scheme. Each scheme's file holds one of these
-//! beside its logic: its name, a line of doc, its paper, its keys (the
-//! `PARAMS` of `section!` structs in its file, or shared ones such as
-//! CoDel's), the checks of its keys, and how it is built. The lists of
-//! each kind (`marker::MARKINGS`, `scheduler::SCHEDULERS`,
-//! `whole::QDISCS`) are the registry: one line there makes a scheme known
-//! to the config, `ecnlab keys`, the reference and the testbed.
+//! What every port scheme declares of itself, whatever its kind (a
+//! discipline, a scheduler or a marking scheme): its name, a line of doc,
+//! its paper, its keys (the `PARAMS` of `section!` structs in its file, or
+//! shared ones such as CoDel's), and what its checks and its build see of
+//! the port (`PortCtx`); and a scheme's recipe, its paper's set-up. Each
+//! kind's own declaration sits beside its list, since it says what the
+//! scheme builds: `MarkingDecl` and `MARKINGS` in `marker/mod.rs`,
+//! `SchedulerDecl` and `SCHEDULERS` in `scheduler/mod.rs`, `QdiscDecl` in
+//! `qdisc.rs` and `QDISCS` in `mod.rs`. One line in a list makes a scheme
+//! known to the config, `ecnlab keys`, the reference and the testbed.
+//! This file names none of them: every scheme uses it.
 //!
 //! Declarations act when a config is read and a network built; the
 //! per-packet path sees only what `build` made (enums, static dispatch).
 
-use super::marker::Marker;
-use super::scheduler::Scheduler;
-use super::Qdisc;
 use crate::config::param::{Param, Table};
-use crate::config::{bad, missing, ConfigError, OneOrList, PortCfg};
+use crate::config::{bad, missing, Config, ConfigError, OneOrList, PortCfg};
+use crate::units::Time;
+use serde_json::Value;
 
 /// What every scheme declares.
 #[derive(Clone, Copy)]
@@ -63,10 +65,12 @@ pub struct PortCtx<'a> {
     pub rate_bps: u64,
     /// ML-ECN's stage thresholds the hosts tag with (host.stages).
     pub stages: usize,
-    /// The port's scheduler and marking scheme (composed ports; a whole
-    /// discipline's port has the defaults here).
-    pub scheduler: &'a SchedulerDecl,
-    pub marking: &'a MarkingDecl,
+    /// The port's scheduler as a marking scheme sees it (MQ-ECN): how it
+    /// lets a queue's share be estimated, and the queues it serves before
+    /// its round-robin group (a whole discipline's port has the default
+    /// scheduler's here).
+    pub estimate: Estimate,
+    pub strict: fn(&PortCtx) -> usize,
 }
 
 impl PortCtx<'_> {
@@ -92,39 +96,6 @@ impl PortCtx<'_> {
     }
 }
 
-/// How a marking scheme takes `threshold`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Threshold {
-    /// One K, required.
-    One,
-    /// One K, required, against the switch's shared pool (all its ports)
-    /// rather than anything one port's buffer bounds: a K above a port's
-    /// buffer still acts.
-    Pool,
-    /// One K for all queues or one per queue, required.
-    PerQueue,
-    /// Not used; the text says what the scheme takes instead.
-    Unused(&'static str),
-    /// The scheme's `validate` decides (MQ-ECN: K, or RED's keys instead).
-    Own,
-    /// Not used, and not refused either (no marking: experiment files have
-    /// long kept a threshold for the cases of a sweep that mark).
-    Ignored,
-}
-
-/// A marking scheme of the composed discipline.
-pub struct MarkingDecl {
-    pub about: About,
-    pub threshold: Threshold,
-    /// Where it judges, when that is its own (hooks on one side or both)
-    /// rather than where `dequeue_marking` says; such a scheme refuses
-    /// `dequeue_marking`.
-    pub own_sides: Option<&'static str>,
-    /// Checks of its keys (beyond their types and the threshold rule).
-    pub validate: fn(&PortCtx) -> Result<(), ConfigError>,
-    pub build: fn(&PortCtx) -> Marker,
-}
-
 /// How a scheduler lets MQ-ECN estimate a queue's share of the link.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Estimate {
@@ -134,33 +105,6 @@ pub enum Estimate {
     Rounds,
     /// By the weights of the backlogged queues (WFQ).
     Weights,
-}
-
-/// A scheduler of the composed discipline.
-pub struct SchedulerDecl {
-    pub about: About,
-    pub estimate: Estimate,
-    /// Queues served before the round-robin group (sp-dwrr's), which
-    /// MQ-ECN leaves out of its rounds.
-    pub strict: fn(&PortCtx) -> usize,
-    pub validate: fn(&PortCtx) -> Result<(), ConfigError>,
-    pub build: fn(&PortCtx) -> Scheduler,
-}
-
-/// A queue discipline: the composed one, or a whole design of its own.
-pub struct QdiscDecl {
-    pub about: About,
-    /// The composed discipline's own keys (scheduler, marking, ...), which
-    /// a whole discipline refuses.
-    pub composed: bool,
-    /// It schedules by the remaining-size priority that a congestion
-    /// control stamps on every packet (pFabric's); the registry refuses it
-    /// with one that stamps none.
-    pub needs_priority: bool,
-    pub validate: fn(&PortCtx) -> Result<(), ConfigError>,
-    /// The discipline for a port (a whole one; the composed one is built
-    /// from its parts by the registry).
-    pub build: fn(&PortCtx) -> Qdisc,
 }
 
 /// The threshold rule of a scheme that takes one K: given, and not a list.
@@ -182,4 +126,65 @@ pub fn need_one_threshold(c: &PortCtx, name: &str) -> Result<(), ConfigError> {
 /// No checks beyond the keys' types.
 pub fn no_checks(_: &PortCtx) -> Result<(), ConfigError> {
     Ok(())
+}
+
+// ---------- recipes: a scheme's paper set-up (`recipe.rs` applies them) ----------
+
+/// One value of a recipe.
+#[derive(Clone, Copy)]
+pub enum RecipeValue {
+    /// A fixed value, as JSON text.
+    Json(&'static str),
+    /// A value worked out from the experiment (its other keys and the
+    /// recipe's fixed values in place), or None where it cannot be.
+    Derived {
+        /// The rule in words, for `ecnlab keys` and the reference.
+        rule: &'static str,
+        value: fn(&Config) -> Option<Value>,
+    },
+}
+
+/// A key a recipe fills: its place ("switch.quantum", "host.stages"), its
+/// value, and where the value comes from (the paper and section).
+#[derive(Clone, Copy)]
+pub struct RecipeFill {
+    pub key: &'static str,
+    pub value: RecipeValue,
+    pub source: &'static str,
+}
+
+/// A recipe: its name (what `switch.recipe` gives; the scheme's own), a
+/// line of doc, its paper, and the keys it fills, in order.
+pub struct RecipeDecl {
+    pub about: About,
+    pub fills: &'static [RecipeFill],
+}
+
+impl RecipeDecl {
+    /// For the refusal of a scheme short of what it needs: "; or set
+    /// switch.recipe = ..." when the port's network names no recipe.
+    pub fn hint(&self, port: &PortCfg) -> String {
+        match port.recipe {
+            None => format!(
+                "; or set switch.recipe = \"{}\" for the paper's set-up ({})",
+                self.about.name, self.about.source
+            ),
+            Some(_) => String::new(),
+        }
+    }
+}
+
+/// The experiment's base RTT as a multiple of `design`, the RTT a scheme's
+/// defaults were made for: the factor by which a recipe scales them to the
+/// network (None without a base RTT).
+pub fn rtt_ratio(c: &Config, design: Time) -> Option<f64> {
+    let d = c.topology.base_rtt();
+    (d > 0).then(|| d as f64 / design as f64)
+}
+
+/// `t` (a default made for an RTT of `design`) scaled to the experiment's
+/// base RTT, to whole nanoseconds (at least one), as a config value.
+pub fn rtt_scaled(c: &Config, t: Time, design: Time) -> Option<Value> {
+    let ns = (t as f64 * rtt_ratio(c, design)? / 1e3).round().max(1.0) as Time;
+    Some(Value::String(crate::units::fmt_duration(ns * 1_000)))
 }

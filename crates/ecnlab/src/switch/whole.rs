@@ -7,9 +7,18 @@
 //! one enum over them, generated from the list in `switch/mod.rs`
 //! (`whole_disciplines!`): static dispatch.
 
-use super::qdisc::DropReason;
 use crate::packet::{Arena, Packet};
 use crate::units::Time;
+
+/// Why a discipline, whole or composed, refused a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The shared port buffer was full (tail drop).
+    Overflow,
+    /// The AQM dropped it (RED on a Not-ECT packet, or a marking condition
+    /// with drop_not_ect).
+    Aqm,
+}
 
 /// A packet a whole discipline holds: its arena id, size and enqueue time
 /// (for sojourn times).
@@ -76,7 +85,7 @@ macro_rules! whole_disciplines {
         $(pub mod $module;)*
 
         /// Every discipline, the composed one first: the registry's list.
-        pub const QDISCS: &[&scheme::QdiscDecl] = &[&qdisc::COMPOSED, $(&$module::DECL),*];
+        pub const QDISCS: &[&qdisc::QdiscDecl] = &[&qdisc::COMPOSED, $(&$module::DECL),*];
 
         pub enum Whole {
             $($variant($module::$ty)),*
@@ -91,7 +100,7 @@ macro_rules! whole_disciplines {
                 p: &crate::packet::Packet,
                 drops: &mut Vec<u32>,
                 tally: &mut whole::Tally,
-            ) -> Result<(), qdisc::DropReason> {
+            ) -> Result<(), whole::DropReason> {
                 match self { $(Whole::$variant(w) => whole::WholeDiscipline::enqueue(w, now, id, p, drops, tally)),* }
             }
 

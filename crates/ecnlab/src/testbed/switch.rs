@@ -255,8 +255,8 @@ impl Switch {
             Ok(()) => self.slab.put(id, bytes),
             Err(reason) => {
                 match reason {
-                    crate::switch::qdisc::DropReason::Overflow => self.dropped_overflow += 1,
-                    crate::switch::qdisc::DropReason::Aqm => self.dropped_aqm += 1,
+                    crate::switch::whole::DropReason::Overflow => self.dropped_overflow += 1,
+                    crate::switch::whole::DropReason::Aqm => self.dropped_aqm += 1,
                 }
                 self.arena.free(id);
             }

@@ -50,14 +50,12 @@ pub struct Fabric {
     /// Per port: the part at its link's far end, or `partition::LOCAL`
     /// (empty unless partitioned).
     pub(super) cross: Vec<u16>,
-    pub(super) outbox: Vec<super::parallel::Crossing>,
+    pub(super) outbox: Vec<super::partition::Crossing>,
     /// What this part's applications tell other parts (`signals.rs`).
-    pub(super) signals: Vec<super::parallel::Signal>,
+    pub(super) signals: Vec<super::partition::Signal>,
     /// Per node: its part (empty unless partitioned); this part's number.
     pub(super) part_of: Vec<u16>,
     pub(super) me: u16,
-    /// Shared buffers and PFC (`lossless.rs`), where the run has them.
-    pub(super) lossless: Option<Box<super::lossless::Lossless>>,
 }
 
 /// Each host's `host.jitter` in time: a duration as given, or full
@@ -109,7 +107,6 @@ impl Fabric {
             signals: Vec::new(),
             part_of: Vec::new(),
             me: 0,
-            lossless: None,
         }
     }
 }
@@ -205,7 +202,7 @@ impl World<'_> {
     /// `start_tx_at` for a port off the static path (`Qdisc::is_plain`).
     #[inline(never)]
     fn start_tx_hooked(&mut self, port: u32, now: Time) {
-        if self.fabric.lossless.is_some() {
+        if self.lossless.is_some() {
             return self.start_tx_lossless(port, now);
         }
         if self.fabric.net.ports[port as usize].qdisc.drops_at_dequeue() {
@@ -352,7 +349,7 @@ impl World<'_> {
     #[inline(never)]
     fn enqueue_hooked(&mut self, port: u32, id: u32, from: u32) {
         // Every port of a lossless run is here (none is plain, or lazy).
-        if self.fabric.lossless.is_some() {
+        if self.lossless.is_some() {
             return self.enqueue_lossless(port, id, from);
         }
         self.enqueue_in::<false>(port, id, from)

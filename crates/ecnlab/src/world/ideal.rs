@@ -26,6 +26,7 @@ impl World<'_> {
             // A queue pair alone sends at its line rate from the start: TCP
             // with a window no path fills replays it.
             transports[0].init_cwnd = 1 << 30;
+            transports[0].cc = crate::config::Name::new("reno");
         }
         let mut own = Vec::new();
         for f in &cfg.flows {

@@ -12,6 +12,7 @@
 //!   incast rounds, pings, workload arrivals;
 //! - `recorder`: sampling, traces and captures, counters, the output tables
 //!   and the summary (`ideal`: each flow's ideal FCT, for its table).
+//! - `lossless`: shared buffers and PFC, in the runs that have them.
 //!
 //! A handler that crosses concerns (most do: a packet leaves a host, crosses
 //! ports and wakes a sender) stays a `World` method, in the file of the
@@ -53,6 +54,46 @@ pub enum Stop {
     Output(String),
 }
 
+/// Why a run produced no report.
+#[derive(Debug)]
+pub enum RunError {
+    Config(ConfigError),
+    /// The progress callback asked to stop.
+    Interrupted,
+    /// The sink could not take the outputs; its message.
+    Output(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Config(e) => write!(f, "{e}"),
+            RunError::Interrupted => f.write_str("run interrupted"),
+            RunError::Output(e) => write!(f, "writing the outputs failed: {e}"),
+        }
+    }
+}
+
+/// `crate::run_into` on the sequential engine (one event queue); the
+/// partitioned one is `parallel::run_into`, which falls back on this one
+/// where there is nothing to cut.
+pub(crate) fn run_into(
+    cfg: &Config,
+    progress: &mut dyn FnMut(f64, f64) -> bool,
+    sink: &mut dyn Sink,
+) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
+    let mut keep_going = || progress(0.0, 0.0);
+    let Some(mut w) = World::new_until(cfg, sink, &mut keep_going).map_err(RunError::Config)? else {
+        // Stopped while building: nothing ran, so there is nothing to write.
+        return Err(RunError::Interrupted);
+    };
+    crate::huge_pages::advise_large_run();
+    match w.run(progress) {
+        Ok(()) | Err(Stop::Interrupted) => w.finish().map_err(RunError::Output),
+        Err(Stop::Output(e)) => Err(RunError::Output(e)),
+    }
+}
+
 /// One built experiment: the event queue and the packet arena, which every
 /// handler uses, and each part's own state (see the module's doc).
 pub struct World<'a> {
@@ -67,6 +108,8 @@ pub struct World<'a> {
     pub apps: Apps,
     /// What the run records, and where it goes.
     pub rec: Recorder<'a>,
+    /// Shared buffers and PFC (`lossless/`), where the run has them.
+    lossless: Option<Box<lossless::Lossless>>,
     /// RoCEv2 queue pairs (`rdma.rs`), in a run with an RDMA transport.
     rdma: Option<Box<rdma::Rdma>>,
     end: Time,
@@ -101,9 +144,8 @@ impl<'a> World<'a> {
         let apps = Apps::new(cfg, &net, echo, classes.as_ref())?;
         let rec = Recorder::new(cfg, &mut net, &apps.flows, sink)?;
         let hosts = Hosts::new(cfg, echo, classes, apps.flows.len(), net.hosts);
-        let lossless = lossless::Lossless::new(cfg, &mut net)?;
-        let mut fabric = Fabric::new(cfg, net);
-        fabric.lossless = lossless.map(Box::new);
+        let lossless = lossless::Lossless::new(cfg, &mut net)?.map(Box::new);
+        let fabric = Fabric::new(cfg, net);
         Ok(Some(World {
             cfg,
             q: EventQueue::new(),
@@ -113,6 +155,7 @@ impl<'a> World<'a> {
             hosts,
             apps,
             rec,
+            lossless,
             end: cfg.end(),
             warmup: cfg.run.warmup.0,
         }))
@@ -284,7 +327,7 @@ impl<'a> World<'a> {
                     }
                     NodeKind::Host { .. } => {
                         self.catch_up(port, self.q.now, None);
-                        if self.fabric.lossless.is_some() {
+                        if self.lossless.is_some() {
                             return self.host_lands(port, node, pkt);
                         }
                         self.host_arrive(node, pkt)

@@ -7,8 +7,15 @@
 //! and aggregation switches) and a leaf-spine by groups of leaves (with
 //! their hosts); the cores or spines are dealt round-robin. Other fabrics
 //! (a star, a dumbbell) have nothing to cut and run as one part.
+//!
+//! What crosses between parts is declared here too, as the fabric keeps it
+//! in its outboxes: packets on a link (`Crossing`) and the applications'
+//! messages (`Signal`, see `parallel/signals.rs`).
 
 use crate::config::{Config, ConfigError, TopologyKind};
+use crate::engine::Event;
+use crate::host::sack_blocks::More;
+use crate::packet::Packet;
 use crate::topology::{Network, NodeKind};
 use crate::units::Time;
 
@@ -149,6 +156,44 @@ fn switch_part(cfg: &Config, index: u32, parts: u32, part_of_unit: &dyn Fn(u32) 
         }
         _ => 0,
     }
+}
+
+// ---------- what crosses between parts ----------
+
+/// A packet on a link between two parts, in the sending part's outbox
+/// until the window ends.
+pub struct Crossing {
+    /// The part it lands in.
+    pub to: u16,
+    /// The port that sent it, and when it lands at the far end.
+    pub port: u32,
+    pub lands: Time,
+    pub pkt: Packet,
+    /// Its egress at the switch it lands on, if resolved early.
+    pub hop: u32,
+    /// An ACK's further SACK blocks (`host/sack_blocks.rs`), which live
+    /// beside the sending part's packets, not in them.
+    pub more: More,
+    /// With per-pair connections, its flow's ECMP key (its connection's
+    /// id), which only the sender's part assigns (`host/persistent.rs`).
+    pub key: u32,
+}
+
+/// What crosses to another part.
+#[derive(Clone, Copy, Debug)]
+pub enum Notice {
+    /// One of incast group `group`'s connections opened at its sender.
+    Established { group: u32 },
+    /// An event to run there.
+    Event(Event),
+}
+
+/// A notice in the sending part's outbox until the window ends.
+#[derive(Clone, Copy, Debug)]
+pub struct Signal {
+    pub to: u16,
+    pub at: Time,
+    pub notice: Notice,
 }
 
 #[cfg(test)]

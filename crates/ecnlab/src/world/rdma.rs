@@ -68,10 +68,7 @@ pub struct Rdma {
 impl Rdma {
     /// The queue pairs of `cfg`'s flows, or None for a TCP run.
     pub(super) fn new(cfg: &Config, flows: &[super::Flow]) -> Option<Rdma> {
-        let cc = crate::host::cc::decl(cfg.transport.cc.as_str())?;
-        if !cc.rdma {
-            return None;
-        }
+        crate::rdma::transport(cfg.transport.cc.as_str())?;
         let keys = RdmaKeys::of(&cfg.transport);
         let dk = DcqcnKeys::of(&cfg.transport);
         let qps = flows

@@ -127,7 +127,7 @@ impl World<'_> {
             }
         }
         rows.flush_full(&mut self.rec.out);
-        if self.fabric.lossless.is_some() {
+        if self.lossless.is_some() {
             self.sample_buffers(t);
         }
         let next = now + self.cfg.run.sample_interval.0;
@@ -173,7 +173,7 @@ impl World<'_> {
         self.flows_table();
         self.rec.stats.finish(self.rec.stopped, has_duration, &mut self.rec.out);
         self.ports_table();
-        if self.fabric.lossless.is_some() {
+        if self.lossless.is_some() {
             self.lossless_table();
         }
         for c in &mut self.rec.captures {
@@ -326,12 +326,12 @@ impl World<'_> {
             }
             m.insert("pcap_packets".into(), Value::Object(pc));
         }
-        if self.fabric.lossless.is_some() {
+        if self.lossless.is_some() {
             self.lossless_summary(&mut m);
         }
         self.rdma_summary(&mut m);
         // "deadlock": PFC's deadlock check ended the run (`lossless/deadlock.rs`).
-        if self.fabric.lossless.as_ref().is_some_and(|l| l.deadlock.is_some()) {
+        if self.lossless.as_ref().is_some_and(|l| l.deadlock.is_some()) {
             m.insert("ended_by".into(), json!("deadlock"));
         }
         m

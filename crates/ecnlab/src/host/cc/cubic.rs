@@ -13,7 +13,7 @@
 //! CA_EVENT_TX_START) is not modelled. Its keys appear in the resolved
 //! config of CUBIC runs only, so that older configs resolve as they did.
 
-use super::cubic_linux::LinuxCubic;
+use super::cubic_linux::{LinuxCubic, LinuxCubicParams};
 use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Window, MIN_CWND};
 use crate::config::bad;
 use crate::config::param::section;
@@ -31,12 +31,6 @@ section! {
         /// Fast convergence (§4.7): release bandwidth to newer flows by lowering W_max.
         cubic_fast_convergence: bool = true, source "RFC 9438 §4.7", resolved InUse,
             lenient true;
-        /// CUBIC as Linux's tcp_cubic.c computes it (`cubic_linux.rs`): whole segments, cwnd
-        /// trailing the Reno estimate by up to a round trip (Linux's cnt), W_est's α = 8/beta_scale
-        /// throughout (RFC 9438 §4.3 raises it to 1 past the window before the last cut), the cubic
-        /// target one minimum RTT ahead, β in 1/1024. The `linux` profile turns it on.
-        cubic_linux: bool = false, source "Linux tcp_cubic.c bictcp_update, bictcp_recalc_ssthresh, cubictcp_acked; tcp_cong_avoid_ai",
-            resolved Given, lenient true;
     }
 }
 
@@ -48,7 +42,8 @@ impl CubicParams {
 
 pub const DECL: CcDecl = CcDecl {
     about: crate::switch::scheme::About {
-        params: &[CubicParams::PARAMS],
+        // `cubic_linux` last, in `cubic_linux.rs`, whose arithmetic it picks.
+        params: &[CubicParams::PARAMS, LinuxCubicParams::PARAMS],
         ..crate::switch::scheme::About::new(
             "cubic",
             "CUBIC without ECN: the window follows a cubic function of the time since the last loss, cut to 0.7 on loss",
@@ -61,13 +56,14 @@ pub const DECL: CcDecl = CcDecl {
     rdma: false,
     validate: |t| {
         let p = CubicParams::of(t)?;
+        let linux = LinuxCubicParams::of(t)?.cubic_linux;
         if !(p.cubic_beta > 0.0 && p.cubic_beta < 1.0) {
             return Err(bad("transport.cubic_beta", p.cubic_beta, "must lie in (0, 1)"));
         }
         if !(p.cubic_c > 0.0 && p.cubic_c.is_finite()) {
             return Err(bad("transport.cubic_c", p.cubic_c, "must be a positive number"));
         }
-        if p.cubic_linux && (p.cubic_beta * 1024.0).round() >= 1024.0 {
+        if linux && (p.cubic_beta * 1024.0).round() >= 1024.0 {
             return Err(bad(
                 "transport.cubic_beta",
                 p.cubic_beta,
@@ -78,7 +74,7 @@ pub const DECL: CcDecl = CcDecl {
     },
     build: |t| {
         let p = CubicParams::of(t).expect("checked");
-        super::Cc::Cubic(if p.cubic_linux {
+        super::Cc::Cubic(if LinuxCubicParams::of(t).expect("checked").cubic_linux {
             Cubic::Linux(Box::new(LinuxCubic::new(p.cubic_beta, p.cubic_c, p.cubic_fast_convergence)))
         } else {
             Cubic::Rfc(Rfc::new(&p))

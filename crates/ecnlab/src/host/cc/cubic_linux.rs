@@ -32,13 +32,33 @@
 //! root here: K within 0.2% of the kernel's), the epoch's shift after an
 //! idle period (CA_EVENT_TX_START: these flows never idle).
 
-/// CUBIC runs Linux's arithmetic: cc = "cubic" with `cubic_linux`.
-pub fn active(t: &crate::config::TransportCfg) -> bool {
-    t.cc.as_str() == "cubic" && super::cubic::CubicParams::of(t).is_ok_and(|p| p.cubic_linux)
+use super::{AckInfo, Window};
+use crate::config::param::section;
+use crate::units::Time;
+
+section! {
+    /// The key that picks Linux's arithmetic for CUBIC, one of CUBIC's keys
+    /// (listed after `cubic.rs`'s own).
+    pub struct LinuxCubicParams {
+        /// CUBIC as Linux's tcp_cubic.c computes it (`cubic_linux.rs`): whole segments, cwnd
+        /// trailing the Reno estimate by up to a round trip (Linux's cnt), W_est's α = 8/beta_scale
+        /// throughout (RFC 9438 §4.3 raises it to 1 past the window before the last cut), the cubic
+        /// target one minimum RTT ahead, β in 1/1024. The `linux` profile turns it on.
+        cubic_linux: bool = false, source "Linux tcp_cubic.c bictcp_update, bictcp_recalc_ssthresh, cubictcp_acked; tcp_cong_avoid_ai",
+            resolved Given, lenient true;
+    }
 }
 
-use super::{AckInfo, Window};
-use crate::units::Time;
+impl LinuxCubicParams {
+    pub fn of(t: &crate::config::TransportCfg) -> Result<LinuxCubicParams, crate::config::ConfigError> {
+        t.scheme_keys(LinuxCubicParams::read)
+    }
+}
+
+/// CUBIC runs Linux's arithmetic: cc = "cubic" with `cubic_linux`.
+pub fn active(t: &crate::config::TransportCfg) -> bool {
+    t.cc.as_str() == "cubic" && LinuxCubicParams::of(t).is_ok_and(|p| p.cubic_linux)
+}
 
 /// Linux's HZ, jiffies per second: 250, the testbed kernel's CONFIG_HZ
 /// (/proc/config.gz) and Debian's and Ubuntu's; a 1000-HZ kernel (Fedora,

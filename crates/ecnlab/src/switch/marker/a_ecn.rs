@@ -19,12 +19,12 @@
 //! K_q starts at K_max = the standard K, N = 64, Δ_up = Δ_down = one
 //! packet, K_min = two packets.
 
-use super::{mark_if, HookedMarker, Seen, Sides, Verdict};
+use super::{mark_if, HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::{bad, Amt};
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::About;
 
 section! {
     /// A-ECN's keys (K_max is the port's threshold).

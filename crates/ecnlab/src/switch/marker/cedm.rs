@@ -22,13 +22,12 @@
 //! dequeue hook does not look into the packet: the queue's slope is the same
 //! signal whichever packets sample it.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::{bad, missing, Amt, Config, OneOrList};
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::recipe::{self, RecipeDecl, RecipeFill, RecipeValue, RecipeValue::Json};
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::{About, RecipeDecl, RecipeFill, RecipeValue, RecipeValue::Json};
 use crate::units::{self, Amount, Time};
 
 section! {
@@ -65,7 +64,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
                 &c.key("cedm_k2"),
                 &format!(
                     "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\"{}",
-                    recipe::hint("cedm", c.port)
+                    RECIPE.hint(c.port)
                 ),
             ));
         };

@@ -6,10 +6,10 @@
 //! next packet at once (its dequeue loop), which is the RFC's drop loop
 //! spread over the queue's packets as the scheduler picks them.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::rng::Rng;
 use crate::switch::codel::{self, Codel, CodelParams, CodelState, Judged};
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::About;
 
 pub const DECL: MarkingDecl = MarkingDecl {
     about: About {

@@ -25,12 +25,12 @@
 //! through its dequeue hook. The "Pro" part of DemePro (proactive congestion
 //! control in the TCC paper) is not modelled: its content is unknown to us.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::values::by_name;
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+use crate::switch::scheme::{no_checks, About};
 
 by_name! {
     /// What DemePro's fair share of a queue is a share of (`demepro_share`).

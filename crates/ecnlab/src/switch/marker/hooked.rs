@@ -107,7 +107,7 @@ macro_rules! hooked_markers {
         $(pub mod $module; pub use $module::$ty;)*
 
         /// Every marking scheme, static ones first: the registry's list.
-        pub const MARKINGS: &[&crate::switch::scheme::MarkingDecl] = &[$(&$plain,)* $(&$module::DECL),*];
+        pub const MARKINGS: &[&crate::switch::marker::MarkingDecl] = &[$(&$plain,)* $(&$module::DECL),*];
 
         pub enum Hooked {
             $($(#[$meta])* $variant($ty)),*

@@ -22,14 +22,13 @@
 //!
 //! q counts the arriving packet, as every marker here does.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::bad;
 use crate::config::param::section;
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::switch::classifier::{self, FlowClass, StageClasses};
-use crate::switch::recipe::{self, RecipeDecl, RecipeFill, RecipeValue::Json};
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::{About, RecipeDecl, RecipeFill, RecipeValue::Json};
 
 section! {
     /// ML-ECN's marking keys (its classes are the classifier's: `small_queues`, ...).
@@ -57,7 +56,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
             return Err(crate::config::ConfigError(format!(
                 "{}.marking = \"ml-ecn\": needs the queue classes {0}.small_queues, medium_queues and large_queues (and host.stages){}",
                 c.sec,
-                recipe::hint("ml-ecn", c.port)
+                RECIPE.hint(c.port)
             )));
         }
         if c.read(MlEcnParams::read)?.mlecn_levels == 0 {

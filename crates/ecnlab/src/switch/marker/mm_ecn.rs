@@ -16,13 +16,13 @@
 //! marking with K_high (at dequeue when front). Defaults (ours):
 //! K_high = the standard K, K_low = K/2, P_max = 1.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::values::by_name;
 use crate::config::{bad, Amt};
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::About;
 
 by_name! {
     /// Where MM-ECN judges: the departing packet (front) or the arriving one.

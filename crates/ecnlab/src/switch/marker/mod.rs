@@ -16,15 +16,20 @@
 //! shared/schemes/comparators.md): MM-ECN judges at dequeue (or at enqueue
 //! with its tail position), A-ECN and PMSB at enqueue, DemePro at both (it
 //! decides at enqueue and marks a queue head, which leaves at dequeue).
+//!
+//! Each scheme declares itself with a `MarkingDecl` (below, as it names
+//! `Marker`) and joins `MARKINGS` with one line of `hooked_markers!`.
 
 mod hooked;
 mod mq_ecn_generic;
+mod mq_ecn_round;
 mod per_pool;
 mod per_port;
 mod per_queue;
 
 pub use hooked::HookedMarker;
 pub use mq_ecn_generic::MqEcnGeneric;
+pub use mq_ecn_round::MqEcn;
 pub use per_pool::PerPool;
 pub use per_port::PerPort;
 pub use per_queue::PerQueue;
@@ -51,10 +56,43 @@ hooked::hooked_markers! {
 
 mod mq_ecn;
 pub use deme_pro::FairShare;
-pub use mq_ecn::MqEcn;
 pub use red::Share;
 
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::config::ConfigError;
+use crate::switch::scheme::{About, PortCtx};
+
+/// How a marking scheme takes `threshold`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Threshold {
+    /// One K, required.
+    One,
+    /// One K, required, against the switch's shared pool (all its ports)
+    /// rather than anything one port's buffer bounds: a K above a port's
+    /// buffer still acts.
+    Pool,
+    /// One K for all queues or one per queue, required.
+    PerQueue,
+    /// Not used; the text says what the scheme takes instead.
+    Unused(&'static str),
+    /// The scheme's `validate` decides (MQ-ECN: K, or RED's keys instead).
+    Own,
+    /// Not used, and not refused either (no marking: experiment files have
+    /// long kept a threshold for the cases of a sweep that mark).
+    Ignored,
+}
+
+/// A marking scheme of the composed discipline.
+pub struct MarkingDecl {
+    pub about: About,
+    pub threshold: Threshold,
+    /// Where it judges, when that is its own (hooks on one side or both)
+    /// rather than where `dequeue_marking` says; such a scheme refuses
+    /// `dequeue_marking`.
+    pub own_sides: Option<&'static str>,
+    /// Checks of its keys (beyond their types and the threshold rule).
+    pub validate: fn(&PortCtx) -> Result<(), ConfigError>,
+    pub build: fn(&PortCtx) -> Marker,
+}
 
 /// No marking: queues only drop when the buffer is full.
 pub const NONE: MarkingDecl = MarkingDecl {

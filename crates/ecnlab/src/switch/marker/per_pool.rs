@@ -1,8 +1,8 @@
 //! Per-pool marking: the occupancy of the switch-wide shared buffer pool
 //! (all ports of the switch) against one K (MQ-ECN §2.1).
 
-use super::{Marker, Occupancy};
-use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+use super::{Marker, MarkingDecl, Occupancy, Threshold};
+use crate::switch::scheme::{no_checks, About};
 
 pub struct PerPool {
     pub k: u64,

@@ -2,8 +2,8 @@
 //! (MQ-ECN §2.1). Breaks weighted fair sharing: every queue is marked when
 //! the port is full, however little of it is that queue's (MQ-ECN Fig. 3).
 
-use super::{Marker, Occupancy};
-use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+use super::{Marker, MarkingDecl, Occupancy, Threshold};
+use crate::switch::scheme::{no_checks, About};
 
 pub struct PerPort {
     pub k: u64,

@@ -2,9 +2,9 @@
 //! Built with the standard K for every queue, with K·w_i/Σw (the minimum
 //! threshold, MQ-ECN Eq. 2), or with an explicit list.
 
-use super::{Marker, Occupancy};
+use super::{Marker, MarkingDecl, Occupancy, Threshold};
 use crate::config::OneOrList;
-use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+use crate::switch::scheme::{no_checks, About};
 
 pub struct PerQueue {
     /// Threshold of each queue, in bytes.

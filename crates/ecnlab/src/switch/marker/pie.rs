@@ -34,14 +34,13 @@
 //!   scaling of the probability (§5.3), and Linux's extra +2% when the delay
 //!   exceeds 250 ms.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::{bad, Dur};
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
-use crate::switch::recipe::RecipeValue::{Derived, Json};
-use crate::switch::recipe::{rtt_ratio, rtt_scaled, RecipeDecl, RecipeFill};
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::RecipeValue::{Derived, Json};
+use crate::switch::scheme::{rtt_ratio, rtt_scaled, About, RecipeDecl, RecipeFill};
 use crate::units::{secs, Time};
 
 section! {

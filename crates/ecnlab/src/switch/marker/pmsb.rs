@@ -15,12 +15,12 @@
 //! ignores marks tagged "victim") is not modelled: it needs a header bit and
 //! a DCTCP change, and ML-ECN describes the switch-side one.
 
-use super::{mark_if, HookedMarker, Seen, Sides, Verdict};
+use super::{mark_if, HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::values::by_name;
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::switch::scheme::{no_checks, About, MarkingDecl, Threshold};
+use crate::switch::scheme::{no_checks, About};
 
 by_name! {
     /// Which queues split PMSB's threshold into blindness thresholds (`pmsb_share`).

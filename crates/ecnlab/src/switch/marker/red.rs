@@ -21,12 +21,12 @@
 //! K_i,max = K_max·f_i, f_i = min(quantum_i/(C·T_round), 1), P_i,max = P_max.
 //! Over WFQ, f_i = min(w_i/W_est, 1) from MQ-ECN's generic variant.
 
-use super::{HookedMarker, MqEcn, MqEcnGeneric, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, MqEcn, MqEcnGeneric, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::{bad, missing, Amt, ConfigError};
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
-use crate::switch::scheme::{About, MarkingDecl, PortCtx, Threshold};
+use crate::switch::scheme::{About, PortCtx};
 use crate::units::{tx_time, Time};
 
 section! {

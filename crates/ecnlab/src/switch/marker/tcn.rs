@@ -8,11 +8,11 @@
 //! The probabilistic (RED-on-sojourn) variant is not modelled: no source we
 //! could read pins it down.
 
-use super::{HookedMarker, Seen, Sides, Verdict};
+use super::{HookedMarker, MarkingDecl, Seen, Sides, Threshold, Verdict};
 use crate::config::param::section;
 use crate::config::{bad, missing, Dur};
 use crate::rng::Rng;
-use crate::switch::scheme::{About, MarkingDecl, Threshold};
+use crate::switch::scheme::About;
 use crate::units::Time;
 
 section! {

@@ -165,7 +165,7 @@ impl Dwrr {
     }
 }
 
-pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+pub const DECL: super::SchedulerDecl = super::SchedulerDecl {
     about: crate::switch::scheme::About::new(
         "dwrr",
         "deficit weighted round robin: each backlogged queue in turn sends its quantum plus what it left over",

@@ -1,6 +1,8 @@
 //! Schedulers: which backlogged queue sends next. `select` is called only
 //! when the port holds a packet; it commits to the head packet of the queue
 //! it returns (charging deficits, ending turns) before the qdisc pops it.
+//! Each scheduler declares itself with a `SchedulerDecl` (below, as it
+//! names `Scheduler`) and joins `SCHEDULERS` with one line.
 
 mod dwrr;
 mod sp;
@@ -17,11 +19,23 @@ pub use wrr::wrr;
 /// Every scheduler: the registry's list, one line each. (A scheduler with
 /// a runtime type of its own also joins `Scheduler`, the per-packet
 /// match: each one's `select` is specialised for its shape.)
-pub const SCHEDULERS: &[&crate::switch::scheme::SchedulerDecl] =
-    &[&sp::DECL, &wrr::DECL, &dwrr::DECL, &sp_dwrr::DECL, &wfq::DECL];
+pub const SCHEDULERS: &[&SchedulerDecl] = &[&sp::DECL, &wrr::DECL, &dwrr::DECL, &sp_dwrr::DECL, &wfq::DECL];
+
+/// A scheduler of the composed discipline.
+pub struct SchedulerDecl {
+    pub about: About,
+    pub estimate: Estimate,
+    /// Queues served before the round-robin group (sp-dwrr's), which
+    /// MQ-ECN leaves out of its rounds.
+    pub strict: fn(&PortCtx) -> usize,
+    pub validate: fn(&PortCtx) -> Result<(), ConfigError>,
+    pub build: fn(&PortCtx) -> Scheduler,
+}
 
 use super::queue::Queue;
 use super::RoundObserver;
+use crate::config::ConfigError;
+use crate::switch::scheme::{About, Estimate, PortCtx};
 use crate::units::{LineRate, Time};
 
 pub enum Scheduler {

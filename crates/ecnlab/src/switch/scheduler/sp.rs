@@ -11,7 +11,7 @@ impl Sp {
     }
 }
 
-pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+pub const DECL: super::SchedulerDecl = super::SchedulerDecl {
     about: crate::switch::scheme::About::new(
         "sp",
         "strict priority: the lowest-numbered backlogged queue always sends",

@@ -3,10 +3,10 @@
 
 use super::super::queue::Queue;
 use super::super::RoundObserver;
-use super::Dwrr;
+use super::{Dwrr, SchedulerDecl};
 use crate::config::bad;
 use crate::config::param::section;
-use crate::switch::scheme::{About, Estimate, SchedulerDecl};
+use crate::switch::scheme::{About, Estimate};
 use crate::units::{LineRate, Time};
 
 section! {

@@ -99,7 +99,7 @@ impl Wfq {
     }
 }
 
-pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+pub const DECL: super::SchedulerDecl = super::SchedulerDecl {
     about: crate::switch::scheme::About::new(
         "wfq",
         "weighted fair queueing (self-clocked), weights from quantum",

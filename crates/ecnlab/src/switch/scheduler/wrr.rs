@@ -8,7 +8,7 @@ pub fn wrr(quantum: Vec<u64>) -> Dwrr {
     Dwrr::new(quantum, false)
 }
 
-pub const DECL: crate::switch::scheme::SchedulerDecl = crate::switch::scheme::SchedulerDecl {
+pub const DECL: super::SchedulerDecl = super::SchedulerDecl {
     about: crate::switch::scheme::About::new(
         "wrr",
         "weighted round robin: each backlogged queue in turn sends while its quantum lasts, leftovers lost",

@@ -2,17 +2,17 @@
 //! progress, found every `pfc_deadlock_check` and reported; the pause-storm
 //! watchdog trips here too.
 
+use super::World;
 use super::{pfc_event, prio_of, CHECK};
 use crate::switch::pfc::PRIORITIES;
 use crate::units::{secs, Time};
-use crate::world::World;
 
 impl World<'_> {
     /// Every `pfc_deadlock_check` while some port is paused: ports paused
     /// since the last check, each waiting on the next, in a cycle, are a
     /// deadlock: report it and end the run. The watchdog trips here too.
     pub(in crate::world) fn deadlock_check(&mut self, now: Time) {
-        let ll = self.fabric.lossless.as_deref_mut().expect("a lossless run");
+        let ll = self.lossless.as_deref_mut().expect("a lossless run");
         ll.check_armed = false;
         let every = ll.check_every;
         if let Some(w) = ll.watchdog {
@@ -58,7 +58,7 @@ impl World<'_> {
     /// Edge (e, p) → (e2, p): e's far end is a switch whose port e2 is paused
     /// for p and holds p packets that came in over e.
     pub(in crate::world) fn paused_cycle(&self, before: Time) -> Option<Vec<(u32, usize)>> {
-        let ll = self.fabric.lossless.as_ref()?;
+        let ll = self.lossless.as_ref()?;
         let net = &self.fabric.net;
         let stuck = |i: usize| ll.prio[i].paused_until != 0 && ll.prio[i].paused_since <= before;
         let n = ll.prio.len();

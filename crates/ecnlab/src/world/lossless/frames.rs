@@ -2,10 +2,10 @@
 //! on the wire, its effect at the far end after the link's delay and the
 //! upstream's response, pauses expiring and refreshed (`Event::Pfc`).
 
+use super::World;
 use super::{pfc_event, Frame, CHECK, EFFECT, EXPIRE, FIELD_BITS, REFRESH, UNSTICK};
 use crate::switch::pfc::{self, PRIORITIES};
 use crate::units::Time;
-use crate::world::World;
 
 impl World<'_> {
     /// Queue a PAUSE (`pause`) or RESUME for priority `prio` on `port`,
@@ -53,7 +53,7 @@ impl World<'_> {
         // The next frame or packet goes after this one.
         p.txdone_pending = true;
         self.q.tx_done(port, now + ser);
-        let response = p.tx_time(self.fabric.lossless.as_ref().map_or(0, |l| l.response_bytes));
+        let response = p.tx_time(self.lossless.as_ref().map_or(0, |l| l.response_bytes));
         let effect = now + ser + p.delay + response;
         let capture = p.capture;
         self.ll().flight[port as usize].push_back((effect, f));
@@ -104,7 +104,7 @@ impl World<'_> {
     /// Frame `f` reaches egress `port` (the sender's peer) and acts.
     fn pfc_takes_effect(&mut self, port: u32, f: Frame, now: Time) {
         let rate = self.fabric.net.ports[port as usize].qdisc.rate.bps;
-        let ll = self.fabric.lossless.as_deref_mut().expect("a lossless run");
+        let ll = self.lossless.as_deref_mut().expect("a lossless run");
         let s = &mut ll.prio[port as usize * PRIORITIES + f.prio as usize];
         if f.quanta == 0 {
             s.resume_received += 1;
@@ -150,7 +150,7 @@ impl World<'_> {
         ll.paused_now -= 1;
         let p = &self.fabric.net.ports[port as usize];
         let q = p.qdisc.classify(prio as u8);
-        let ll = self.fabric.lossless.as_ref().expect("a lossless run");
+        let ll = self.lossless.as_ref().expect("a lossless run");
         let shared = (0..PRIORITIES).any(|o| {
             o != prio && ll.prio[port as usize * PRIORITIES + o].paused_until != 0 && p.qdisc.classify(o as u8) == q
         });

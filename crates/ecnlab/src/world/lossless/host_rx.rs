@@ -11,9 +11,9 @@
 //! Per-packet function: `host_lands`, on every landing at a host of a
 //! lossless run. Tests: `tests/scenarios/test_lossless.py` (the storm).
 
+use super::World;
 use super::{pfc_event, prio_of, UNSTICK};
 use crate::switch::pfc::PRIORITIES;
-use crate::world::World;
 
 impl World<'_> {
     /// Packet `pkt` lands at `host` over switch port `port` in a lossless

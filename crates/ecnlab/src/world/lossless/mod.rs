@@ -273,7 +273,7 @@ fn prio_of(service: u8) -> usize {
 
 impl World<'_> {
     pub(in crate::world) fn ll(&mut self) -> &mut Lossless {
-        self.fabric.lossless.as_mut().expect("a lossless run")
+        self.lossless.as_mut().expect("a lossless run")
     }
 
     /// `enqueue` at a switch port of a run with a shared buffer or PFC;
@@ -289,7 +289,7 @@ impl World<'_> {
         let h = self.arena.get(id);
         let (size, prio, q) = (h.size as u64, prio_of(h.service), p.qdisc.classify(h.service));
         let r = (from ^ 1) as usize;
-        let ll = self.fabric.lossless.as_mut().expect("a lossless run");
+        let ll = self.lossless.as_mut().expect("a lossless run");
         let mut pause = false;
         let admitted = if ll.lossless & 1 << prio != 0 {
             let t = ll.thresholds(sw, prio);

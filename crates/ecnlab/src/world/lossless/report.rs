@@ -2,9 +2,9 @@
 //! the summary's counts and warnings.
 
 use super::PrioState;
+use super::World;
 use crate::switch::pfc::PRIORITIES;
 use crate::units::{secs, Time};
-use crate::world::World;
 
 impl World<'_> {
     /// The `pfc` table: every (port, priority) with a headroom or anything
@@ -12,7 +12,7 @@ impl World<'_> {
     pub(in crate::world) fn lossless_table(&mut self) {
         let now = self.rec.stopped;
         let mut rows = crate::tables::PfcRows::default();
-        let ll = self.fabric.lossless.as_deref().expect("a lossless run");
+        let ll = self.lossless.as_deref().expect("a lossless run");
         let net = &self.fabric.net;
         for (i, (s, g)) in ll.prio.iter().zip(&ll.ingress).enumerate() {
             let (port, prio) = (i / PRIORITIES, i % PRIORITIES);
@@ -53,7 +53,7 @@ impl World<'_> {
 
     /// A `buffer` row per switch at sample time `t` (seconds).
     pub(in crate::world) fn sample_buffers(&mut self, t: f64) {
-        let ll = self.fabric.lossless.as_deref().expect("a lossless run");
+        let ll = self.lossless.as_deref().expect("a lossless run");
         let mut rows = crate::tables::BufferRows::default();
         let mut headroom = vec![0u64; ll.pools.len()];
         for (i, g) in ll.ingress.iter().enumerate() {
@@ -72,7 +72,7 @@ impl World<'_> {
     /// lossless drop's warning go to `warnings`.
     pub(in crate::world) fn lossless_summary(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
         use serde_json::json;
-        let ll = self.fabric.lossless.as_deref().expect("a lossless run");
+        let ll = self.lossless.as_deref().expect("a lossless run");
         let now = self.rec.stopped;
         let sum = |f: fn(&PrioState) -> u64| ll.prio.iter().map(f).sum::<u64>();
         let paused: Time =

@@ -32,39 +32,17 @@
 mod gather;
 mod signals;
 
-use super::partition::{Partitioning, LOCAL};
-use super::World;
+use super::partition::{Crossing, Partitioning, Signal, LOCAL};
+use super::{RunError, World};
 use crate::config::{Config, ConfigError};
 use crate::engine::Event;
-use crate::host::sack_blocks::{More, NO_MORE};
+use crate::host::sack_blocks::NO_MORE;
 use crate::output::{Collect, Sink};
-use crate::packet::Packet;
 use crate::prefetch::{prefetch, prefetch_all};
 use crate::units::{secs, Time};
-use crate::RunError;
 use gather::{gather, write_tables};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-pub use signals::Signal;
-
-/// A packet on a link between two parts, in the sending part's outbox
-/// until the window ends.
-pub struct Crossing {
-    /// The part it lands in.
-    pub to: u16,
-    /// The port that sent it, and when it lands at the far end.
-    pub port: u32,
-    pub lands: Time,
-    pub pkt: Packet,
-    /// Its egress at the switch it lands on, if resolved early.
-    pub hop: u32,
-    /// An ACK's further SACK blocks (`host/sack_blocks.rs`), which live
-    /// beside the sending part's packets, not in them.
-    pub more: More,
-    /// With per-pair connections, its flow's ECMP key (its connection's
-    /// id), which only the sender's part assigns (`host/persistent.rs`).
-    pub key: u32,
-}
 
 /// Each part's own run state beside its `World`.
 #[derive(Default, Clone, Copy)]
@@ -230,7 +208,7 @@ pub fn run_into(
     let parts = Partitioning::new(cfg, &w0.fabric.net).map_err(RunError::Config)?;
     if parts.parts == 1 {
         // Nothing to cut: the sequential engine, whose outputs these are.
-        return crate::run_into_sequential(cfg, progress, sink);
+        return super::run_into(cfg, progress, sink);
     }
     check(cfg, &w0, &parts).map_err(RunError::Config)?;
     sinks.resize_with(parts.parts as usize - 1, Collect::default);

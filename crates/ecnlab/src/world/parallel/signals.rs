@@ -22,26 +22,10 @@
 //! receiver's part alone counts the blocks, writes the round's row and
 //! starts the next.
 
+use super::super::partition::{Notice, Signal};
 use super::super::World;
 use crate::engine::Event;
 use crate::units::Time;
-
-/// What crosses to another part.
-#[derive(Clone, Copy, Debug)]
-pub enum Notice {
-    /// One of incast group `group`'s connections opened at its sender.
-    Established { group: u32 },
-    /// An event to run there.
-    Event(Event),
-}
-
-/// A notice in the sending part's outbox until the window ends.
-#[derive(Clone, Copy, Debug)]
-pub struct Signal {
-    pub to: u16,
-    pub at: Time,
-    pub notice: Notice,
-}
 
 impl World<'_> {
     /// Whether host (or switch) `node` runs in this part (always, unless
