@@ -451,7 +451,7 @@ mod profiles {
     fn bad_transport_tuning_is_refused() {
         assert_eq!(
             err("[transport]\nprofile = \"windows\"\n"),
-            "transport.profile: unknown variant `windows`, expected `pfabric` or `linux`"
+            "transport.profile: unknown variant `windows`, expected one of `pfabric`, `linux`, `dcqcn-paper`, `dcqcn-nic`"
         );
         assert_eq!(
             err("[transport]\nmax_cwnd = 0\n"),
@@ -575,7 +575,7 @@ fn a_misspelled_name_gets_did_you_mean_in_every_closed_set() {
     assert!(err("[switch]\nscheduler = \"drr\"\n").ends_with("did you mean `wrr` or `dwrr`?"));
     assert_eq!(
         err("[transport]\nprofile = \"windows\"\n"),
-        "transport.profile: unknown variant `windows`, expected `pfabric` or `linux`"
+        "transport.profile: unknown variant `windows`, expected one of `pfabric`, `linux`, `dcqcn-paper`, `dcqcn-nic`"
     );
     // Every registered name of every kind, one letter short, is found.
     use crate::switch::{marker::MARKINGS, recipe::RECIPES, scheduler::SCHEDULERS, QDISCS};
