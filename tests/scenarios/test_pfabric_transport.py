@@ -39,7 +39,8 @@ def test_bad_transport_tuning_is_refused() -> None:
     cases = [
         (
             {"profile": "windows"},
-            "transport.profile: unknown variant `windows`, expected `pfabric` or `linux`",
+            "transport.profile: unknown variant `windows`, expected one of `pfabric`, `linux`, "
+            "`dcqcn-paper`, `dcqcn-nic`",
         ),
         ({"max_cwnd": 0}, "transport.max_cwnd = 0: must be at least 1 segment"),
         ({"rx_window": 0}, "transport.rx_window = 0: must be at least 1 packet"),
