@@ -12,8 +12,9 @@ smaller: ecnlab has one shared_buffer for every switch).
 
 from __future__ import annotations
 
-import random
 from typing import Any
+
+from compare import offsets  # the peer runs' start-time variants (this folder)
 
 import ecnlab
 
@@ -23,15 +24,6 @@ FRAME = 1048
 def headroom(rate_gbps: int) -> int:
     """The peer's headroom: 2·(MTU + 48) + 3,860 + 2·rate·delay (1 µs)."""
     return 2 * FRAME + 3860 + 2 * rate_gbps * 1000 // 8
-
-
-def offsets(n: int, variant: int) -> list[int]:
-    if variant == 0:
-        return [0] * n
-    if variant == 1:
-        return [100 * i for i in range(n)]
-    r = random.Random(2)
-    return [int(r.uniform(0, 400)) for _ in range(n)]
 
 
 def config(up: int, kib: int, variant: int, duration: str) -> dict[str, Any]:

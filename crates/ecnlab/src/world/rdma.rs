@@ -35,6 +35,15 @@ fn rdma_event(what: u32, flow: u32) -> Event {
     Event::Rdma { what: what << FIELD_BITS | flow }
 }
 
+/// Schedule `what` for `flow` at `at` unless one is due no later
+/// (`due`: when the scheduled one is, 0 for none; the events are lazy).
+fn arm(q: &mut crate::engine::EventQueue, due: &mut Time, at: Time, what: u32, flow: u32) {
+    if *due == 0 || *due > at {
+        *due = at;
+        q.at(at, rdma_event(what, flow));
+    }
+}
+
 /// One queue pair: both ends, the sender's rate control, its pacing and
 /// the times its events are due (0: none; events are lazy and checked
 /// against these).
@@ -129,10 +138,7 @@ impl World<'_> {
             return;
         }
         if now < qp.next_send {
-            if qp.send_at == 0 || qp.send_at > qp.next_send {
-                qp.send_at = qp.next_send;
-                self.q.at(qp.next_send, rdma_event(SEND, fid));
-            }
+            arm(&mut self.q, &mut qp.send_at, qp.next_send, SEND, fid);
             return;
         }
         let f = &mut self.apps.flows[fid as usize];
@@ -147,10 +153,7 @@ impl World<'_> {
         qp.next_send = now + crate::units::tx_time(size as u64, qp.cc.rate() as u64);
         if qp.timeout_at == 0 {
             qp.timeout_at = now + r.timeout;
-            if qp.timeout == 0 || qp.timeout > qp.timeout_at {
-                qp.timeout = qp.timeout_at;
-                self.q.at(qp.timeout_at, rdma_event(TIMEOUT, fid));
-            }
+            arm(&mut self.q, &mut qp.timeout, qp.timeout_at, TIMEOUT, fid);
         }
         let more = qp.tx.has_data(window);
         let next = qp.next_send;
@@ -163,22 +166,18 @@ impl World<'_> {
         self.arm_timer(fid);
         self.host_send(p);
         if more {
-            let qp = &mut self.rdma().qps[fid as usize];
-            if qp.send_at == 0 || qp.send_at > next {
-                qp.send_at = next;
-                self.q.at(next, rdma_event(SEND, fid));
-            }
+            let qp = &mut self.rdma.as_deref_mut().expect("an RDMA run").qps[fid as usize];
+            arm(&mut self.q, &mut qp.send_at, next, SEND, fid);
         }
     }
 
     /// Schedule the rate control's next timer, if it is earlier than the
     /// one due.
     fn arm_timer(&mut self, fid: u32) {
-        let qp = &mut self.rdma().qps[fid as usize];
+        let qp = &mut self.rdma.as_deref_mut().expect("an RDMA run").qps[fid as usize];
         let t = qp.cc.next_timer();
-        if t > 0 && (qp.timer_at == 0 || t < qp.timer_at) {
-            qp.timer_at = t;
-            self.q.at(t, rdma_event(TIMER, fid));
+        if t > 0 {
+            arm(&mut self.q, &mut qp.timer_at, t, TIMER, fid);
         }
     }
 

@@ -22,7 +22,7 @@ impl World<'_> {
             s.refresh_at = 0;
         }
         ll.waiting[port as usize].push_back(Frame { prio, quanta });
-        if pause && !self.ll().hpcc {
+        if pause && !self.ll().hpcc() {
             // Keep the pause from running out while XOFF holds: refresh at
             // half its time. (The HPCC simulator's pauses never expire.)
             let rate = self.fabric.net.ports[port as usize ^ 1].qdisc.rate.bps;
@@ -105,6 +105,7 @@ impl World<'_> {
     fn pfc_takes_effect(&mut self, port: u32, f: Frame, now: Time) {
         let rate = self.fabric.net.ports[port as usize].qdisc.rate.bps;
         let ll = self.lossless.as_deref_mut().expect("a lossless run");
+        let hpcc = ll.hpcc();
         let s = &mut ll.prio[port as usize * PRIORITIES + f.prio as usize];
         if f.quanta == 0 {
             s.resume_received += 1;
@@ -118,7 +119,7 @@ impl World<'_> {
             return; // The watchdog holds this priority open.
         }
         let first = s.paused_until == 0;
-        if ll.hpcc {
+        if hpcc {
             s.paused_until = crate::config::NO_END;
         } else {
             let until = now + pfc::pause_time(f.quanta as u32, rate);

@@ -24,7 +24,7 @@ impl World<'_> {
         let now = self.q.now;
         let ll = self.ll();
         let (from, until) = (ll.stuck_from, ll.stuck_until.unwrap_or(crate::config::NO_END));
-        if !ll.stuck[host as usize] || now < from || now >= until {
+        if ll.host_xoff[host as usize] == 0 || now < from || now >= until {
             return self.host_arrive(host, pkt);
         }
         let h = self.arena.get(pkt);

@@ -16,7 +16,7 @@
 //!    pauses expire after their quanta, refreshes go out at half of it, and
 //!    every `pfc_deadlock_check` the paused ports are searched for a cycle.
 //!
-//! A run without PFC or a shared buffer never gets here: the fabric holds
+//! A run without PFC or a shared buffer never gets here: the world holds
 //! no `Lossless`, and its ports stay on their usual paths.
 
 use super::World;
@@ -115,12 +115,8 @@ pub struct Lossless {
     /// The report of a deadlock found, and when it was.
     pub(in crate::world) deadlock: Option<(Time, String)>,
     response_bytes: u64,
-    /// `buffer_accounting = "hpcc"`: the HPCC simulator's PFC rules too
-    /// (XOFF on the headroom, the XON floor, pauses that never expire).
-    hpcc: bool,
-    /// Stuck receivers (`host_rx.rs`): per host, stuck or not, its held
-    /// packets, and its XOFF level; the window.
-    stuck: Vec<bool>,
+    /// Stuck receivers (`host_rx.rs`): per host, its held packets and its
+    /// XOFF level (0: not a stuck host); the window.
     held: Vec<VecDeque<u32>>,
     host_xoff: Vec<u64>,
     host_buffer: u64,
@@ -203,7 +199,6 @@ impl Lossless {
         let alpha = (0..PRIORITIES.max(queues)).map(|q| sb.alpha(q)).collect();
         // A stuck host PAUSEs once only its link's headroom is left.
         let host_buffer = pk.pfc_host_buffer.0.bytes(pkt);
-        let mut stuck = vec![false; net.hosts as usize];
         let mut host_xoff = vec![0u64; net.hosts as usize];
         for &h in &pk.pfc_stuck_hosts {
             let nic = net.host_nic(h) as usize;
@@ -215,7 +210,6 @@ impl Lossless {
                      (switch.pfc_headroom), so a stuck host could never PAUSE before it drops; give it more"
                 )));
             }
-            stuck[h as usize] = true;
             host_xoff[h as usize] = host_buffer - room;
         }
         Ok(Some(Lossless {
@@ -241,8 +235,6 @@ impl Lossless {
             check_armed: false,
             deadlock: None,
             response_bytes: pk.pfc_response.0.bytes(pkt),
-            hpcc: sb.buffer_accounting == Accounting::Hpcc,
-            stuck,
             held: vec![VecDeque::new(); net.hosts as usize],
             host_xoff,
             host_buffer,
@@ -251,11 +243,17 @@ impl Lossless {
         }))
     }
 
+    /// `buffer_accounting = "hpcc"`: the HPCC simulator's PFC rules too
+    /// (XOFF on the headroom, the XON floor, pauses that never expire).
+    fn hpcc(&self) -> bool {
+        self.accounting == Accounting::Hpcc
+    }
+
     /// The thresholds of ingress queue (`sw`, priority `prio`) now.
     fn thresholds(&self, sw: usize, prio: usize) -> Thresholds {
         let mut t =
             Thresholds::new(self.reserved, self.static_xoff, self.alpha[prio], &self.pools[sw], self.xon_offset);
-        if self.hpcc {
+        if self.hpcc() {
             // The HPCC simulator's switch-mmu.cc: XOFF once a packet goes
             // to the headroom; XON also below 1,248 B.
             t.xoff_on_headroom = true;
@@ -322,14 +320,8 @@ impl World<'_> {
         let pool = self.fabric.net.switches[sw].pool_bytes;
         match p.qdisc.enqueue_lossless(now, id, &mut self.arena, pool) {
             Ok(()) => {
-                p.qdisc.settle_paused(q, now);
                 self.fabric.net.switches[sw].pool_bytes += size;
-                if p.trace {
-                    return self.enqueued_slow(port, now, id);
-                }
-                if super::fabric::arm_departure(p, &mut self.q, port, now) {
-                    self.start_tx(port);
-                }
+                self.queued(port, q, now, id);
             }
             Err(_) => {
                 // The marker dropped it: give its charge back.
@@ -344,18 +336,23 @@ impl World<'_> {
     pub(in crate::world) fn enqueue_nic(&mut self, port: u32, id: u32) {
         let now = self.q.now;
         let q = self.fabric.net.ports[port as usize].qdisc.classify(self.arena.get(id).service);
-        let p = &mut self.fabric.net.ports[port as usize];
-        match p.qdisc.enqueue_lossless(now, id, &mut self.arena, 0) {
-            Ok(()) => {
-                p.qdisc.settle_paused(q, now);
-                if p.trace {
-                    return self.enqueued_slow(port, now, id);
-                }
-                if super::fabric::arm_departure(p, &mut self.q, port, now) {
-                    self.start_tx(port);
-                }
-            }
+        match self.fabric.net.ports[port as usize].qdisc.enqueue_lossless(now, id, &mut self.arena, 0) {
+            Ok(()) => self.queued(port, q, now, id),
             Err(_) => self.refused(port, now, id),
+        }
+    }
+
+    /// Packet `id` was just queued in queue `q` of `port`: a paused queue
+    /// stays out of the round, a traced port writes its row, and the port
+    /// sends if it is free.
+    fn queued(&mut self, port: u32, q: usize, now: Time, id: u32) {
+        let p = &mut self.fabric.net.ports[port as usize];
+        p.qdisc.settle_paused(q, now);
+        if p.trace {
+            return self.enqueued_slow(port, now, id);
+        }
+        if super::fabric::arm_departure(p, &mut self.q, port, now) {
+            self.start_tx(port);
         }
     }
 
