@@ -117,8 +117,5 @@ pub fn validate_network(cfg: &crate::config::Config) -> Result<(), ConfigError> 
     if cfg.run.threads > 0 {
         return refuse("run.threads", &cfg.run.threads.to_string(), "queue pairs run on the sequential engine");
     }
-    if cfg.run.fct_end == crate::config::FctEnd::Sender {
-        // Supported: the sender's last ACK; nothing to refuse.
-    }
     Ok(())
 }
