@@ -145,6 +145,9 @@ REFUSALS = [
     # A profile other than the kernel's own is named.
     (("transport", "profile", "pfabric"), "transport.profile = 'pfabric': ", "'linux'"),
     (("host", "lso", True), "host.lso = true: ", "allowed: false"),
+    # RDMA transports need RoCE NICs, which veth is not.
+    (("transport", "cc", "hpcc"), "transport.cc = 'hpcc': RoCEv2 queue pairs need RDMA NICs", "reno"),
+    (("transport", "cc", "timely"), "transport.cc = 'timely': RoCEv2", "dctcp"),
     # (GRO needs receive batching: the engine's own rule.)
     (("host", None, {"gro": True, "interrupt_coalescing": "1us"}), "host.gro = true: ", "false"),
     (("host", "interrupt_coalescing", "10us"), "host.interrupt_coalescing = '10us': ", "'0s'"),

@@ -130,6 +130,20 @@ impl Packet {
         matches!(self.kind, Kind::PingReq | Kind::PingRep)
     }
 
+    /// In a run with INT (HPCC, `rdma/int.rs`): the index plus one of the
+    /// telemetry stack a data packet, or the ACK or NACK answering it,
+    /// carries (0: none). It rides in `sack_lo`, which RoCE packets use for
+    /// neither SACK nor pFabric's priority.
+    #[inline]
+    pub fn int_slot(&self) -> u64 {
+        self.sack_lo
+    }
+
+    #[inline]
+    pub fn set_int_slot(&mut self, slot: u64) {
+        self.sack_lo = slot;
+    }
+
     /// Stamp a data packet with its flow's remaining bytes (see `prio`).
     #[inline]
     pub fn set_prio(&mut self, remaining: u64) {

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 /// Every `transport.cc`: the TCP congestion controls, then the RDMA
 /// transports.
 pub fn ccs() -> Vec<&'static CcDecl> {
-    crate::host::cc::CCS.iter().chain(crate::rdma::TRANSPORTS).copied().collect()
+    crate::host::cc::CCS.iter().copied().chain(crate::rdma::TRANSPORTS.iter().map(|d| &d.cc)).collect()
 }
 
 /// Every `transport.profile`: TCP's, then RDMA's.

@@ -188,18 +188,18 @@ def make_plan(
             )
         sysctls = {"net.ipv4.tcp_ecn": "1", "net.ipv4.tcp_congestion_control": "dctcp"}
         kernel_cc = "dctcp"
-    elif cc == "dcqcn":
+    elif cc in ("dcqcn", "hpcc", "timely"):
         raise _unsupported(
             "transport.cc",
             cc,
             "RoCEv2 queue pairs need RDMA NICs, which network namespaces and veth do not have; "
-            'the testbed runs the kernel\'s TCP: "ecn-star", "reno", "cubic" or "dctcp"',
+            'the testbed runs the kernel\'s TCP; allowed: "ecn-star", "reno", "cubic" or "dctcp"',
         )
     else:
         raise _unsupported(
             "transport.cc",
             cc,
-            'the testbed runs the kernel\'s TCP: "ecn-star", "reno", "cubic" or "dctcp"',
+            'the testbed runs the kernel\'s TCP; allowed: "ecn-star", "reno", "cubic" or "dctcp"',
         )
     if kernel_cc not in available_ccs:
         raise _unsupported(

@@ -290,26 +290,55 @@ impl Dcqcn {
 }
 
 /// `transport.cc = "dcqcn"`.
-pub const DECL: crate::host::cc::CcDecl = crate::host::cc::CcDecl {
-    about: crate::switch::scheme::About {
-        params: &[DcqcnKeys::PARAMS, super::RdmaKeys::PARAMS],
-        ..crate::switch::scheme::About::new(
-            "dcqcn",
-            "RoCEv2 queue pairs with DCQCN: a paced rate cut by CNPs (R_C·(1 − α/2)) and recovered by timer and \
-             byte counter; switches mark (RED), receivers notify",
-            "Zhu et al., DCQCN (SIGCOMM 2015) §3; the HPCC simulator's rdma-hw.cc for the NIC form",
-        )
+pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
+    cc: crate::host::cc::CcDecl {
+        about: crate::switch::scheme::About {
+            params: &[DcqcnKeys::PARAMS, super::RdmaKeys::PARAMS],
+            ..crate::switch::scheme::About::new(
+                "dcqcn",
+                "RoCEv2 queue pairs with DCQCN: a paced rate cut by CNPs (R_C·(1 − α/2)) and recovered by timer and \
+                 byte counter; switches mark (RED), receivers notify",
+                "Zhu et al., DCQCN (SIGCOMM 2015) §3; the HPCC simulator's rdma-hw.cc for the NIC form",
+            )
+        },
+        defaults: &[],
+        echo: crate::host::cc::EchoMode::None,
+        pfabric: false,
+        rdma: true,
+        validate: |t| {
+            DcqcnKeys::of(t).validate()?;
+            super::RdmaKeys::of(t).validate()
+        },
+        build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
     },
-    defaults: &[],
-    echo: crate::host::cc::EchoMode::None,
-    pfabric: false,
-    rdma: true,
-    validate: |t| {
-        DcqcnKeys::of(t).validate()?;
-        super::RdmaKeys::of(t).validate()
+    factory: |t| {
+        let k = DcqcnKeys::of(t);
+        Box::new(move |env| Box::new(Dcqcn::new(Params::new(&k, env.line))))
     },
-    build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
+    telemetry: false,
+    notifies: true,
 };
+
+impl super::cc::RateControl for Dcqcn {
+    fn rate(&self) -> f64 {
+        self.rc
+    }
+    fn cuts(&self) -> u32 {
+        self.cuts
+    }
+    fn on_sent(&mut self, bytes: u64) {
+        Dcqcn::on_sent(self, bytes)
+    }
+    fn on_cnp(&mut self, now: Time) {
+        Dcqcn::on_cnp(self, now)
+    }
+    fn next_timer(&self) -> Time {
+        Dcqcn::next_timer(self)
+    }
+    fn on_timer(&mut self, now: Time) {
+        Dcqcn::on_timer(self, now)
+    }
+}
 
 /// `transport.profile = "dcqcn-paper"`: the paper's constants (§3.1) and,
 /// where it gives none, the DCQCN authors' ns-3 configuration

@@ -4,27 +4,36 @@
 //!
 //! - `qp.rs`: a reliable connection's two ends (go-back-N or go-back-0,
 //!   ACKs per packet or coalesced, NACKs, the local ACK timeout);
+//! - `cc.rs`: the seam between a queue pair and its rate control
+//!   (`RateControl`), and what a transport declares (`RdmaDecl`);
 //! - `dcqcn.rs`: DCQCN's rate control, in the paper's form and the NIC
 //!   firmware's the HPCC simulator models (`transport.profile`);
-//! - the run's side (pacing, the NIC, CNPs) is `world/rdma.rs`.
+//! - `hpcc.rs`: HPCC's window and rate from in-band telemetry, whose
+//!   records `int.rs` keeps;
+//! - `timely.rs`: TIMELY's rate from the RTT gradient;
+//! - the run's side (pacing, the NIC, CNPs, INT at switch egress) is
+//!   `world/rdma.rs`.
 //!
 //! `transport.cc` names an RDMA transport as it names a TCP congestion
 //! control; the registry (`registry.rs`) joins `TRANSPORTS` to
 //! `host::cc::CCS` (an RDMA one has `CcDecl::rdma` set), and a run with
 //! one carries every flow on queue pairs. Lossless classes come from PFC (`switch.pfc`, docs/pfc.md).
-//! HPCC and TIMELY are not here yet (docs/rdma.md).
 
+pub mod cc;
 pub mod dcqcn;
+pub mod hpcc;
+pub mod int;
 pub mod qp;
+pub mod timely;
 
 /// Every RDMA transport (`transport.cc`) and its profiles: the registry's
 /// lists (`registry.rs` joins them to the TCP ones), one line each.
-pub const TRANSPORTS: &[&crate::host::cc::CcDecl] = &[&dcqcn::DECL];
+pub const TRANSPORTS: &[&cc::RdmaDecl] = &[&dcqcn::DECL, &hpcc::DECL, &timely::DECL];
 pub const PROFILES: &[&crate::host::profile::ProfileDecl] = &[&dcqcn::PAPER, &dcqcn::NIC];
 
 /// The RDMA transport named `name`, if it is one.
-pub fn transport(name: &str) -> Option<&'static crate::host::cc::CcDecl> {
-    TRANSPORTS.iter().copied().find(|d| d.about.name == name)
+pub fn transport(name: &str) -> Option<&'static cc::RdmaDecl> {
+    TRANSPORTS.iter().copied().find(|d| d.cc.about.name == name)
 }
 
 use crate::config::param::section;
@@ -53,6 +62,14 @@ section! {
         /// A window on the bytes in flight (the HPCC simulator's FIXED_WIN); unset: none, the rate
         /// alone paces.
         rdma_window: Option<Bytes> = None, resolved InUse;
+        /// Without `rdma_window`, a window of one base RTT's bytes at the host's line rate (the
+        /// HPCC simulator's BDP window; HPCC sets it).
+        rdma_bdp_window: bool = false, resolved InUse;
+        /// The window scales with the rate: W·R/line (the HPCC simulator's VAR_WIN; HPCC sets it).
+        rdma_var_window: bool = false, resolved InUse;
+        /// The base RTT (HPCC's T, the BDP window's RTT); unset, the longest among the run's
+        /// flows: propagation both ways plus one data packet and one ACK serialised per hop.
+        rdma_base_rtt: Option<Dur> = None, resolved InUse, default_doc "the longest of the run's paths";
     }
 }
 
@@ -67,6 +84,9 @@ impl RdmaKeys {
         }
         if self.rdma_timeout.0 == 0 {
             return Err(bad("transport.rdma_timeout", "0s", "must be positive"));
+        }
+        if self.rdma_base_rtt.is_some_and(|d| d.0 == 0) {
+            return Err(bad("transport.rdma_base_rtt", "0s", "must be positive (leave it out for the paths' longest)"));
         }
         if self.rdma_window.is_some_and(|w| w.0 == 0) {
             return Err(bad("transport.rdma_window", "0B", "must be positive (leave it out for none)"));
@@ -88,7 +108,7 @@ pub fn validate_network(cfg: &crate::config::Config) -> Result<(), ConfigError> 
     let Some(cc) = transport(cfg.transport.cc.as_str()) else {
         return Ok(());
     };
-    let name = cc.about.name;
+    let name = cc.cc.about.name;
     let refuse = |key: &str, value: &str, why: &str| {
         Err(ConfigError(format!("{key} = {value}: {why}, not with transport.cc = \"{name}\" (RDMA queue pairs)")))
     };

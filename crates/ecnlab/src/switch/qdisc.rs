@@ -144,6 +144,8 @@ struct Cold {
     paused: u64,
     /// PFC may pause its queues (`Qdisc::set_pausable`).
     pausable: bool,
+    /// Its departures are stamped with telemetry (`Qdisc::set_telemetry`).
+    telemetry: bool,
 }
 
 pub struct Qdisc {
@@ -205,6 +207,7 @@ impl Qdisc {
                 tally: Tally::default(),
                 paused: 0,
                 pausable: false,
+                telemetry: false,
             }),
         };
         qd.set_dequeue_marking(false);
@@ -269,7 +272,12 @@ impl Qdisc {
         self.unmarks = self.marker.unmarks();
         self.stamping = !self.cold.stamps.is_empty();
         let hooked = matches!(self.marker, Marker::Hooked(_));
-        self.plain = !hooked && !self.hook_out && !self.stamping && !self.is_whole && !self.cold.pausable;
+        self.plain = !hooked
+            && !self.hook_out
+            && !self.stamping
+            && !self.is_whole
+            && !self.cold.pausable
+            && !self.cold.telemetry;
     }
 
     /// The port takes the static path (`enqueue_plain`, `pass_through_plain`,
@@ -687,6 +695,13 @@ impl Qdisc {
     /// whose dequeue does not look at pauses.
     pub fn set_pausable(&mut self) {
         self.cold.pausable = true;
+        self.plain = false;
+    }
+
+    /// Each departure appends an INT record (HPCC, `rdma/int.rs`): the
+    /// port leaves the static path, whose dequeue has no hook for it.
+    pub fn set_telemetry(&mut self) {
+        self.cold.telemetry = true;
         self.plain = false;
     }
 

@@ -210,6 +210,9 @@ impl World<'_> {
         }
         let next = self.dequeue_at(port, now, Qdisc::dequeue_composed);
         if let Some((id, size)) = next {
+            if self.telemetry() && self.fabric.net.ports[port as usize].switch.is_some() {
+                self.int_stamp(port, now, id, size);
+            }
             self.transmit(port, now, id, size);
         }
     }
@@ -494,6 +497,10 @@ impl World<'_> {
         }
         if let Some(slot) = p.sack_slot() {
             self.sack_slab().drop_ack(slot);
+        }
+        if self.rdma.is_some() {
+            let p = *self.arena.get(id);
+            self.int_drop(&p);
         }
         self.rec.dropped += 1;
         self.arena.free(id);

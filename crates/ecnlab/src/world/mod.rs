@@ -145,13 +145,14 @@ impl<'a> World<'a> {
         let rec = Recorder::new(cfg, &mut net, &apps.flows, sink)?;
         let hosts = Hosts::new(cfg, echo, classes, apps.flows.len(), net.hosts);
         let lossless = lossless::Lossless::new(cfg, &mut net)?.map(Box::new);
+        let rdma = rdma::Rdma::new(cfg, &mut net, &apps.flows).map(Box::new);
         let fabric = Fabric::new(cfg, net);
         Ok(Some(World {
             cfg,
             q: EventQueue::new(),
             arena: Arena::default(),
             fabric,
-            rdma: rdma::Rdma::new(cfg, &apps.flows).map(Box::new),
+            rdma,
             hosts,
             apps,
             rec,

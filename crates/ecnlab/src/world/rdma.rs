@@ -9,18 +9,27 @@
 //!    packet or coalesced); past a hole, dropped and NACKed. A CE mark makes
 //!    the receiver notify the sender: a CNP at most every
 //!    `dcqcn_cnp_interval` (the paper), or a flag on the ACK (the NIC form).
-//! 3. `qp_ack`, `qp_nack`, `qp_cnp` at the sender: the window moves, a
-//!    NACK sends it back, a CNP cuts the rate (`rdma/dcqcn.rs`), whose
-//!    timers run on `Event::Rdma`, as do pacing and the local ACK timeout.
+//! 3. `qp_ack`, `qp_cnp` at the sender: the window moves, a NACK sends it
+//!    back, and the rate control (`rdma/cc.rs`: DCQCN, HPCC, TIMELY) hears
+//!    of the ACK, its RTT, its telemetry and any CNP; its timers run on
+//!    `Event::Rdma`, as do pacing and the local ACK timeout.
+//!
+//! With a transport that reads INT (HPCC), every data packet takes a
+//! telemetry stack as it is sent (`rdma/int.rs`); each switch port it
+//! leaves appends a record (`int_stamp`, from the port's dequeue); the ACK
+//! answering it takes the stack back to the sender.
 
 use super::apps::UNSIZED;
 use super::World;
 use crate::config::Config;
 use crate::engine::Event;
 use crate::packet::{Ecn, Kind, Packet};
-use crate::rdma::dcqcn::{Dcqcn, DcqcnKeys, Params};
+use crate::rdma::cc::{Ack, QpEnv, RateControl};
+use crate::rdma::dcqcn::DcqcnKeys;
+use crate::rdma::int::{IntHop, IntSlab};
 use crate::rdma::qp::{GoBack, QpReceiver, QpSender};
 use crate::rdma::RdmaKeys;
+use crate::topology::Network;
 use crate::units::Time;
 
 /// What an `Event::Rdma` is about (the top three bits; a flow below).
@@ -50,7 +59,12 @@ fn arm(q: &mut crate::engine::EventQueue, due: &mut Time, at: Time, what: u32, f
 struct Qp {
     tx: QpSender,
     rx: QpReceiver,
-    cc: Dcqcn,
+    cc: Box<dyn RateControl>,
+    /// The host's line rate, and the last packet's send time and size (to
+    /// re-time the next one when the rate changes).
+    line: f64,
+    last_sent: Time,
+    last_size: u32,
     next_send: Time,
     send_at: Time,
     timer_at: Time,
@@ -67,7 +81,14 @@ pub struct Rdma {
     nack_gap: Time,
     go_back: GoBack,
     timeout: Time,
+    /// The base window (u64::MAX: none), scaled by the rate (`var_window`).
     window: u64,
+    var_window: bool,
+    /// INT runs: the stacks, their bytes on every data packet and ACK, and
+    /// each port's bytes sent.
+    int: Option<IntSlab>,
+    int_bytes: u32,
+    port_tx: Vec<u64>,
     /// The notification point's gap between CNPs; 0: a flag on the ACK.
     cnp_interval: Time,
     pub(super) cnps: u64,
@@ -75,19 +96,28 @@ pub struct Rdma {
 }
 
 impl Rdma {
-    /// The queue pairs of `cfg`'s flows, or None for a TCP run.
-    pub(super) fn new(cfg: &Config, flows: &[super::Flow]) -> Option<Rdma> {
-        crate::rdma::transport(cfg.transport.cc.as_str())?;
+    /// The queue pairs of `cfg`'s flows, or None for a TCP run; an INT
+    /// transport's switch ports take the path that stamps departures.
+    pub(super) fn new(cfg: &Config, net: &mut Network, flows: &[super::Flow]) -> Option<Rdma> {
+        let decl = crate::rdma::transport(cfg.transport.cc.as_str())?;
         let keys = RdmaKeys::of(&cfg.transport);
         let dk = DcqcnKeys::of(&cfg.transport);
+        let hk = crate::rdma::hpcc::HpccKeys::of(&cfg.transport);
+        let int_bytes = if decl.telemetry { hk.hpcc_int_bytes.0 as u32 } else { 0 };
+        let base_rtt = keys.rdma_base_rtt.map_or_else(|| longest_rtt(cfg, net, flows, int_bytes), |d| d.0);
+        let factory = (decl.factory)(&cfg.transport);
+        let line_of = |h: u32| cfg.topology.host_rate(h);
         let qps = flows
             .iter()
             .map(|f| {
-                let line = cfg.topology.host_rate(f.src);
+                let line = line_of(f.src);
                 Qp {
                     tx: QpSender::new(if f.size == UNSIZED { u64::MAX } else { f.size }),
                     rx: QpReceiver::default(),
-                    cc: Dcqcn::new(Params::new(&dk, line)),
+                    cc: factory(&QpEnv { line, base_rtt }),
+                    line: line as f64,
+                    last_sent: 0,
+                    last_size: 0,
                     next_send: 0,
                     send_at: 0,
                     timer_at: 0,
@@ -98,18 +128,55 @@ impl Rdma {
                 }
             })
             .collect();
+        // The BDP window is the fastest host's: the HPCC simulator's one
+        // window for every queue pair.
+        let fastest = flows.iter().map(|f| line_of(f.src)).max().unwrap_or(0);
+        let bdp = (fastest as f64 * base_rtt as f64 * 1e-12 / 8.0) as u64;
+        let window = keys.rdma_window.map(|w| w.0).or(keys.rdma_bdp_window.then_some(bdp.max(1))).unwrap_or(u64::MAX);
+        let int = decl.telemetry.then(|| {
+            for p in net.ports.iter_mut().filter(|p| p.switch.is_some()) {
+                p.qdisc.set_telemetry();
+            }
+            IntSlab::new(hk.int_multi(fastest))
+        });
         Some(Rdma {
             qps,
             ack_bytes: keys.rdma_ack_bytes.0,
             nack_gap: keys.rdma_nack_gap.0,
             go_back: keys.go_back(),
             timeout: keys.rdma_timeout.0,
-            window: keys.rdma_window.map_or(u64::MAX, |w| w.0),
-            cnp_interval: dk.dcqcn_cnp_interval.0,
+            window,
+            var_window: keys.rdma_var_window,
+            int,
+            int_bytes,
+            port_tx: vec![0; net.ports.len()],
+            cnp_interval: if decl.notifies { dk.dcqcn_cnp_interval.0 } else { 0 },
             cnps: 0,
             nacks: 0,
         })
     }
+}
+
+/// The longest base RTT among the flows' paths: propagation both ways, one
+/// data packet serialised on each hop out and one ACK on each hop back (as
+/// the HPCC simulator's BASE_RTT is worked out).
+fn longest_rtt(cfg: &Config, net: &Network, flows: &[super::Flow], int_bytes: u32) -> Time {
+    let hdr = cfg.transport.header as u64 + int_bytes as u64;
+    let data = cfg.transport.mss as u64 + hdr;
+    let mut seen = std::collections::HashSet::new();
+    let (mut fwd, mut rev) = (Vec::new(), Vec::new());
+    let mut longest = 0;
+    for f in flows {
+        if !seen.insert((f.src, f.dst)) {
+            continue;
+        }
+        crate::ideal::path(net, f.src, f.dst, &mut fwd);
+        crate::ideal::path(net, f.dst, f.src, &mut rev);
+        let out: Time = fwd.iter().map(|h| h.delay + h.rate.tx_time(data)).sum();
+        let back: Time = rev.iter().map(|h| h.delay + h.rate.tx_time(hdr)).sum();
+        longest = longest.max(out + back);
+    }
+    longest.max(1)
 }
 
 impl World<'_> {
@@ -132,8 +199,8 @@ impl World<'_> {
         let now = self.q.now;
         let (mss, hdr, limit) = (self.hosts.mss, self.hosts.hdr, self.hosts.host_queue_limit);
         let r = self.rdma.as_deref_mut().expect("an RDMA run");
-        let window = r.window;
         let qp = &mut r.qps[fid as usize];
+        let window = qp.cc.window(r.window, r.var_window, qp.line);
         if !qp.tx.has_data(window) {
             return;
         }
@@ -148,8 +215,9 @@ impl World<'_> {
         }
         let rtx = qp.tx.snd_nxt < qp.tx.snd_max;
         let (seq, len) = qp.tx.take(mss);
-        let size = len + hdr;
+        let size = len + hdr + r.int_bytes;
         qp.cc.on_sent(size as u64);
+        (qp.last_sent, qp.last_size) = (now, size);
         qp.next_send = now + crate::units::tx_time(size as u64, qp.cc.rate() as u64);
         if qp.timeout_at == 0 {
             qp.timeout_at = now + r.timeout;
@@ -159,6 +227,9 @@ impl World<'_> {
         let next = qp.next_send;
         let mut p = Packet::new(Kind::Data, f.src, f.dst, fid, f.service, size);
         (p.seq, p.payload, p.ecn, p.ts, p.rtx) = (seq, len, Ecn::Ect, now, rtx);
+        if let Some(int) = &mut r.int {
+            p.set_int_slot(int.take());
+        }
         f.nic_bytes += size as u64;
         if rtx {
             f.tx.retransmits += 1;
@@ -277,23 +348,31 @@ impl World<'_> {
             }
             self.check_done(fid, before);
         }
+        // The packet's telemetry goes back on its ACK or NACK, or is done.
+        let mut slot = p.int_slot();
         if let Some(a) = out.ack {
-            self.qp_reply(fid, Kind::Ack, a, flag, p.ts);
+            self.qp_reply(fid, Kind::Ack, a, flag, p.ts, std::mem::take(&mut slot));
         }
         if let Some(n) = out.nack {
             self.rdma().nacks += 1;
-            self.qp_reply(fid, Kind::Nack, n, flag, p.ts);
+            self.qp_reply(fid, Kind::Nack, n, flag, p.ts, std::mem::take(&mut slot));
+        }
+        if slot != 0 {
+            self.rdma().int.as_mut().expect("an INT run").give(slot);
         }
         if cnp_now {
             self.send_cnp(fid);
         }
     }
 
-    /// The receiver's ACK or NACK of `seq`, flagged with a CNP (`cnp`).
-    fn qp_reply(&mut self, fid: u32, kind: Kind, seq: u64, cnp: bool, ts: Time) {
+    /// The receiver's ACK or NACK of `seq`, flagged with a CNP (`cnp`),
+    /// carrying telemetry stack `slot` (0: none).
+    fn qp_reply(&mut self, fid: u32, kind: Kind, seq: u64, cnp: bool, ts: Time, slot: u64) {
         let f = &self.apps.flows[fid as usize];
-        let mut p = Packet::new(kind, f.dst, f.src, fid, f.ctrl_service, self.hosts.hdr);
+        let size = self.hosts.hdr + self.rdma.as_deref().expect("an RDMA run").int_bytes;
+        let mut p = Packet::new(kind, f.dst, f.src, fid, f.ctrl_service, size);
         (p.seq, p.ece, p.ts) = (seq, cnp, ts);
+        p.set_int_slot(slot);
         self.host_send(p);
     }
 
@@ -328,6 +407,18 @@ impl World<'_> {
         if p.ece {
             qp.cc.on_cnp(now);
         }
+        let slot = p.int_slot();
+        let int = if slot != 0 { r.int.as_ref().map(|i| i.get(slot)) } else { None };
+        let a = Ack { now, ack: p.seq, snd_nxt: qp.tx.snd_nxt, rtt: now - p.ts, int };
+        if qp.cc.on_ack(&a) && qp.next_send > now {
+            // The rate changed: the next packet leaves one packet time at
+            // the new rate after the last (the HPCC simulator's ChangeRate).
+            let at = qp.last_sent + crate::units::tx_time(qp.last_size as u64, qp.cc.rate() as u64);
+            qp.next_send = at.max(now);
+        }
+        if slot != 0 {
+            r.int.as_mut().expect("an INT run").give(slot);
+        }
         if newly > 0 {
             qp.timeout_at = if qp.tx.in_flight() > 0 { now + timeout } else { 0 };
         }
@@ -349,12 +440,49 @@ impl World<'_> {
         self.arm_timer(p.flow);
     }
 
+    /// Packet `id` (`size` bytes) has just left switch port `port` at
+    /// `now`: the port counts its bytes, and a data packet gets the port's
+    /// record (`rdma/int.rs`). Only ports with telemetry call this.
+    pub(super) fn int_stamp(&mut self, port: u32, now: Time, id: u32, size: u32) {
+        let r = self.rdma.as_deref_mut().expect("an RDMA run");
+        let tx = r.port_tx[port as usize];
+        r.port_tx[port as usize] = tx + size as u64;
+        let p = self.arena.get(id);
+        if p.kind != Kind::Data || p.int_slot() == 0 {
+            return;
+        }
+        let q = &self.fabric.net.ports[port as usize].qdisc;
+        let hop = IntHop { ts: now, tx_bytes: tx, qlen: q.bytes, rate: q.rate.bps };
+        r.int.as_mut().expect("an INT run").push(p.int_slot(), hop);
+    }
+
+    /// A packet the network drops gives its telemetry stack back.
+    pub(super) fn int_drop(&mut self, p: &Packet) {
+        let slot = p.int_slot();
+        if slot != 0 && matches!(p.kind, Kind::Data | Kind::Ack | Kind::Nack) {
+            if let Some(int) = self.rdma.as_deref_mut().and_then(|r| r.int.as_mut()) {
+                int.give(slot);
+            }
+        }
+    }
+
+    /// Whether switch ports stamp INT (the run's transport reads it).
+    #[inline]
+    pub(super) fn telemetry(&self) -> bool {
+        self.rdma.as_deref().is_some_and(|r| r.int.is_some())
+    }
+
     /// The summary's RDMA counts.
     pub(super) fn rdma_summary(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
         let Some(r) = self.rdma.as_deref() else { return };
         m.insert("rdma_cnps".into(), serde_json::json!(r.cnps));
         m.insert("rdma_nacks".into(), serde_json::json!(r.nacks));
-        let cuts: u64 = r.qps.iter().map(|q| q.cc.cuts as u64).sum();
+        let cuts: u64 = r.qps.iter().map(|q| q.cc.cuts() as u64).sum();
         m.insert("rdma_rate_cuts".into(), serde_json::json!(cuts));
+        if let Some(int) = &r.int {
+            // Stacks still held: packets in flight at the end (a leak shows
+            // as a count that grows with the run's length).
+            m.insert("rdma_int_stacks_held".into(), serde_json::json!(int.held()));
+        }
     }
 }

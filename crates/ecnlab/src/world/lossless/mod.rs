@@ -372,6 +372,9 @@ impl World<'_> {
             self.drop_at(port, id);
         }
         if let Some((id, size)) = next {
+            if is_switch && self.telemetry() {
+                self.int_stamp(port, now, id, size);
+            }
             self.transmit(port, now, id, size);
             if is_switch {
                 self.release(port, id);
