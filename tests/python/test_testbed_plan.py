@@ -146,7 +146,7 @@ REFUSALS = [
     (("transport", "profile", "pfabric"), "transport.profile = 'pfabric': ", "'linux'"),
     (("host", "lso", True), "host.lso = true: ", "allowed: false"),
     # RDMA transports need RoCE NICs, which veth is not.
-    (("transport", "cc", "hpcc"), "transport.cc = 'hpcc': RoCEv2 queue pairs need RDMA NICs", "reno"),
+    (("transport", "cc", "hpcc"), "transport.cc = 'hpcc': RoCEv2 queue pairs need RDMA", "reno"),
     (("transport", "cc", "timely"), "transport.cc = 'timely': RoCEv2", "dctcp"),
     # (GRO needs receive batching: the engine's own rule.)
     (("host", None, {"gro": True, "interrupt_coalescing": "1us"}), "host.gro = true: ", "false"),

@@ -22,7 +22,12 @@ def incast(senders: int, cc: str, **transport: Any) -> dict[str, Any]:
             "sample_interval": "10us",
             "sample_ports": "hosts",
         },
-        "topology": {"kind": "star", "hosts": senders + 1, "link_rate": "100Gbps", "link_delay": "1us"},
+        "topology": {
+            "kind": "star",
+            "hosts": senders + 1,
+            "link_rate": "100Gbps",
+            "link_delay": "1us",
+        },
         "host": {"jitter": "0ns"},
         "switch": {
             "buffer": "1MB",
@@ -89,6 +94,7 @@ def test_hpcc_additive_step_sets_fairness() -> None:
     5-20 ms); a 10× step (400 Mb/s) makes them fair (the simulator: 11.04 to
     11.29 Gb/s each, Jain 1.000). ecnlab: Jain below 0.95, then above 0.999
     with every flow within 3% of the mean."""
+
     def shares(res: Any) -> list[float]:
         return [float(x) for x in res["flows"].to_pandas()["bytes_received"]]
 
