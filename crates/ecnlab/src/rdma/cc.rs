@@ -17,6 +17,8 @@ pub struct Ack<'a> {
     pub snd_nxt: u64,
     /// Now less the send time the ACK echoes.
     pub rtt: Time,
+    /// It carries a congestion flag (its packet was CE-marked).
+    pub ce: bool,
     /// The telemetry of the packet it answers (INT runs).
     pub int: Option<&'a IntStack>,
 }

@@ -21,10 +21,10 @@
 //! Choices, from the HPCC simulator (kwzhao/High-Precision-Congestion-
 //! Control 0e2b031, rdma-hw.cc UpdateRateHp; run.py's `hp` settings):
 //! η = 0.95, R_AI = 10 Mb/s per 25 Gb/s of link (W_AI = R_AI·T), min rate
-//! 1 Gb/s, maxStage 0 — the paper's Table gives maxStage 5, which the
-//! authors' project notes call a typo for their simulations, so the
-//! simulator's 0 (every update multiplicative) is the default; 5 is one key
-//! away. The INT stack adds `hpcc_int_bytes` (42: five 8-byte hops and a
+//! 1 Gb/s, maxStage 0 — the paper gives maxStage 5, which the authors'
+//! project page (liyuliang001.github.io/projects/hpcc) calls a typo for
+//! their simulations, run with 0 (every update multiplicative): 0 is the
+//! default, 5 one key away. The INT stack adds `hpcc_int_bytes` (42: five 8-byte hops and a
 //! 2-byte count) to every data packet and every ACK.
 //!
 //! Per-packet function: `Hpcc::on_ack`. Tests: below.

@@ -11,6 +11,7 @@
 //! - `hpcc.rs`: HPCC's window and rate from in-band telemetry, whose
 //!   records `int.rs` keeps;
 //! - `timely.rs`: TIMELY's rate from the RTT gradient;
+//! - `dctcp.rs`: DCTCP's α and cut on a rate (the HPCC simulator's DCTCP);
 //! - the run's side (pacing, the NIC, CNPs, INT at switch egress) is
 //!   `world/rdma.rs`.
 //!
@@ -21,6 +22,7 @@
 
 pub mod cc;
 pub mod dcqcn;
+pub mod dctcp;
 pub mod hpcc;
 pub mod int;
 pub mod qp;
@@ -28,7 +30,7 @@ pub mod timely;
 
 /// Every RDMA transport (`transport.cc`) and its profiles: the registry's
 /// lists (`registry.rs` joins them to the TCP ones), one line each.
-pub const TRANSPORTS: &[&cc::RdmaDecl] = &[&dcqcn::DECL, &hpcc::DECL, &timely::DECL];
+pub const TRANSPORTS: &[&cc::RdmaDecl] = &[&dcqcn::DECL, &hpcc::DECL, &timely::DECL, &dctcp::DECL];
 pub const PROFILES: &[&crate::host::profile::ProfileDecl] = &[&dcqcn::PAPER, &dcqcn::NIC];
 
 /// The RDMA transport named `name`, if it is one.

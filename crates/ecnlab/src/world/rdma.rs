@@ -409,7 +409,7 @@ impl World<'_> {
         }
         let slot = p.int_slot();
         let int = if slot != 0 { r.int.as_ref().map(|i| i.get(slot)) } else { None };
-        let a = Ack { now, ack: p.seq, snd_nxt: qp.tx.snd_nxt, rtt: now - p.ts, int };
+        let a = Ack { now, ack: p.seq, snd_nxt: qp.tx.snd_nxt, rtt: now - p.ts, ce: p.ece, int };
         if qp.cc.on_ack(&a) && qp.next_send > now {
             // The rate changed: the next packet leaves one packet time at
             // the new rate after the last (the HPCC simulator's ChangeRate).
