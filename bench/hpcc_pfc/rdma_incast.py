@@ -1,8 +1,8 @@
 """ecnlab's side of the RDMA comparison with the HPCC simulator
 (docs/validation/rdma.md): its N:1 incasts through one switch at 100 Gb/s,
 1 µs links, 32 MiB, PFC, RED at dequeue (K 400/1,600 KB, Pmax 0.2), long
-queue pairs from t = 0 for 20 ms, steady = 5-20 ms; HPCC, TIMELY and DCQCN
-(the NIC form) as the simulator's run.py sets them, and the sensitivity runs
+queue pairs from t = 0 for 20 ms, steady = 5-20 ms; HPCC, TIMELY and DCTCP
+on a rate as the simulator's run.py sets them, and the sensitivity runs
 that change one key.
 
     .venv/bin/python bench/hpcc_pfc/rdma_incast.py       # prints the table
@@ -27,7 +27,11 @@ RUNS: list[tuple[str, str, int, dict[str, Any]]] = [
     ("sens_hpcc_intmulti1", "hpcc", 8, {"hpcc_int_multi": 1}),
     ("sens_hpcc_fastreact0", "hpcc", 8, {"hpcc_fast_react": False}),
     ("int_exact", "hpcc", 8, {"hpcc_int_multi": 0}),
+    ("incast8_dctcp", "rdma-dctcp", 8, {}),
 ]
+
+# The simulator's DCTCP marks at one threshold (run.py: 30 KB per 10 Gb/s).
+SWITCH = {"rdma-dctcp": {"red_min": "300KB", "red_max": "300KB", "red_pmax": 1.0}}
 
 
 def config(cc: str, n: int, transport: dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +52,7 @@ def config(cc: str, n: int, transport: dict[str, Any]) -> dict[str, Any]:
             "red_wq": 1.0,
             "red_spacing": False,
             "red_at_dequeue": True,
+            **SWITCH.get(cc, {}),
         },
         "transport": {"cc": cc, "mss": 1000, "header": 48, **transport},
         "flows": [{"src": h, "dst": n} for h in range(n)],
