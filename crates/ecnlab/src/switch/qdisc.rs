@@ -598,15 +598,6 @@ impl Qdisc {
         self.dequeue_in::<false, true>(now, arena, pool)
     }
 
-    /// After an enqueue into queue `q` of a pausable port: a queue that
-    /// was empty and is paused joined the scheduler's round; it leaves it
-    /// until it resumes.
-    pub fn settle_paused(&mut self, q: usize, now: Time) {
-        if self.cold.paused & 1 << q != 0 && self.queues[q].fifo.len() == 1 {
-            self.sched.detach(q, now, &mut Events::<false>(&mut self.marker));
-        }
-    }
-
     #[inline(always)]
     fn dequeue_in<const PLAIN: bool, const PAUSE: bool>(
         &mut self,
@@ -691,51 +682,6 @@ impl Qdisc {
         self.cold.drops[q].overflow += 1;
     }
 
-    /// PFC may pause this port's queues: the port leaves the static path,
-    /// whose dequeue does not look at pauses.
-    pub fn set_pausable(&mut self) {
-        self.cold.pausable = true;
-        self.plain = false;
-    }
-
-    /// Each departure appends an INT record (HPCC, `rdma/int.rs`): the
-    /// port leaves the static path, whose dequeue has no hook for it.
-    pub fn set_telemetry(&mut self) {
-        self.cold.telemetry = true;
-        self.plain = false;
-    }
-
-    /// Queues paused now (bit i: queue i).
-    #[inline]
-    pub fn paused(&self) -> u64 {
-        self.cold.paused
-    }
-
-    /// Stop serving queue `q` (a PFC PAUSE for its priority took effect):
-    /// it leaves the scheduler's round as if it had emptied, keeps its
-    /// packets and takes more.
-    pub fn pause_queue(&mut self, q: usize, now: Time) {
-        if self.cold.paused & 1 << q != 0 {
-            return;
-        }
-        self.cold.paused |= 1 << q;
-        if self.nonempty & 1 << q != 0 {
-            self.sched.detach(q, now, &mut Events::<false>(&mut self.marker));
-        }
-    }
-
-    /// Serve queue `q` again; it joins the round at its end, as a queue
-    /// that became backlogged.
-    pub fn resume_queue(&mut self, q: usize, now: Time) {
-        if self.cold.paused & 1 << q == 0 {
-            return;
-        }
-        self.cold.paused &= !(1 << q);
-        if self.nonempty & 1 << q != 0 {
-            self.sched.activate(q, now, &mut Events::<false>(&mut self.marker));
-        }
-    }
-
     /// Packets may be dropped on the way out (a dequeue hook, or a whole
     /// discipline): the caller then looks for them (`take_dequeue_drop`).
     #[inline]
@@ -808,5 +754,6 @@ impl Qdisc {
     }
 }
 
+mod pause;
 #[cfg(test)]
 mod tests;

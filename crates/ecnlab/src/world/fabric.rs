@@ -231,6 +231,9 @@ impl World<'_> {
             self.drop_at(port, id);
         }
         if let Some((id, size)) = next {
+            if self.telemetry() && self.fabric.net.ports[port as usize].switch.is_some() {
+                self.int_stamp(port, now, id, size);
+            }
             self.transmit(port, now, id, size);
         }
         self.wake_senders();
