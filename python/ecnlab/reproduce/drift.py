@@ -71,13 +71,21 @@ def _row_params(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def current_keys(fig: Figure, model_version: int, engine: Any) -> dict[str, Point]:
     """{key: point} of the figure's full sweep now, keyed at
-    ``model_version``."""
+    ``model_version`` or, where the engine says an earlier model last moved
+    a point's outputs (``model_of``), at that one, as the store keys it."""
     points = fig.sweep.points()
     out: dict[str, Point] = {}
+    model_of = getattr(engine, "model_of", None)
     for p in points:
         resolved = str(engine.resolve(config_to_json(p.config)))
         p.resolved = resolved
-        p.key = point_key(resolved, f"model {int(model_version)}")
+        # The store keys a run by the last model that moved its outputs
+        # (model 5 on); a record stamped with a later model than that keeps
+        # the run's own key, so key at the earlier of the two.
+        at = int(model_version)
+        if model_of is not None:
+            at = min(at, int(model_of(resolved)))
+        p.key = point_key(resolved, f"model {at}")
         out[p.key] = p
     return out
 

@@ -214,6 +214,34 @@ def _per_flow(p: PointView, column: str, **_: Any) -> float:
     return _num(p.row.get(column)) / flows if flows else math.nan
 
 
+def _queue_stat(
+    p: PointView,
+    port: str,
+    stat: str = "mean",
+    queue: int | None = None,
+    unit: str = "KB",
+    t0: float = 0.0,
+    **_: Any,
+) -> float:
+    """A statistic of one port's sampled queue (the ``queues`` table, every
+    ``run.sample_interval``) from ``t0`` seconds on: the port's total, or
+    with ``queue`` that queue alone; ``mean`` or ``pNN`` (``p99``), in
+    ``unit`` (``KB``, ``bytes``, ``packets``)."""
+    from ..plots import queue_series
+
+    times, total, per_queue = queue_series(p.table("queues"), p.port_id(port), unit)
+    if queue is not None:
+        times, total = per_queue.get(int(queue), (np.array([]), np.array([])))
+    values = np.asarray(total, dtype=float)[np.asarray(times) >= t0]
+    if values.size == 0:
+        return math.nan
+    if stat == "mean":
+        return float(values.mean())
+    if stat.startswith("p"):
+        return float(np.percentile(values, float(stat[1:])))
+    raise ValueError(f"queue_stat: stat = {stat!r}: expected mean or pNN (e.g. p99)")
+
+
 METRICS: dict[str, Callable[..., float]] = {
     "goodput_total_gbps": _goodput_total,
     "incast_aggregate_gbps": _incast_aggregate,
@@ -224,6 +252,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "flow_stat": _flow_stat,
     "slowdown": _slowdown,
     "per_flow": _per_flow,
+    "queue_stat": _queue_stat,
 }
 """Derived metrics by name; any index column is a metric too."""
 
