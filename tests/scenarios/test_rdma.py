@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 import ecnlab
-
 from scenario_kit import assert_refused, run_checked
 
 
