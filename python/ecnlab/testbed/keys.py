@@ -176,7 +176,8 @@ _RDMA = "RoCEv2 queue pairs need RDMA NICs, which network namespaces and veth do
 for _key in (
     "dcqcn_g dcqcn_alpha_timer dcqcn_increase_timer dcqcn_byte_counter dcqcn_f dcqcn_rai "
     "dcqcn_rhai dcqcn_min_rate dcqcn_cnp_interval dcqcn_decrease_interval dcqcn_clamp_target "
-    "dcqcn_hyper_grows dcqcn_alpha_init rdma_ack_bytes rdma_nack_gap rdma_go_back rdma_timeout rdma_window"
+    "dcqcn_hyper_grows dcqcn_alpha_init rdma_ack_bytes rdma_nack_gap rdma_go_back rdma_timeout "
+    "rdma_window"
 ).split():
     REFUSED[f"transport.{_key}"] = _RDMA
 for _key in ("switches", "hosts_per_switch"):
