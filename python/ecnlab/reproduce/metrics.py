@@ -214,6 +214,27 @@ def _per_flow(p: PointView, column: str, **_: Any) -> float:
     return _num(p.row.get(column)) / flows if flows else math.nan
 
 
+def _flow_goodput(p: PointView, stat: str = "min", **_: Any) -> float:
+    """The long-lived flows' goodput, each from its start to the run's end
+    (Gbps): ``stat`` = min | max | mean, or ``jain`` (Jain's fairness index
+    of the flows' goodputs, 1 when all are equal). Flows that start at or
+    after the run's end are left out."""
+    flows = p.table("flows")
+    kind = np.asarray(flows.column("kind").to_pylist())
+    got = np.asarray(flows.column("bytes_received").to_numpy(), dtype=float)
+    start = np.asarray(flows.column("start").to_numpy(), dtype=float)
+    sim = _num(p.row.get("sim_seconds"))
+    sel = (kind == "long") & (start < sim)
+    if not sel.any():
+        return math.nan
+    rates = got[sel] * 8 / (sim - start[sel]) / 1e9
+    if stat == "jain":
+        return float(rates.sum() ** 2 / (rates.size * (rates**2).sum()))
+    if stat in ("min", "max", "mean"):
+        return float(getattr(np, stat)(rates))
+    raise ValueError(f"flow_goodput: stat = {stat!r}: expected min, max, mean or jain")
+
+
 def _queue_stat(
     p: PointView,
     port: str,
@@ -221,12 +242,14 @@ def _queue_stat(
     queue: int | None = None,
     unit: str = "KB",
     t0: float = 0.0,
+    below: float = 0.0,
     **_: Any,
 ) -> float:
     """A statistic of one port's sampled queue (the ``queues`` table, every
     ``run.sample_interval``) from ``t0`` seconds on: the port's total, or
-    with ``queue`` that queue alone; ``mean`` or ``pNN`` (``p99``), in
-    ``unit`` (``KB``, ``bytes``, ``packets``)."""
+    with ``queue`` that queue alone; ``mean``, ``pNN`` (``p99``) or
+    ``fraction`` of the samples below ``below``, in ``unit`` (``KB``,
+    ``bytes``, ``packets``)."""
     from ..plots import queue_series
 
     times, total, per_queue = queue_series(p.table("queues"), p.port_id(port), unit)
@@ -237,9 +260,31 @@ def _queue_stat(
         return math.nan
     if stat == "mean":
         return float(values.mean())
-    if stat.startswith("p"):
+    if stat == "fraction":
+        return float((values < below).mean())
+    if stat.startswith("p") and stat[1:].replace(".", "", 1).isdigit():
         return float(np.percentile(values, float(stat[1:])))
-    raise ValueError(f"queue_stat: stat = {stat!r}: expected mean or pNN (e.g. p99)")
+    raise ValueError(f"queue_stat: stat = {stat!r}: expected mean, fraction or pNN (e.g. p99)")
+
+
+def _settle_time(
+    p: PointView, service: int = 0, fraction: float = 0.95, window: int = 5, **_: Any
+) -> float:
+    """When a service's goodput settles (seconds): the start of the first
+    ``window``-bin moving mean of the ``run.goodput_interval`` bins from
+    which every later one stays at or above ``fraction`` of the mean over
+    the run's second half (the window smooths single-bin dips)."""
+    times, gbps = _goodput_series(p, service)
+    if times.size < window + 1:
+        return math.nan
+    final = gbps[times >= times[-1] / 2].mean()
+    smooth = np.convolve(gbps, np.ones(window) / window, mode="valid")
+    low = np.nonzero(smooth < fraction * final)[0]
+    if low.size == 0:
+        return float(times[0])
+    if low[-1] + 1 >= smooth.size:
+        return math.nan  # not settled by the run's end
+    return float(times[low[-1] + 1])
 
 
 METRICS: dict[str, Callable[..., float]] = {
@@ -252,7 +297,9 @@ METRICS: dict[str, Callable[..., float]] = {
     "flow_stat": _flow_stat,
     "slowdown": _slowdown,
     "per_flow": _per_flow,
+    "flow_goodput": _flow_goodput,
     "queue_stat": _queue_stat,
+    "settle_time": _settle_time,
 }
 """Derived metrics by name; any index column is a metric too."""
 

@@ -8,13 +8,22 @@
 //!   (`qp.rs`'s receiver side, in `world/rdma.rs`).
 //! - Reaction point (here), per queue pair: current rate R_C, target R_T,
 //!   α. A cut: R_T ← R_C, R_C ← R_C·(1 − α/2) (never below the minimum),
-//!   α ← (1 − g)·α + g. Without a CNP for a period K, α ← (1 − g)·α. Every
+//!   then α ← (1 − g)·α + g (the paper's Eq. 1 in its order; the authors'
+//!   ns-3 raises α first, a g-sized difference). Without a CNP for a period
+//!   K, α ← (1 − g)·α, and again every K after. Every
 //!   timer period T (T_c += 1) and every B bytes sent (BC += 1) the rate
 //!   rises: while max(T_c, BC) < F, fast recovery, R_C ← (R_T + R_C)/2;
 //!   once min(T_c, BC) > F, hyper increase, R_T += i·R_HAI with i =
 //!   min(T_c, BC) − F; otherwise additive increase, R_T += R_AI; both then
 //!   R_C ← (R_T + R_C)/2. R_T stays at most the line rate. A cut resets
-//!   T_c, BC and the byte count and restarts the timer.
+//!   T_c, BC and the byte count and restarts the timer. The stage
+//!   boundaries are the paper's state machine (its Fig. 6, QCN's rule);
+//!   the authors' ns-3 enters hyper increase one step earlier (min ≥ F,
+//!   i = min − F + 1) and htsim keeps fast recovery one step longer
+//!   (max ≤ F): with B = 10 MB both matter only after 50 MB sent since a
+//!   cut, which the timer-driven recovery rarely reaches. QCN's details
+//!   that the paper does not name (halved T and B in hyper increase, R_T
+//!   divided by 8 when far above R_C) are left out.
 //!
 //! Two forms (`transport.profile`): "dcqcn-paper" as above, and
 //! "dcqcn-nic", the NIC firmware form the HPCC simulator models
@@ -63,6 +72,9 @@ section! {
         dcqcn_clamp_target: bool = true, resolved InUse;
         /// Hyper increase grows by i·R_HAI (the paper); false: a constant R_HAI (the NIC form).
         dcqcn_hyper_grows: bool = true, resolved InUse;
+        /// α when the first CNP comes (the paper gives none; 1 as NVIDIA's NICs,
+        /// INITIAL_ALPHA_VALUE 1023/1024; the authors' ns-3 starts at 0.5).
+        dcqcn_alpha_init: f64 = 1.0, range "(0, 1]", resolved InUse;
     }
 }
 
@@ -72,8 +84,10 @@ impl DcqcnKeys {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if !(self.dcqcn_g > 0.0 && self.dcqcn_g <= 1.0) {
-            return Err(bad("transport.dcqcn_g", self.dcqcn_g, "must be in (0, 1]"));
+        for (k, v) in [("dcqcn_g", self.dcqcn_g), ("dcqcn_alpha_init", self.dcqcn_alpha_init)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(bad(&format!("transport.{k}"), v, "must be in (0, 1]"));
+            }
         }
         for (k, d) in
             [("dcqcn_alpha_timer", self.dcqcn_alpha_timer), ("dcqcn_increase_timer", self.dcqcn_increase_timer)]
@@ -104,6 +118,8 @@ pub struct Params {
     pub decrease_every: Time,
     pub clamp: bool,
     pub hyper_grows: bool,
+    /// α at the first CNP.
+    pub alpha0: f64,
 }
 
 impl Params {
@@ -122,6 +138,7 @@ impl Params {
             decrease_every: k.dcqcn_decrease_interval.0,
             clamp: k.dcqcn_clamp_target,
             hyper_grows: k.dcqcn_hyper_grows,
+            alpha0: k.dcqcn_alpha_init,
         }
     }
 
@@ -162,7 +179,7 @@ impl Dcqcn {
         Dcqcn {
             rc: p.line,
             rt: p.line,
-            alpha: 1.0,
+            alpha: p.alpha0,
             p,
             t_count: 0,
             bc_count: 0,
@@ -187,8 +204,9 @@ impl Dcqcn {
     pub fn on_cnp(&mut self, now: Time) {
         if self.p.nic() {
             if self.next_alpha == 0 {
-                // The first CNP: α = 1 and both timers start; no cut yet.
-                self.alpha = 1.0;
+                // The first CNP: α starts (1 by default) and both timers
+                // start; no cut yet.
+                self.alpha = self.p.alpha0;
                 self.next_alpha = now + self.p.k;
                 self.next_check = now + self.p.decrease_every;
             }
@@ -340,10 +358,14 @@ impl super::cc::RateControl for Dcqcn {
     }
 }
 
-/// `transport.profile = "dcqcn-paper"`: the paper's constants (§3.1) and,
-/// where it gives none, the DCQCN authors' ns-3 configuration
-/// (github.com/bobzhuyb/ns3-rdma, config.txt: R_HAI 200 Mb/s, a 100 Mb/s
-/// floor).
+/// `transport.profile = "dcqcn-paper"`: the paper's constants (§3.1: CNP
+/// interval N = 50 µs, K = 55 µs; its fluid-model parameter choice: T = 55 µs,
+/// B = 10 MB, F = 5, g = 1/256, R_AI = 40 Mb/s, the values fluid-model
+/// re-implementations of the paper and htsim's DCQCN also use) and, where
+/// it gives none, the DCQCN authors' ns-3 (github.com/bobzhuyb/ns3-rdma:
+/// config.txt's R_HAI 200 Mb/s, qbb-net-device.cc's 100 Mb/s floor). α
+/// starts at 1 (`dcqcn_alpha_init`'s default). docs/rdma.md lists each
+/// constant's source and what could not be read.
 pub const PAPER: crate::host::profile::ProfileDecl = crate::host::profile::ProfileDecl {
     about: crate::switch::scheme::About::new(
         "dcqcn-paper",
@@ -412,6 +434,7 @@ mod tests {
             decrease_every: 0,
             clamp: true,
             hyper_grows: true,
+            alpha0: 1.0,
         }
     }
 
@@ -501,6 +524,18 @@ mod tests {
         assert_eq!(d.rt, 100e9, "no clamp and no increase yet: R_T kept");
         d.on_timer(8_000_000); // no CNP since: no cut
         assert_eq!(d.cuts, 1);
+    }
+
+    /// α's start value sets the first cut: at 0.5 (the authors' ns-3) a
+    /// CNP takes R_C·(1 − 0.5/2) = 75%, and α then rises by g·(1 − 0.5).
+    #[test]
+    fn the_first_cut_follows_alphas_start() {
+        let mut p = paper(40e9);
+        p.alpha0 = 0.5;
+        let mut d = Dcqcn::new(p);
+        d.on_cnp(0);
+        assert_eq!((d.rc, d.rt), (30e9, 40e9));
+        assert!((d.alpha - (0.5 + 0.5 / 256.0)).abs() < 1e-12, "{}", d.alpha);
     }
 
     /// A cut never leaves less than the minimum rate.
