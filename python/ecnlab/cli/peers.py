@@ -1,7 +1,7 @@
 """``ecnlab import-hpcc`` and ``ecnlab hpcc-fct``: an HPCC simulator run
 (its config.txt, topology and flow files) as an ecnlab experiment, and an
 ecnlab run's flows in the peer's FCT format, with slowdown percentiles by
-flow size side by side with the peer's (docs/tools/hpcc-import.md)."""
+flow size side by side with the peer's (docs/guide/hpcc-import.md)."""
 
 from __future__ import annotations
 

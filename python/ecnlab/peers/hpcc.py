@@ -11,7 +11,7 @@ ids as their names), the flows, the transport from ``CC_MODE`` and the
 switches' marking, shared buffer and PFC set up as the peer's MMU is (the
 mapping of ``bench/hpcc_pfc``). A key ecnlab cannot follow gets one warning
 line saying what ecnlab does instead; keys the peer does not know are
-listed. docs/tools/hpcc-import.md has the table of what maps to what.
+listed. docs/guide/hpcc-import.md has the table of what maps to what.
 """
 
 from __future__ import annotations
@@ -563,7 +563,7 @@ def _multipath(hosts: int, links: list[Link], new: dict[int, int]) -> bool:
 def _head(c: _Conv, peer_ids: list[int], hosts: int, mode: int) -> list[str]:
     lines = [
         f"Converted by `ecnlab import-hpcc` from the HPCC simulator's {c.path.name}",
-        f"(CC_MODE {mode}, {CC_NAMES[mode]}; see docs/tools/hpcc-import.md).",
+        f"(CC_MODE {mode}, {CC_NAMES[mode]}; see docs/guide/hpcc-import.md).",
     ]
     host_ids = peer_ids[:hosts]
     if host_ids == list(range(hosts)):
