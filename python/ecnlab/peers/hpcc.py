@@ -461,6 +461,12 @@ def _transport(c: _Conv, mode: int, mtu: int) -> dict[str, Any]:
         t["dcqcn_min_rate"] = min_rate
         t["dcqcn_clamp_target"] = bool(c.int_("CLAMP_TARGET_RATE", "0"))
     elif mode == 3:
+        c.warn(
+            "(INT)",
+            f"the peer's HPCC data frames carry a 42 B INT stack beyond the {HEADER} B header "
+            f"({mtu + HEADER + 42} B at this MTU); transport.header = {c.header} leaves it to the "
+            "hpcc transport (give --header 90 if that transport does not add it)",
+        )
         t["cc"] = "hpcc"
         t["hpcc_eta"] = c.num("U_TARGET", "0.95")
         t["hpcc_max_stage"] = c.int_("MI_THRESH", "5")

@@ -18,6 +18,10 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 
+/// The most nodes a graph has: 65536 hosts and 65536 switches
+/// (`TopologyCfg::validate_graph`).
+const MAX_NODES: usize = 2 * 65_536;
+
 /// One full-duplex link: both directions have its rate and delay.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Link {
@@ -102,11 +106,16 @@ pub struct Links {
 
 impl Links {
     pub fn new(list: Vec<Link>) -> Links {
-        let n = list.iter().map(|l| l.a.max(l.b) as usize + 1).max().unwrap_or(0);
+        // Ids past the most a graph may have are refused by `Graph::validate`;
+        // they get no slot here (a typo of 4e9 would otherwise allocate 16 GB).
+        let n = list.iter().map(|l| l.a.max(l.b) as usize + 1).max().unwrap_or(0).min(MAX_NODES);
         let mut first = vec![u32::MAX; n];
         for (i, l) in list.iter().enumerate().rev() {
-            first[l.a as usize] = i as u32;
-            first[l.b as usize] = i as u32;
+            for x in [l.a as usize, l.b as usize] {
+                if x < n {
+                    first[x] = i as u32;
+                }
+            }
         }
         Links { list, first }
     }

@@ -42,6 +42,8 @@ fn bad_graphs_are_refused_naming_the_link() {
         "[[0, 2], [1, 5]]",
         &["topology.links[1] = [1, 5, \"100Gbps\", \"1us\"]", "node 5 does not exist", "switches 2 to 2"],
     );
+    // A far-off id is refused like any other (and allocates nothing).
+    refused(2, 1, "[[0, 2], [1, 4000000000]]", &["node 4000000000 does not exist"]);
     // A host with no link, a switch with none.
     refused(3, 1, "[[0, 3], [1, 3]]", &["topology.links: host 2 has no link"]);
     refused(2, 2, "[[0, 2], [1, 2]]", &["switch 3 has no link"]);
