@@ -109,6 +109,10 @@ def base_rtt(
     small = max(MIN_PROBE, int(transport.get("header", 40)))
     large = int(transport.get("mss", 1460)) + int(transport.get("header", 40))
     rate = topology.get("link_rate")
+    if topology.get("kind") == "graph":
+        # Resolved, every link carries its rate: the two hosts' own links.
+        ends = [lk[2] for lk in topology["links"] if src in lk[:2] or dst in lk[:2]]
+        rate = min(ends, key=_rate_bps)
     if isinstance(rate, list):
         rate = min(rate, key=_rate_bps)
     return BaseRtt(

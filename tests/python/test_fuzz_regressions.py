@@ -52,7 +52,8 @@ CASES = [
     ),
     (
         STAR.replace('kind = "star"', 'kind = ["star"]'),
-        "topology.kind: invalid type: sequence, expected one of star, leaf-spine, fat-tree, ring",
+        "topology.kind: invalid type: sequence, expected one of star, leaf-spine, fat-tree, ring, "
+        "graph",
     ),
     # A section given as a list was read field by field: "transport[0]:
     # unknown variant `cc`".

@@ -116,6 +116,15 @@ fn shape(cfg: &Config) -> (f64, f64, f64, f64) {
             let n = t.switches.unwrap_or(0) as f64;
             (hosts, 2.0 * n, n, n)
         }
+        TopologyKind::Graph => {
+            let h = t.hosts.unwrap_or(0);
+            let links = t.links.as_ref().map_or(&[][..], |l| &l.list[..]);
+            let fabric = links.iter().filter(|l| l.a >= h && l.b >= h).count() as f64;
+            let mut edge: Vec<u32> = links.iter().filter(|l| l.a < h || l.b < h).map(|l| l.a.max(l.b)).collect();
+            edge.sort_unstable();
+            edge.dedup();
+            (hosts, 2.0 * fabric, t.switches.unwrap_or(0) as f64, edge.len() as f64)
+        }
     }
 }
 

@@ -138,6 +138,18 @@ impl Network {
                     b.link(sw[i], sw[(i + 1) % n as usize], t.fabric_rate(), t.link_delay.expect("validated").0);
                 }
             }
+            TopologyKind::Graph => {
+                // As listed: hosts 0..hosts, then the switches; each link's
+                // ports in list order (validated: `config/graph.rs`).
+                b.hosts(t.hosts.expect("validated"));
+                for i in 0..t.switches.expect("validated") {
+                    let name = t.switch_names.as_ref().map_or_else(|| format!("switch{i}"), |n| n[i as usize].clone());
+                    b.switch(name);
+                }
+                for l in &t.links.as_ref().expect("validated").list {
+                    b.link(l.a, l.b, l.rate(), l.delay());
+                }
+            }
             TopologyKind::FatTree => {
                 // k pods of k/2 edge and k/2 aggregation switches; (k/2)² cores.
                 let k = t.k.unwrap();

@@ -40,14 +40,15 @@ pub fn of(cfg: &Config) -> Vec<String> {
     host_rates.dedup();
     let mut sites =
         vec![Site { port: &cfg.switch, over: None, sec: "switch", what: "toward hosts", rates: host_rates.clone() }];
-    if t.kind != Some(TopologyKind::Star) {
+    // A graph may have no switch-to-switch link (no fabric ports).
+    if t.kind != Some(TopologyKind::Star) && !t.fabric_rates().is_empty() {
         let over = cfg.fabric.as_ref();
         sites.push(Site {
             port: &cfg.fabric_port,
             over,
             sec: "fabric",
             what: "in the fabric",
-            rates: vec![t.fabric_rate()],
+            rates: t.fabric_rates(),
         });
     }
     if let Some(p) = &cfg.nic_port {

@@ -22,7 +22,7 @@ from ..runner import Result, engine_version
 from ..sweep.plot import PlotError
 from ..sweep.pool import SchedulerError
 from ..sweep.store import StoreError
-from . import advise, keys, reproduce, run, sweep, testbed, tutorial
+from . import advise, keys, peers, reproduce, run, sweep, testbed, tutorial
 from .common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -41,7 +41,7 @@ from .formatting import format_number
 __all__ = ["build_parser", "main"]
 
 # Each module registers its commands; `ecnlab --help` lists them in this order.
-COMMAND_MODULES = (run, testbed, sweep, reproduce, advise, keys, tutorial)
+COMMAND_MODULES = (run, testbed, sweep, reproduce, advise, keys, peers, tutorial)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -185,6 +185,8 @@ for _key in (
     REFUSED[f"transport.{_key}"] = _RDMA
 for _key in ("switches", "hosts_per_switch"):
     REFUSED[f"topology.{_key}"] = "the testbed builds stars (a ring is in the simulator only)"
+for _key in ("links", "switch_names"):
+    REFUSED[f"topology.{_key}"] = "the testbed builds stars (a graph is in the simulator only)"
 for _key in (
     "lso lso_max lso_fraction lso_defer_limit lso_defer_in_cwr interrupt_coalescing "
     "interrupt_frames gro gro_max stages stage_by ect_stages"

@@ -9,6 +9,7 @@
 
 pub mod apps;
 pub mod error;
+pub mod graph;
 pub mod host;
 pub mod param;
 pub mod port;

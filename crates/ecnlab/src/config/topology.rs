@@ -3,6 +3,7 @@
 //! be overridden one by one.
 
 use super::error::ConfigError;
+use super::graph::{Graph, Links};
 use super::param::section;
 use super::values::{Dur, EcmpMode, OneOrList, Preset, Rate, TopologyKind};
 use crate::units::Time;
@@ -10,17 +11,18 @@ use crate::units::Time;
 section! {
     /// `[topology]`.
     pub struct TopologyCfg {
-        /// "star", "leaf-spine", "fat-tree" or "ring" (a preset implies leaf-spine).
+        /// "star", "leaf-spine", "fat-tree", "ring" or "graph" (a preset implies leaf-spine).
         kind: Option<TopologyKind> = None;
         /// A topology from the papers: fills every key not given here (leaf-spine).
         preset: Option<Preset> = None;
-        /// Star: number of hosts.
+        /// Star, graph: number of hosts (a graph's nodes 0 to hosts - 1).
         hosts: Option<u32> = None, range "2 to 65536";
-        /// Host link rate: one for all, or one per host (star).
+        /// Host link rate: one for all, or one per host (star); a graph's
+        /// default rate for links that give none.
         link_rate: Option<OneOrList<Rate>> = None;
         /// Switch-to-switch link rate (default: link_rate).
         uplink_rate: Option<Rate> = None, default_doc "link_rate";
-        /// Propagation delay of every link.
+        /// Propagation delay of every link (a graph: of links that give none).
         link_delay: Option<Dur> = None;
         /// Extra one-way delay on every host link (the MQ-ECN scripts' host delay).
         host_delay: Option<Dur> = None, default_doc "0s";
@@ -33,10 +35,17 @@ section! {
         /// Fat-tree arity: k pods, k³/4 hosts.
         k: Option<u32> = None, range "even, 2 to 64";
         /// Ring: switches, each linked to the next and the last to the first (a cyclic fabric:
-        /// where PFC can deadlock).
-        switches: Option<u32> = None, range "3 to 1024", resolved Given;
+        /// where PFC can deadlock). Graph: number of switches (nodes hosts to hosts + switches - 1).
+        switches: Option<u32> = None, range "ring: 3 to 1024; graph: 1 to 65536", resolved Given;
         /// Ring: hosts under each switch.
         hosts_per_switch: Option<u32> = None, range "1 to 4096", resolved Given;
+        /// Graph: every link, [a, b, rate, delay] (rate and delay may be left
+        /// out: link_rate, link_delay), full duplex. Hosts have one link each,
+        /// to a switch; a switch's ports are its links in list order.
+        links: Option<Links> = None, resolved Given;
+        /// Graph: the switches' names in outputs, one per switch (default
+        /// switch0, switch1, ...).
+        switch_names: Option<Vec<String>> = None, resolved Given;
         /// Equal-cost multipath: "per-flow" (default), "per-packet" or "ns2".
         ecmp: EcmpMode = EcmpMode::PerFlow;
     }
@@ -83,6 +92,8 @@ fn leaf_spine_with(
         k: None,
         switches: None,
         hosts_per_switch: None,
+        links: None,
+        switch_names: None,
         ecmp: EcmpMode::PerFlow,
     }
 }
@@ -116,9 +127,22 @@ impl TopologyCfg {
         let Some(p) = self.preset else {
             if self.kind.is_none() {
                 return Err(ConfigError(
-                    "topology.kind: missing; expected one of star, leaf-spine, fat-tree, ring (or give a preset)"
+                    "topology.kind: missing; expected one of star, leaf-spine, fat-tree, ring, graph (or give a preset)"
                         .into(),
                 ));
+            }
+            if self.kind == Some(TopologyKind::Graph) {
+                // Each link whole, so that two files giving one network
+                // (defaults or not) resolve alike.
+                if let Some(l) = &self.links {
+                    let mut t = self.clone();
+                    t.links = Some(l.filled(self.link_rate_one(), self.link_delay));
+                    if t.links.as_ref().unwrap().list.iter().all(|l| l.rate.is_some() && l.delay.is_some()) {
+                        t.link_rate = None;
+                        t.link_delay = None;
+                    }
+                    return Ok(t);
+                }
             }
             return Ok(self.clone());
         };
@@ -145,6 +169,8 @@ impl TopologyCfg {
             k: self.k,
             switches: self.switches,
             hosts_per_switch: self.hosts_per_switch,
+            links: self.links.clone(),
+            switch_names: self.switch_names.clone(),
             ecmp: self.ecmp,
         })
     }
@@ -155,6 +181,7 @@ impl TopologyCfg {
             Some(TopologyKind::LeafSpine) => self.leaves.unwrap_or(0) * self.hosts_per_leaf.unwrap_or(0),
             Some(TopologyKind::FatTree) => self.k.map(|k| k * k * k / 4).unwrap_or(0),
             Some(TopologyKind::Ring) => self.switches.unwrap_or(0) * self.hosts_per_switch.unwrap_or(0),
+            Some(TopologyKind::Graph) => self.hosts.unwrap_or(0),
             None => 0,
         }
     }
@@ -167,6 +194,7 @@ impl TopologyCfg {
             TopologyKind::LeafSpine => "leaf-spine",
             TopologyKind::FatTree => "fat-tree",
             TopologyKind::Ring => "ring",
+            TopologyKind::Graph => "graph",
         };
         let only = |key: &str, set: bool, kinds: &str| -> Result<(), ConfigError> {
             if set {
@@ -185,10 +213,11 @@ impl TopologyCfg {
                 only("spines", self.spines.is_some(), "leaf-spine")?;
                 only("hosts_per_leaf", self.hosts_per_leaf.is_some(), "leaf-spine")?;
                 only("k", self.k.is_some(), "fat-tree")?;
-                only("switches", self.switches.is_some(), "ring")?;
+                only("switches", self.switches.is_some(), "ring and graph")?;
                 only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
                 only("uplink_rate", self.uplink_rate.is_some(), "leaf-spine, fat-tree and ring")?;
             }
+            TopologyKind::Graph => return self.validate_graph(),
             TopologyKind::Ring => {
                 only("hosts", self.hosts.is_some(), "star (a ring has switches × hosts_per_switch)")?;
                 only("leaves", self.leaves.is_some(), "leaf-spine")?;
@@ -213,7 +242,7 @@ impl TopologyCfg {
             TopologyKind::LeafSpine => {
                 only("hosts", self.hosts.is_some(), "star (a leaf-spine has leaves × hosts_per_leaf)")?;
                 only("k", self.k.is_some(), "fat-tree")?;
-                only("switches", self.switches.is_some(), "ring")?;
+                only("switches", self.switches.is_some(), "ring and graph")?;
                 only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
                 for (key, v) in
                     [("leaves", self.leaves), ("spines", self.spines), ("hosts_per_leaf", self.hosts_per_leaf)]
@@ -243,7 +272,7 @@ impl TopologyCfg {
                 only("leaves", self.leaves.is_some(), "leaf-spine")?;
                 only("spines", self.spines.is_some(), "leaf-spine")?;
                 only("hosts_per_leaf", self.hosts_per_leaf.is_some(), "leaf-spine")?;
-                only("switches", self.switches.is_some(), "ring")?;
+                only("switches", self.switches.is_some(), "ring and graph")?;
                 only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
                 match self.k {
                     None => return Err(missing("k", name, "4")),
@@ -254,6 +283,8 @@ impl TopologyCfg {
                 }
             }
         }
+        only("links", self.links.is_some(), "graph")?;
+        only("switch_names", self.switch_names.is_some(), "graph")?;
         match &self.link_rate {
             None => return Err(missing("link_rate", name, "\"10Gbps\"")),
             Some(OneOrList::List(l)) if kind != TopologyKind::Star => {
@@ -277,8 +308,73 @@ impl TopologyCfg {
         Ok(())
     }
 
+    /// A graph's default link rate (one rate; a list is refused by `validate_graph`).
+    fn link_rate_one(&self) -> Option<Rate> {
+        match &self.link_rate {
+            Some(OneOrList::All(r)) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The graph's shape, of a graph section.
+    fn graph(&self) -> Graph<'_> {
+        Graph {
+            hosts: self.hosts.unwrap_or(0),
+            switches: self.switches.unwrap_or(0),
+            links: self.links.as_ref().expect("a graph has links"),
+            switch_names: self.switch_names.as_deref(),
+        }
+    }
+
+    fn validate_graph(&self) -> Result<(), ConfigError> {
+        let only = |key: &str, set: bool, kinds: &str| -> Result<(), ConfigError> {
+            if set {
+                Err(ConfigError(format!(
+                    "topology.{key}: not a key of a graph (it belongs to {kinds}); a graph gives every link in topology.links"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        only("preset", self.preset.is_some(), "leaf-spine")?;
+        only("leaves", self.leaves.is_some(), "leaf-spine")?;
+        only("spines", self.spines.is_some(), "leaf-spine")?;
+        only("hosts_per_leaf", self.hosts_per_leaf.is_some(), "leaf-spine")?;
+        only("k", self.k.is_some(), "fat-tree")?;
+        only("hosts_per_switch", self.hosts_per_switch.is_some(), "ring")?;
+        only("uplink_rate", self.uplink_rate.is_some(), "leaf-spine, fat-tree and ring")?;
+        only("host_delay", self.host_delay.is_some(), "star, leaf-spine, fat-tree and ring")?;
+        if let Some(OneOrList::List(l)) = &self.link_rate {
+            return Err(ConfigError(format!(
+                "topology.link_rate = a list of {}: a graph takes one default rate; give each link its own in topology.links",
+                l.len()
+            )));
+        }
+        match self.hosts {
+            None => return Err(missing("hosts", "graph", "8")),
+            Some(n) if !(2..=65_536).contains(&n) => {
+                return Err(ConfigError(format!("topology.hosts = {n}: a graph needs 2 to 65536 hosts")));
+            }
+            _ => {}
+        }
+        match self.switches {
+            None => return Err(missing("switches", "graph", "1")),
+            Some(n) if !(1..=65_536).contains(&n) => {
+                return Err(ConfigError(format!("topology.switches = {n}: a graph needs 1 to 65536 switches")));
+            }
+            _ => {}
+        }
+        if self.links.is_none() {
+            return Err(missing("links", "graph", "[[0, 2, \"100Gbps\", \"1us\"], [1, 2, \"100Gbps\", \"1us\"]]"));
+        }
+        self.graph().validate()
+    }
+
     /// Host link rate of host `h`.
     pub fn host_rate(&self, h: u32) -> u64 {
+        if self.kind == Some(TopologyKind::Graph) {
+            return self.graph().links.first_of(h).expect("validated: every host has a link").rate();
+        }
         match self.link_rate.as_ref().expect("validated") {
             OneOrList::All(r) => r.0,
             OneOrList::List(l) => l[h as usize].0,
@@ -287,6 +383,9 @@ impl TopologyCfg {
 
     /// The slowest host link's rate (a resolved, checked section).
     pub fn slowest_host_rate(&self) -> u64 {
+        if self.kind == Some(TopologyKind::Graph) {
+            return (0..self.host_count()).map(|h| self.host_rate(h)).min().unwrap_or(0);
+        }
         match self.link_rate.as_ref().expect("validated") {
             OneOrList::All(r) => r.0,
             OneOrList::List(l) => l.iter().map(|r| r.0).min().unwrap_or(0),
@@ -299,8 +398,11 @@ impl TopologyCfg {
     /// across a leaf-spine's spine, four fabric links through a fat-tree's
     /// core. A host link's delay is link_delay + host_delay. CEDM §V's
     /// star has 100 us (4 × 25 us); its leaf-spine 81.6 us of propagation
-    /// (85.2 us with store-and-forward).
+    /// (85.2 us with store-and-forward). A graph: its longest shortest path.
     pub fn base_rtt(&self) -> Time {
+        if self.kind == Some(TopologyKind::Graph) {
+            return self.graph().base_rtt();
+        }
         let link = self.link_delay.map_or(0, |d| d.0);
         let host = link + self.host_delay.map_or(0, |d| d.0);
         let fabric_links = match self.kind {
@@ -311,7 +413,22 @@ impl TopologyCfg {
         2 * (2 * host + fabric_links * link)
     }
 
+    /// Switch-to-switch link rate (a graph: its fastest such link).
     pub fn fabric_rate(&self) -> u64 {
+        if self.kind == Some(TopologyKind::Graph) {
+            return self.fabric_rates().last().copied().unwrap_or_else(|| self.host_rate(0));
+        }
         self.uplink_rate.map(|r| r.0).unwrap_or_else(|| self.host_rate(0))
+    }
+}
+
+impl TopologyCfg {
+    /// Every switch-to-switch link rate, slowest first (empty: no fabric).
+    pub fn fabric_rates(&self) -> Vec<u64> {
+        match self.kind {
+            Some(TopologyKind::Star) => Vec::new(),
+            Some(TopologyKind::Graph) => self.graph().fabric_rates(),
+            _ => vec![self.fabric_rate()],
+        }
     }
 }

@@ -389,7 +389,7 @@ macro_rules! by_name {
 pub(crate) use by_name;
 
 by_name! {
-    pub enum TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree", Ring => "ring" }
+    pub enum TopologyKind { Star => "star", LeafSpine => "leaf-spine", FatTree => "fat-tree", Ring => "ring", Graph => "graph" }
 }
 
 by_name! {
