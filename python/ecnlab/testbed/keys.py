@@ -176,11 +176,12 @@ _RDMA = "RoCEv2 queue pairs need RDMA NICs, which network namespaces and veth do
 for _key in (
     "dcqcn_g dcqcn_alpha_timer dcqcn_increase_timer dcqcn_byte_counter dcqcn_f dcqcn_rai "
     "dcqcn_rhai dcqcn_min_rate dcqcn_cnp_interval dcqcn_decrease_interval dcqcn_clamp_target "
-    "dcqcn_hyper_grows dcqcn_alpha_init rdma_ack_bytes rdma_nack_gap rdma_go_back rdma_timeout rdma_window "
-    "rdma_bdp_window rdma_var_window rdma_base_rtt hpcc_eta hpcc_max_stage hpcc_rai "
-    "hpcc_min_rate hpcc_fast_react hpcc_sample_feedback hpcc_int_multi hpcc_int_bytes "
-    "timely_t_low timely_t_high timely_alpha timely_beta timely_min_rtt timely_rai timely_rhai "
-    "timely_hai_after timely_min_rate"
+    "dcqcn_hyper_grows dcqcn_alpha_init rdma_ack_bytes rdma_nack_gap rdma_go_back "
+    "rdma_timeout rdma_window rdma_bdp_window rdma_var_window rdma_base_rtt hpcc_eta "
+    "hpcc_max_stage hpcc_rai hpcc_min_rate hpcc_fast_react hpcc_sample_feedback "
+    "hpcc_int_multi hpcc_int_bytes timely_t_low timely_t_high timely_alpha timely_beta "
+    "timely_min_rtt timely_rai timely_rhai timely_hai_after timely_min_rate rdma_dctcp_g "
+    "rdma_dctcp_rai rdma_dctcp_min_rate"
 ).split():
     REFUSED[f"transport.{_key}"] = _RDMA
 for _key in ("switches", "hosts_per_switch"):

@@ -188,7 +188,7 @@ def make_plan(
             )
         sysctls = {"net.ipv4.tcp_ecn": "1", "net.ipv4.tcp_congestion_control": "dctcp"}
         kernel_cc = "dctcp"
-    elif cc in ("dcqcn", "hpcc", "timely"):
+    elif cc in ("dcqcn", "hpcc", "timely", "rdma-dctcp"):
         raise _unsupported(
             "transport.cc",
             cc,
