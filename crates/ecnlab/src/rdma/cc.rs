@@ -70,10 +70,47 @@ pub type Factory = Box<dyn Fn(&QpEnv) -> Box<dyn RateControl>>;
 pub struct RdmaDecl {
     pub cc: crate::host::cc::CcDecl,
     pub factory: fn(&TransportCfg) -> Factory,
-    /// Switches append INT records to its data packets (`int.rs`).
-    pub telemetry: bool,
-    /// Its receivers send CNPs at `dcqcn_cnp_interval` (DCQCN's
-    /// notification point); otherwise a mark rides back on the ACK as a
-    /// flag, as in the HPCC simulator, and no CNP packet is sent.
-    pub notifies: bool,
+    /// Switches append INT records to its data packets (`int.rs`): how
+    /// many bytes they take and how they are rounded, for a host on a link
+    /// of the given rate.
+    pub telemetry: Option<fn(&TransportCfg, u64) -> Telemetry>,
+    /// Its receivers send CNPs at most once per this interval (DCQCN's
+    /// notification point); without, or at 0, a mark rides back on the ACK
+    /// as a flag, as in the HPCC simulator, and no CNP packet is sent.
+    pub notifies: Option<fn(&TransportCfg) -> Time>,
 }
+
+/// What INT costs on the wire and how finely it reports.
+#[derive(Clone, Copy, Debug)]
+pub struct Telemetry {
+    /// Bytes of the INT stack on every data packet and ACK.
+    pub bytes: u32,
+    /// The HPCC simulator's INT_MULTI rounding (0: exact).
+    pub multi: u32,
+}
+
+/// The `transport.cc` entry of an RDMA transport: what every one shares
+/// (no TCP echo, not pFabric, a TCP placeholder it never runs) around its
+/// own name, keys, defaults and checks.
+pub const fn queue_pair_cc(
+    about: crate::switch::scheme::About,
+    defaults: &'static [(&'static str, crate::host::cc::Fill)],
+    validate: fn(&TransportCfg) -> Result<(), crate::config::ConfigError>,
+) -> crate::host::cc::CcDecl {
+    crate::host::cc::CcDecl {
+        about,
+        defaults,
+        echo: crate::host::cc::EchoMode::None,
+        pfabric: false,
+        rdma: true,
+        validate,
+        build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
+    }
+}
+
+/// The HPCC simulator's window for its HPCC and DCTCP runs: one base RTT's
+/// bytes at line rate, scaled by the rate (HAS_WIN and VAR_WIN).
+pub const BDP_WINDOW: &[(&str, crate::host::cc::Fill)] = &[
+    ("rdma_bdp_window", crate::host::cc::Fill::Json("true")),
+    ("rdma_var_window", crate::host::cc::Fill::Json("true")),
+];

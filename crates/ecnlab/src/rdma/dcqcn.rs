@@ -309,8 +309,8 @@ impl Dcqcn {
 
 /// `transport.cc = "dcqcn"`.
 pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
-    cc: crate::host::cc::CcDecl {
-        about: crate::switch::scheme::About {
+    cc: super::cc::queue_pair_cc(
+        crate::switch::scheme::About {
             params: &[DcqcnKeys::PARAMS, super::RdmaKeys::PARAMS],
             ..crate::switch::scheme::About::new(
                 "dcqcn",
@@ -319,22 +319,18 @@ pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
                 "Zhu et al., DCQCN (SIGCOMM 2015) §3; the HPCC simulator's rdma-hw.cc for the NIC form",
             )
         },
-        defaults: &[],
-        echo: crate::host::cc::EchoMode::None,
-        pfabric: false,
-        rdma: true,
-        validate: |t| {
+        &[],
+        |t| {
             DcqcnKeys::of(t).validate()?;
             super::RdmaKeys::of(t).validate()
         },
-        build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
-    },
+    ),
     factory: |t| {
         let k = DcqcnKeys::of(t);
         Box::new(move |env| Box::new(Dcqcn::new(Params::new(&k, env.line))))
     },
-    telemetry: false,
-    notifies: true,
+    telemetry: None,
+    notifies: Some(|t| DcqcnKeys::of(t).dcqcn_cnp_interval.0),
 };
 
 impl super::cc::RateControl for Dcqcn {

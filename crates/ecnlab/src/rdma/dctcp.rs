@@ -119,8 +119,8 @@ impl RdmaDctcp {
 
 /// `transport.cc = "rdma-dctcp"`.
 pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
-    cc: crate::host::cc::CcDecl {
-        about: crate::switch::scheme::About {
+    cc: super::cc::queue_pair_cc(
+        crate::switch::scheme::About {
             params: &[RdmaDctcpKeys::PARAMS, super::RdmaKeys::PARAMS],
             ..crate::switch::scheme::About::new(
                 "rdma-dctcp",
@@ -129,19 +129,12 @@ pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
                 "Alizadeh et al., DCTCP (SIGCOMM 2010) §3.1; the HPCC simulator's rdma-hw.cc and run.py",
             )
         },
-        defaults: &[
-            ("rdma_bdp_window", crate::host::cc::Fill::Json("true")),
-            ("rdma_var_window", crate::host::cc::Fill::Json("true")),
-        ],
-        echo: crate::host::cc::EchoMode::None,
-        pfabric: false,
-        rdma: true,
-        validate: |t| {
+        super::cc::BDP_WINDOW,
+        |t| {
             RdmaDctcpKeys::of(t).validate()?;
             super::RdmaKeys::of(t).validate()
         },
-        build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
-    },
+    ),
     factory: |t| {
         let k = RdmaDctcpKeys::of(t);
         let mss = t.mss as u64;
@@ -155,8 +148,8 @@ pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
             }))
         })
     },
-    telemetry: false,
-    notifies: false,
+    telemetry: None,
+    notifies: None,
 };
 
 impl super::cc::RateControl for RdmaDctcp {

@@ -206,8 +206,8 @@ impl Hpcc {
 
 /// `transport.cc = "hpcc"`.
 pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
-    cc: crate::host::cc::CcDecl {
-        about: crate::switch::scheme::About {
+    cc: super::cc::queue_pair_cc(
+        crate::switch::scheme::About {
             params: &[HpccKeys::PARAMS, super::RdmaKeys::PARAMS],
             ..crate::switch::scheme::About::new(
                 "hpcc",
@@ -216,26 +216,21 @@ pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
                 "Li et al., HPCC (SIGCOMM 2019) §3; the HPCC simulator's rdma-hw.cc and run.py",
             )
         },
-        // The HPCC simulator's `hp` runs: a BDP window scaled by the rate.
-        defaults: &[
-            ("rdma_bdp_window", crate::host::cc::Fill::Json("true")),
-            ("rdma_var_window", crate::host::cc::Fill::Json("true")),
-        ],
-        echo: crate::host::cc::EchoMode::None,
-        pfabric: false,
-        rdma: true,
-        validate: |t| {
+        super::cc::BDP_WINDOW,
+        |t| {
             HpccKeys::of(t).validate()?;
             super::RdmaKeys::of(t).validate()
         },
-        build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
-    },
+    ),
     factory: |t| {
         let k = HpccKeys::of(t);
         Box::new(move |env| Box::new(Hpcc::new(Params::new(&k, env.line, env.base_rtt))))
     },
-    telemetry: true,
-    notifies: false,
+    telemetry: Some(|t, line| {
+        let k = HpccKeys::of(t);
+        super::cc::Telemetry { bytes: k.hpcc_int_bytes.0 as u32, multi: k.int_multi(line) }
+    }),
+    notifies: None,
 };
 
 impl super::cc::RateControl for Hpcc {

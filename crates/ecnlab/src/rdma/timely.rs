@@ -173,8 +173,8 @@ impl Timely {
 
 /// `transport.cc = "timely"`.
 pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
-    cc: crate::host::cc::CcDecl {
-        about: crate::switch::scheme::About {
+    cc: super::cc::queue_pair_cc(
+        crate::switch::scheme::About {
             params: &[TimelyKeys::PARAMS, super::RdmaKeys::PARAMS],
             ..crate::switch::scheme::About::new(
                 "timely",
@@ -183,22 +183,18 @@ pub const DECL: super::cc::RdmaDecl = super::cc::RdmaDecl {
                 "Mittal et al., TIMELY (SIGCOMM 2015) §4; the HPCC simulator's rdma-hw.cc for its defaults",
             )
         },
-        defaults: &[],
-        echo: crate::host::cc::EchoMode::None,
-        pfabric: false,
-        rdma: true,
-        validate: |t| {
+        &[],
+        |t| {
             TimelyKeys::of(t).validate()?;
             super::RdmaKeys::of(t).validate()
         },
-        build: |_| crate::host::cc::Cc::Reno(crate::host::cc::Reno),
-    },
+    ),
     factory: |t| {
         let k = TimelyKeys::of(t);
         Box::new(move |env| Box::new(Timely::new(Params::new(&k, env.line))))
     },
-    telemetry: false,
-    notifies: false,
+    telemetry: None,
+    notifies: None,
 };
 
 impl super::cc::RateControl for Timely {

@@ -25,7 +25,6 @@ use crate::config::Config;
 use crate::engine::Event;
 use crate::packet::{Ecn, Kind, Packet};
 use crate::rdma::cc::{Ack, QpEnv, RateControl};
-use crate::rdma::dcqcn::DcqcnKeys;
 use crate::rdma::int::{IntHop, IntSlab};
 use crate::rdma::qp::{GoBack, QpReceiver, QpSender};
 use crate::rdma::RdmaKeys;
@@ -101,12 +100,14 @@ impl Rdma {
     pub(super) fn new(cfg: &Config, net: &mut Network, flows: &[super::Flow]) -> Option<Rdma> {
         let decl = crate::rdma::transport(cfg.transport.cc.as_str())?;
         let keys = RdmaKeys::of(&cfg.transport);
-        let dk = DcqcnKeys::of(&cfg.transport);
-        let hk = crate::rdma::hpcc::HpccKeys::of(&cfg.transport);
-        let int_bytes = if decl.telemetry { hk.hpcc_int_bytes.0 as u32 } else { 0 };
+        let line_of = |h: u32| cfg.topology.host_rate(h);
+        // The BDP window and INT's rounding are the fastest host's: the
+        // HPCC simulator's one setting for every queue pair.
+        let fastest = flows.iter().map(|f| line_of(f.src)).max().unwrap_or(0);
+        let telemetry = decl.telemetry.map(|t| t(&cfg.transport, fastest));
+        let int_bytes = telemetry.map_or(0, |t| t.bytes);
         let base_rtt = keys.rdma_base_rtt.map_or_else(|| longest_rtt(cfg, net, flows, int_bytes), |d| d.0);
         let factory = (decl.factory)(&cfg.transport);
-        let line_of = |h: u32| cfg.topology.host_rate(h);
         let qps = flows
             .iter()
             .map(|f| {
@@ -128,16 +129,13 @@ impl Rdma {
                 }
             })
             .collect();
-        // The BDP window is the fastest host's: the HPCC simulator's one
-        // window for every queue pair.
-        let fastest = flows.iter().map(|f| line_of(f.src)).max().unwrap_or(0);
         let bdp = (fastest as f64 * base_rtt as f64 * 1e-12 / 8.0) as u64;
         let window = keys.rdma_window.map(|w| w.0).or(keys.rdma_bdp_window.then_some(bdp.max(1))).unwrap_or(u64::MAX);
-        let int = decl.telemetry.then(|| {
+        let int = telemetry.map(|t| {
             for p in net.ports.iter_mut().filter(|p| p.switch.is_some()) {
                 p.qdisc.set_telemetry();
             }
-            IntSlab::new(hk.int_multi(fastest))
+            IntSlab::new(t.multi)
         });
         Some(Rdma {
             qps,
@@ -150,7 +148,7 @@ impl Rdma {
             int,
             int_bytes,
             port_tx: vec![0; net.ports.len()],
-            cnp_interval: if decl.notifies { dk.dcqcn_cnp_interval.0 } else { 0 },
+            cnp_interval: decl.notifies.map_or(0, |n| n(&cfg.transport)),
             cnps: 0,
             nacks: 0,
         })
