@@ -111,11 +111,10 @@ def test_hpcc_mode_writes_the_hpcc_keys(tmp_path: Path) -> None:
         "hpcc_eta": 0.95,
         "hpcc_max_stage": 0,
         "hpcc_rai": "40Mbps",
-        "hpcc_base_rtt": "4184ns",
+        "rdma_base_rtt": "4184ns",
         "hpcc_fast_react": True,
         "hpcc_min_rate": "1Gbps",
         "hpcc_int_multi": 4,
-        "hpcc_multi_rate": False,
         "hpcc_sample_feedback": False,
         "rdma_window": "52300B",
         "rdma_var_window": True,
@@ -123,6 +122,8 @@ def test_hpcc_mode_writes_the_hpcc_keys(tmp_path: Path) -> None:
     assert {k: tr[k] for k in want} == want
     assert not any(k.startswith("dcqcn") for k in tr)
     assert not any(w.startswith("ACK_HIGH_PRIO") for w in imp.warnings)
+    # MULTI_RATE 0 here: nothing to warn of, and no key ecnlab lacks.
+    assert "hpcc_multi_rate" not in tr and not any(w.startswith("MULTI_RATE") for w in imp.warnings)
 
 
 def test_timely_mode_writes_the_timely_keys(tmp_path: Path) -> None:

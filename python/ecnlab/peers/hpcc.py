@@ -461,21 +461,16 @@ def _transport(c: _Conv, mode: int, mtu: int) -> dict[str, Any]:
         t["dcqcn_min_rate"] = min_rate
         t["dcqcn_clamp_target"] = bool(c.int_("CLAMP_TARGET_RATE", "0"))
     elif mode == 3:
-        c.warn(
-            "(INT)",
-            f"the peer's HPCC data frames carry a 42 B INT stack beyond the {HEADER} B header "
-            f"({mtu + HEADER + 42} B at this MTU); transport.header = {c.header} leaves it to the "
-            "hpcc transport (give --header 90 if that transport does not add it)",
-        )
         t["cc"] = "hpcc"
         t["hpcc_eta"] = c.num("U_TARGET", "0.95")
         t["hpcc_max_stage"] = c.int_("MI_THRESH", "5")
         t["hpcc_rai"] = c.rate("RATE_AI")
-        t["hpcc_base_rtt"] = fmt_ps(c.int_("BASE_RTT") * 1000)
+        t["rdma_base_rtt"] = fmt_ps(c.int_("BASE_RTT") * 1000)
         t["hpcc_fast_react"] = bool(c.int_("FAST_REACT", "1"))
         t["hpcc_min_rate"] = min_rate
         t["hpcc_int_multi"] = c.int_("INT_MULTI", "1")
-        t["hpcc_multi_rate"] = bool(c.int_("MULTI_RATE", "1"))
+        if c.int_("MULTI_RATE", "1"):
+            c.warn("MULTI_RATE", "1: ecnlab's HPCC keeps one reference rate, not one per hop")
         t["hpcc_sample_feedback"] = bool(c.int_("SAMPLE_FEEDBACK", "0"))
     else:
         t["cc"] = "timely"
