@@ -582,3 +582,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "topology/graph_tests.rs"]
+mod graph_tests;
