@@ -43,9 +43,10 @@ def test_incast8_dcqcn_maps_every_key() -> None:
     assert (t["kind"], t["hosts"], t["switches"], t["switch_names"]) == ("graph", 9, 1, ["sw9"])
     assert (t["link_rate"], t["link_delay"]) == ("100Gbps", "1us")
     assert t["links"] == [[h, 9] for h in range(9)]
-    # SIMULATOR_STOP_TIME 0.02; flows: 1 GB each from t = 0, pg 3 -> one service.
+    # SIMULATOR_STOP_TIME 0.02; flows: 1 GB each from t = 0, pg 3 -> service 1
+    # (ACK_HIGH_PRIO 1: service 0 carries the ACKs, NACKs and CNPs).
     assert c["flows"] == [
-        {"src": h, "dst": 8, "size": "1000000000B", "start": "0s"} for h in range(8)
+        {"src": h, "dst": 8, "size": "1000000000B", "start": "0s", "service": 1} for h in range(8)
     ]
     tr = c["transport"]
     # config.txt: ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4, RP_TIMER 300 (us),
@@ -67,8 +68,11 @@ def test_incast8_dcqcn_maps_every_key() -> None:
         "dcqcn_clamp_target": False,
         "rdma_ack_bytes": "1B",
         "rdma_go_back": "n",
+        "rdma_ack_service": 0,
     }
     sw = c["switch"]
+    # ACK_HIGH_PRIO 1: the peer's switches serve priority 0 strictly first.
+    assert (sw["queues"], sw["scheduler"]) == (2, "sp")
     # KMIN_MAP / KMAX_MAP / PMAX_MAP at 100 Gb/s: 400 KB, 1600 KB (x 1000), 0.2.
     assert (sw["marking"], sw["red_min"], sw["red_max"], sw["red_pmax"]) == (
         "red",
@@ -87,13 +91,13 @@ def test_incast8_dcqcn_maps_every_key() -> None:
         "hpcc",
         1.0,
     )
-    assert (sw["pfc"], sw["pfc_priorities"], sw["pfc_xon_offset"]) == (True, [0], "2496B")
+    assert (sw["pfc"], sw["pfc_priorities"], sw["pfc_xon_offset"]) == (True, [1], "2496B")
     # ecnlab's auto headroom 2·1048 + 64 + response + 25,000 is the peer's with 3,796 B.
     assert sw["pfc_response"] == "3796B"
     assert c["host"] == {"jitter": "0ns"}
     assert "fabric" not in c
-    # ACK_HIGH_PRIO 1 and the retransmission timer are the two differences.
-    assert [w.split(":")[0] for w in imp.warnings] == ["ACK_HIGH_PRIO", "(no key)"]
+    # The retransmission timer is the one difference.
+    assert [w.split(":")[0] for w in imp.warnings] == ["(no key)"]
     assert imp.unknown == [] and imp.peer_ids == list(range(10))
 
 
@@ -151,9 +155,29 @@ def test_timely_mode_writes_the_timely_keys(tmp_path: Path) -> None:
     assert {k: tr[k] for k in want} == want
 
 
-@pytest.mark.parametrize(
-    ("mode", "name"), [(8, "DCTCP over RDMA"), (2, "PowerTCP"), (17, "an ns-3 TCP")]
-)
+def test_dctcp_mode_writes_the_rate_dctcp_keys(tmp_path: Path) -> None:
+    cfg = scenario(
+        tmp_path, "incast8_dcqcn", CC_MODE="8", EWMA_GAIN="0.0625", DCTCP_RATE_AI="615Mb/s"
+    )
+    tr = tomllib.loads(import_hpcc(cfg).toml)["transport"]
+    # g is EWMA_GAIN and R_AI is DCTCP_RATE_AI (rdma-hw.cc, UpdateRateDctcp).
+    want = {"cc": "rdma-dctcp", "rdma_dctcp_g": 0.0625, "rdma_dctcp_rai": "615Mbps"}
+    assert {k: tr[k] for k in want} == want
+    assert not any(k.startswith("dcqcn") for k in tr)
+
+
+def test_dctcp_mode_needs_ewma_gain(tmp_path: Path) -> None:
+    # third.cc's default is `1 / 16` in integer arithmetic (0): refuse, not guess.
+    cfg = scenario(tmp_path, "incast8_dcqcn", CC_MODE="8")
+    text = cfg.read_text()
+    cfg.write_text(
+        "\n".join(ln for ln in text.splitlines() if not ln.startswith("EWMA_GAIN")) + "\n"
+    )
+    with pytest.raises(ConfigError, match="EWMA_GAIN missing"):
+        import_hpcc(cfg)
+
+
+@pytest.mark.parametrize(("mode", "name"), [(2, "PowerTCP"), (17, "an ns-3 TCP")])
 def test_other_cc_modes_are_refused_by_name(tmp_path: Path, mode: int, name: str) -> None:
     with pytest.raises(ConfigError, match=rf"^CC_MODE {mode} \({name}\): ecnlab imports CC_MODE 1"):
         import_hpcc(scenario(tmp_path, "incast8_dcqcn", CC_MODE=str(mode)))
@@ -179,7 +203,6 @@ def test_keys_ecnlab_lacks_get_one_warning_each(tmp_path: Path) -> None:
         "RATE_BOUND",
         "L2_CHUNK_SIZE",
         "USE_DYNAMIC_PFC_THRESHOLD",
-        "ACK_HIGH_PRIO",
     ):
         assert keys.count(k) == 1, (k, imp.warnings)
     assert imp.unknown == ["KMIN_MAPP", "MY_KEY"]
@@ -227,9 +250,10 @@ def test_nodes_are_renumbered_hosts_first(tmp_path: Path) -> None:
     t = imp.config["topology"]
     assert t["switch_names"] == ["sw0", "sw3"]
     assert t["links"] == [[0, 3], [1, 3], [3, 4, "400Gbps"], [2, 4, "25Gbps", "2us"]]
+    # (Service 1: the config's ACK_HIGH_PRIO 1 puts the ACKs in service 0.)
     assert imp.config["flows"] == [
-        {"src": 2, "dst": 0, "size": "5000B", "start": "1us"},
-        {"src": 1, "dst": 2, "size": "7000B", "start": "2500ns"},
+        {"src": 2, "dst": 0, "size": "5000B", "start": "1us", "service": 1},
+        {"src": 1, "dst": 2, "size": "7000B", "start": "2500ns", "service": 1},
     ]
     assert "ecnlab host i is the peer's node (by i):\n#   0=1 1=2 2=4" in imp.toml
     # Host-facing ports at 100G (2) and 25G (1) with different K: one value,
@@ -279,7 +303,15 @@ def test_cli_writes_the_toml_and_warns_on_stderr(
     out = tmp_path / "exp.toml"
     assert main(["import-hpcc", str(DATA / "incast8_dcqcn" / "config.txt"), "--out", str(out)]) == 0
     cap = capsys.readouterr()
-    assert cap.err.splitlines()[0].startswith("warning: ACK_HIGH_PRIO: 1:")
+    assert cap.err.splitlines()[0].startswith("warning: (no key): the peer has no retransmission")
     assert tomllib.loads(out.read_text())["transport"]["cc"] == "dcqcn"
     assert main(["import-hpcc", str(tmp_path / "none.txt")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_buffer_smaller_than_the_headroom_is_refused(tmp_path: Path) -> None:
+    # master's run.py writes BUFFER_SIZE 32 (MB); the port reads KiB, so 32 KiB
+    # is below one switch's headroom: refuse with the unit, never a negative pool.
+    cfg = scenario(tmp_path, "incast8_dcqcn", BUFFER_SIZE="32")
+    with pytest.raises(ConfigError, match=r"^BUFFER_SIZE 32: 32768 B is less than switch .* KiB"):
+        import_hpcc(cfg)

@@ -45,7 +45,11 @@ def test_the_dcqcn_incast_resolves_as_the_benches_set_it() -> None:
         "cc",
         "mss",
         "header",
-        *(k for k in bench["transport"] if k.startswith(("dcqcn", "rdma"))),
+        *(
+            k
+            for k in bench["transport"]
+            if k.startswith(("dcqcn", "rdma")) and k != "rdma_ack_service"
+        ),
     ):
         assert ours["transport"][key] == want[key], key
     for key in (
@@ -61,8 +65,13 @@ def test_the_dcqcn_incast_resolves_as_the_benches_set_it() -> None:
     # The peer's MMU as bench/hpcc_pfc/compare.py sets it for this incast
     # (32 MiB, 9 ports): the same rules, the same pool.
     pfc = resolve(bench_pfc_config(8, 32768))
-    for key in ("buffer_policy", "buffer_accounting", "pfc", "pfc_priorities", "pfc_xon_offset"):
+    for key in ("buffer_policy", "buffer_accounting", "pfc", "pfc_xon_offset"):
         assert ours["switch"][key] == pfc["switch"][key], key
+    # ACK_HIGH_PRIO 1: ACKs in service 0 (strict priority), the data and its
+    # lossless priority one up; the benches keep one service.
+    assert ours["transport"]["rdma_ack_service"] == 0
+    assert (ours["switch"]["queues"], ours["switch"]["scheduler"]) == (2, "sp")
+    assert ours["switch"]["pfc_priorities"] == [p + 1 for p in pfc["switch"]["pfc_priorities"]]
     # α = 1, the default (the resolved form leaves it out).
     assert ours["switch"].get("dt_alpha", 1.0) == pfc["switch"].get("dt_alpha", 1.0) == 1.0
     assert ours["host"]["jitter"] == pfc["host"]["jitter"] == "0s"

@@ -177,3 +177,69 @@ def test_rdma_transports_check_their_keys() -> None:
     assert_refused(t, "transport.timely_t_low", "t_low above t_high")
     tcp = dict(base, transport={"cc": "dctcp", "hpcc_eta": 0.9})
     assert_refused(tcp, "transport.hpcc_eta", "an hpcc key on tcp")
+
+
+def crossed(lossless: bool, **switch: Any) -> dict[str, Any]:
+    """Hosts 0-5 send HPCC queue pairs to host 6 (the first RTT's burst of
+    six BDP windows fills its port far above RED's 5-20 KB) while host 6
+    sends one to host 7, whose ACKs (Not-ECT) come back through that port;
+    50 MB each, so all run to the end of the 5 ms."""
+    cfg = incast(6, "hpcc")
+    cfg["topology"]["hosts"] = 8
+    cfg["run"]["duration"] = "5ms"
+    cfg["run"]["warmup"] = "0s"
+    cfg["switch"] |= {"red_min": "5KB", "red_max": "20KB", "red_pmax": 1.0, "pfc": lossless, **switch}
+    if not lossless:
+        del cfg["switch"]["pfc_priorities"]
+    cfg["flows"] = [{"src": h, "dst": 6, "size": "50MB"} for h in range(6)] + [
+        {"src": 6, "dst": 7, "size": "50MB"}
+    ]
+    return cfg
+
+
+def test_a_lossless_queue_marks_and_never_drops_an_ack() -> None:
+    """docs/pfc.md: on a PFC priority's queue RED marks ECN-capable packets
+    and passes the rest. RFC 3168 §7 has RED drop a Not-ECT packet where it
+    would mark; in a lossless class that would break PFC's promise (the HPCC
+    simulator's switch only marks). Without PFC the same queue drops host
+    7's ACKs (Not-ECT) to RED; with it, nothing is lost, no queue pair times
+    out, and the data are marked as before."""
+    lossy = run_checked(crossed(False)).summary
+    assert lossy["packets_dropped"] > 0, lossy
+    res = run_checked(crossed(True))
+    s = res.summary
+    assert s["packets_dropped"] == 0 and s["timeouts"] == 0, s
+    assert s["ce_marks"] > 0, s
+    ports = res["ports"].to_pandas()
+    assert int(ports["dropped_aqm"].sum()) == 0
+
+
+def test_acks_in_a_strict_priority_service_of_their_own() -> None:
+    """transport.rdma_ack_service (docs/rdma.md): the HPCC simulator's
+    ACK_HIGH_PRIO 1. Data in service 1 (PFC), ACKs in service 0 served first
+    (scheduler sp): at host 6's port every ACK of host 6's own queue pair
+    leaves from queue 0 (one per data packet, rdma_ack_bytes 1 B), the
+    incast's data from queue 1; a service the switch lacks is refused."""
+    cfg = crossed(True, queues=2, scheduler="sp", pfc_priorities=[1])
+    for f in cfg["flows"]:
+        f["service"] = 1
+    cfg["transport"]["rdma_ack_service"] = 0
+    res = run_checked(cfg)
+    s = res.summary
+    assert s["packets_dropped"] == 0 and s["timeouts"] == 0, s
+    ports = res["ports"].to_pandas()
+    into6 = ports[(ports["node"] == "switch") & (ports["peer"] == "host6")]
+    acks = int(into6[into6["queue"] == 0]["sent_packets"].iloc[0])
+    data = int(into6[into6["queue"] == 1]["sent_packets"].iloc[0])
+    flows = res["flows"].to_pandas()
+    sent = int(flows[flows["src"] == 6]["bytes_received"].iloc[0])
+    # Host 7 ACKs each 1,000 B packet it took in (the last few may be in flight).
+    assert abs(acks - sent // 1000) <= 20, (acks, sent)
+    # The incast's data: ~95% of 100 Gb/s for 5 ms in 1,048 B frames (56,000),
+    # less the first RTT's start.
+    assert data > 45_000, data
+    assert_refused(
+        dict(cfg, transport={**cfg["transport"], "rdma_ack_service": 2}),
+        "transport.rdma_ack_service = 2: must be a switch queue, 0 to 1",
+        "an ACK service beyond the queues",
+    )

@@ -109,7 +109,7 @@ CC_KEYS = {
         "BASE_RTT",
     },
     7: {"TIMELY_T_HIGH", "TIMELY_T_LOW", "TIMELY_BETA", "RATE_HAI"},
-    8: {"DCTCP_RATE_AI"},
+    8: {"DCTCP_RATE_AI", "EWMA_GAIN"},
     10: {"PINT_LOG_BASE", "PINT_PROB"},
 }
 # Every key the peer reads (third.cc at 0e2b031, the comparison patch's
@@ -225,11 +225,11 @@ def import_hpcc(config_path: str | Path, header: int = HEADER) -> HpccImport:
     that do not parse)."""
     c = _Conv(Path(config_path), header)
     mode = c.int_("CC_MODE")
-    if mode not in (1, 3, 7):
+    if mode not in (1, 3, 7, 8):
         name = CC_NAMES.get(mode, "an ns-3 TCP" if mode >= 15 else "unknown")
         raise ConfigError(
-            f"CC_MODE {mode} ({name}): ecnlab imports CC_MODE 1 (DCQCN), 3 (HPCC) "
-            "and 7 (TIMELY) only"
+            f"CC_MODE {mode} ({name}): ecnlab imports CC_MODE 1 (DCQCN), 3 (HPCC), "
+            "7 (TIMELY) and 8 (DCTCP on a rate) only"
         )
     nodes, switch_ids, links = read_topology(c.file("TOPOLOGY_FILE"))
     flows = read_flows(c.file("FLOW_FILE"))
@@ -248,19 +248,25 @@ def import_hpcc(config_path: str | Path, header: int = HEADER) -> HpccImport:
     }
     out["topology"] = _topology(c, hosts, len(switch_ids), links, new, switch_ids)
     services = sorted({f.pg for f in flows})
-    service_of = {pg: i for i, pg in enumerate(services)}
-    out["switch"], fabric = _switch(c, hosts, links, new, mtu, services)
+    # ACK_HIGH_PRIO 1: the peer's switches send ACKs, NACKs and CNPs in
+    # priority 0, strictly first; here service 0, the data's after it.
+    ack_high = bool(c.int_("ACK_HIGH_PRIO", "0"))
+    first = int(ack_high)
+    service_of = {pg: i + first for i, pg in enumerate(services)}
+    out["switch"], fabric = _switch(c, hosts, links, new, mtu, services, ack_high)
     if fabric:
         out["fabric"] = fabric
     out["host"] = {"jitter": "0ns"}  # the peer's frames land on time
     out["transport"] = _transport(c, mode, mtu)
+    if ack_high:
+        out["transport"]["rdma_ack_service"] = 0
     out["flows"] = [
         {
             "src": new[f.src],
             "dst": new[f.dst],
             "size": f"{f.size}B",
             "start": fmt_ps(f.start_ps),
-            **({"service": service_of[f.pg]} if len(services) > 1 else {}),
+            **({"service": service_of[f.pg]} if len(services) > 1 or ack_high else {}),
         }
         for f in flows
     ]
@@ -355,18 +361,32 @@ def _red(
 
 
 def _switch(
-    c: _Conv, hosts: int, links: list[Link], new: dict[int, int], mtu: int, services: list[int]
+    c: _Conv,
+    hosts: int,
+    links: list[Link],
+    new: dict[int, int],
+    mtu: int,
+    services: list[int],
+    ack_high: bool,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     sw: dict[str, Any] = {}
     fabric: dict[str, Any] = {}
+    if ack_high:
+        # Service 0 for the queue pairs' ACKs, NACKs and CNPs, strictly first.
+        sw["queues"] = len(services) + 1
+        sw["scheduler"] = "sp" if len(services) == 1 else "sp-dwrr"
+        if len(services) > 1:
+            sw["sp_queues"] = 1
     if len(services) > 1:
         # The peer serves priorities 1-7 packet by packet in turn: DWRR
         # with equal weights and one packet of quantum comes closest.
-        sw["queues"] = len(services)
-        sw["scheduler"] = "dwrr"
+        if not ack_high:
+            sw["queues"] = len(services)
+            sw["scheduler"] = "dwrr"
         c.warn(
             "FLOW_FILE pg",
-            f"flows use priorities {services}: services 0 to {len(services) - 1} in that "
+            f"flows use priorities {services}: services {int(ack_high)} to "
+            f"{len(services) - 1 + int(ack_high)} in that "
             "order, served "
             "by DWRR with equal weights (the peer: priority 0 strictly first, the others in turn "
             "packet by packet)",
@@ -390,7 +410,7 @@ def _switch(
     sw["buffer_policy"] = "dynamic"
     sw["buffer_accounting"] = "hpcc"
     sw["dt_alpha"] = 1.0
-    lossless = [i for i, pg in enumerate(services) if pg in PEER_LOSSLESS]
+    lossless = [i + int(ack_high) for i, pg in enumerate(services) if pg in PEER_LOSSLESS]
     pfc = bool(c.int_("ENABLE_PFC", "1"))
     if pfc and not lossless:
         c.warn(
@@ -410,6 +430,13 @@ def _switch(
     n_lossless = len(lossless) if pfc else 0
     pools = {s: buffer - (len(PEER_LOSSLESS) - n_lossless) * h for s, h in per_switch.items()}
     shared = min(pools.values())
+    if shared <= 0:
+        worst = min(pools, key=lambda s: pools[s])
+        raise ConfigError(
+            f"BUFFER_SIZE {kib}: {buffer} B is less than switch {worst}'s headroom "
+            f"({buffer - shared} B); the port reads KiB (master's run.py writes MB: "
+            f"32 MB is BUFFER_SIZE 32768 here)"
+        )
     if len(set(pools.values())) > 1:
         c.warn(
             "BUFFER_SIZE",
@@ -472,6 +499,14 @@ def _transport(c: _Conv, mode: int, mtu: int) -> dict[str, Any]:
         if c.int_("MULTI_RATE", "1"):
             c.warn("MULTI_RATE", "1: ecnlab's HPCC keeps one reference rate, not one per hop")
         t["hpcc_sample_feedback"] = bool(c.int_("SAMPLE_FEEDBACK", "0"))
+    elif mode == 8:
+        # The peer's DCTCP paces a rate: α from EWMA_GAIN, cut by α/2 per
+        # window with a mark, DCTCP_RATE_AI per window without.
+        t["cc"] = "rdma-dctcp"
+        # No default: third.cc's own is `1 / 16` in integer arithmetic, 0.
+        t["rdma_dctcp_g"] = c.num("EWMA_GAIN")
+        t["rdma_dctcp_rai"] = c.rate("DCTCP_RATE_AI", "1000Mb/s")
+        t["rdma_dctcp_min_rate"] = min_rate
     else:
         t["cc"] = "timely"
         t["timely_t_low"] = fmt_ps(c.int_("TIMELY_T_LOW", "50000") * 1000)
@@ -513,12 +548,6 @@ def _transport(c: _Conv, mode: int, mtu: int) -> dict[str, Any]:
 
 
 def _misc(c: _Conv, links: list[Link], multipath: bool) -> None:
-    if c.int_("ACK_HIGH_PRIO", "0"):
-        c.warn(
-            "ACK_HIGH_PRIO",
-            "1: the peer's switches send ACKs, NACKs and CNPs in priority 0, ahead of data; "
-            "ecnlab's take the flow's service class (its queue), as TCP's ACKs do",
-        )
     if c.num("ERROR_RATE_PER_LINK", "0"):
         c.warn(
             "ERROR_RATE_PER_LINK",

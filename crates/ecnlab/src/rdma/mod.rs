@@ -72,6 +72,10 @@ section! {
         /// The base RTT (HPCC's T, the BDP window's RTT); unset, the longest among the run's
         /// flows: propagation both ways plus one data packet and one ACK serialised per hop.
         rdma_base_rtt: Option<Dur> = None, resolved InUse, default_doc "the longest of the run's paths";
+        /// The service class (switch queue) of the queue pairs' ACKs, NACKs and CNPs; unset: the
+        /// flow's own. With scheduler "sp" and service 0 they pass every data queue, as the HPCC
+        /// simulator's ACK_HIGH_PRIO 1 sends them in priority 0.
+        rdma_ack_service: Option<u32> = None, range "0 to switch.queues - 1", source "HPCC simulator, switch-node.cc (ACK_HIGH_PRIO)", resolved InUse;
     }
 }
 
@@ -138,6 +142,19 @@ pub fn validate_network(cfg: &crate::config::Config) -> Result<(), ConfigError> 
     }
     if cfg.run.threads > 0 {
         return refuse("run.threads", &cfg.run.threads.to_string(), "queue pairs run on the sequential engine");
+    }
+    if let Some(s) = RdmaKeys::of(&cfg.transport).rdma_ack_service {
+        if s >= cfg.switch.queues {
+            return Err(bad(
+                "transport.rdma_ack_service",
+                s,
+                &format!(
+                    "must be a switch queue, 0 to {} (switch.queues = {})",
+                    cfg.switch.queues - 1,
+                    cfg.switch.queues
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -146,6 +146,9 @@ struct Cold {
     pausable: bool,
     /// Its departures are stamped with telemetry (`Qdisc::set_telemetry`).
     telemetry: bool,
+    /// Bit i set where queue i carries a PFC-lossless priority
+    /// (`Qdisc::set_lossless`): its AQM marks but never drops.
+    lossless: u64,
 }
 
 pub struct Qdisc {
@@ -208,6 +211,7 @@ impl Qdisc {
                 paused: 0,
                 pausable: false,
                 telemetry: false,
+                lossless: 0,
             }),
         };
         qd.set_dequeue_marking(false);
@@ -456,6 +460,7 @@ impl Qdisc {
         match h.at_enqueue(&seen, arena.get(id), &mut self.cold.rng) {
             Verdict::Pass | Verdict::Unmark => Ok(()),
             Verdict::Mark if self.mark(q, id, arena, self.unmarks) => Ok(()),
+            Verdict::Mark | Verdict::Drop if self.cold.lossless & 1 << q != 0 => Ok(()),
             Verdict::Mark | Verdict::Drop => {
                 self.cold.drops[q].aqm_in += 1;
                 Err(DropReason::Aqm)
@@ -672,7 +677,7 @@ impl Qdisc {
             // A mark set on the way out is final: the next hop must not
             // take it back.
             Verdict::Mark => self.mark(q, id, arena, false),
-            Verdict::Drop => false,
+            Verdict::Drop => self.cold.lossless & 1 << q != 0,
         }
     }
 
@@ -748,7 +753,7 @@ impl Qdisc {
                 self.queues[q].marked += 1;
                 true
             }
-            Ecn::NotEct => !self.drop_not_ect,
+            Ecn::NotEct => !self.drop_not_ect || self.cold.lossless & 1 << q != 0,
             Ecn::Ce => true,
         }
     }

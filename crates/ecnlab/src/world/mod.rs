@@ -141,11 +141,11 @@ impl<'a> World<'a> {
         // ML-ECN's classes, resolved here for untagged packets (stage 0:
         // the small class) and in `send_packet` for data.
         let classes = crate::switch::classifier::stage_classes(&cfg.switch, cfg.host.stages.len());
-        let apps = Apps::new(cfg, &net, echo, classes.as_ref())?;
+        let mut apps = Apps::new(cfg, &net, echo, classes.as_ref())?;
         let rec = Recorder::new(cfg, &mut net, &apps.flows, sink)?;
         let hosts = Hosts::new(cfg, echo, classes, apps.flows.len(), net.hosts);
         let lossless = lossless::Lossless::new(cfg, &mut net)?.map(Box::new);
-        let rdma = rdma::Rdma::new(cfg, &mut net, &apps.flows).map(Box::new);
+        let rdma = rdma::Rdma::new(cfg, &mut net, &mut apps.flows).map(Box::new);
         let fabric = Fabric::new(cfg, net);
         Ok(Some(World {
             cfg,

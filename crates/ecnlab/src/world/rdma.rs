@@ -97,9 +97,13 @@ pub struct Rdma {
 impl Rdma {
     /// The queue pairs of `cfg`'s flows, or None for a TCP run; an INT
     /// transport's switch ports take the path that stamps departures.
-    pub(super) fn new(cfg: &Config, net: &mut Network, flows: &[super::Flow]) -> Option<Rdma> {
+    pub(super) fn new(cfg: &Config, net: &mut Network, flows: &mut [super::Flow]) -> Option<Rdma> {
         let decl = crate::rdma::transport(cfg.transport.cc.as_str())?;
         let keys = RdmaKeys::of(&cfg.transport);
+        if let Some(s) = keys.rdma_ack_service {
+            flows.iter_mut().for_each(|f| f.ctrl_service = s as u8);
+        }
+        let flows = &*flows;
         let line_of = |h: u32| cfg.topology.host_rate(h);
         // The BDP window and INT's rounding are the fastest host's: the
         // HPCC simulator's one setting for every queue pair.

@@ -1,6 +1,7 @@
 //! The port's side of PFC (`world/lossless/`): a queue paused by a PAUSE
 //! frame leaves the scheduler's round and joins it again on RESUME; and
-//! the flags that take a port off the static path (pausable, telemetry).
+//! the flags that take a port off the static path (pausable, telemetry);
+//! the lossless queues, whose AQM never drops.
 
 use super::Qdisc;
 use crate::switch::marker::Events;
@@ -19,6 +20,16 @@ impl Qdisc {
     pub fn set_telemetry(&mut self) {
         self.cold.telemetry = true;
         self.plain = false;
+    }
+
+    /// The queues of `priorities` (bit p: priority p) are lossless: PFC
+    /// holds their senders instead of the buffer dropping, and an AQM on
+    /// them marks ECN-capable packets and passes the rest, never drops
+    /// (a drop would lose what PFC promised to keep; the HPCC simulator's
+    /// switch likewise only marks). Without this a RED drop of a Not-ECT
+    /// ACK in a deep incast queue costs a queue pair a retransmission timeout.
+    pub fn set_lossless(&mut self, priorities: u8) {
+        self.cold.lossless = (0..8u8).filter(|p| priorities & 1 << p != 0).fold(0, |m, p| m | 1 << self.classify(p));
     }
 
     /// Queues paused now (bit i: queue i).

@@ -624,3 +624,33 @@ fn whole_disciplines_account_for_every_packet() {
         }
     }
 }
+
+/// A lossless queue's AQM marks and never drops (`set_lossless`): RED at
+/// 1-3 KB with w_q = 1 over two queues, one carrying a PFC priority; a
+/// Not-ECT packet above K that RED drops in the lossy queue (RFC 3168 §7:
+/// a mark is only for ECN-capable packets) passes in the lossless one,
+/// and ECN-capable ones are marked in both.
+#[test]
+fn a_lossless_queue_marks_but_never_drops() {
+    let red = crate::switch::marker::Red::new(1000, 3000, 1.0, 1.0, false, false, 1_200_000, 2);
+    let mut qd = Qdisc::new(2, Scheduler::Sp(Sp), Hooked::Red(red).into(), Buffer::Bytes(1 << 30), 10_000_000_000);
+    qd.set_pausable();
+    qd.set_lossless(1 << 1);
+    let mut arena = Arena::default();
+    for i in 0..40u32 {
+        let q = (i % 2) as u8;
+        let mut p = Packet::new(Kind::Data, 0, 1, 0, q, 1000);
+        p.ecn = if i % 4 < 2 { Ecn::NotEct } else { Ecn::Ect };
+        let id = arena.alloc(p, 0);
+        let _ = qd.enqueue(0, id, &mut arena, 0);
+    }
+    let (lossy, lossless) = (qd.counters(0), qd.counters(1));
+    // 20 packets each; above 3 KB RED acts on every one: the lossy queue
+    // drops its Not-ECT ones (half, less the first three under K), the
+    // lossless queue takes all 20.
+    assert_eq!(lossless.enqueued, 20);
+    assert_eq!(lossless.dropped_aqm, 0);
+    assert!(lossy.dropped_aqm >= 8, "{lossy:?}");
+    assert_eq!(lossy.enqueued + lossy.dropped_aqm, 20);
+    assert!(lossy.marked >= 8 && lossless.marked >= 8, "{lossy:?} {lossless:?}");
+}

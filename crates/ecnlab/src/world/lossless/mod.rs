@@ -193,6 +193,7 @@ impl Lossless {
                 p.qdisc.buffer = crate::switch::buffer::Buffer::Bytes(u64::MAX);
             }
             p.qdisc.set_pausable();
+            p.qdisc.set_lossless(lossless);
             p.plain = false;
             p.lazy = false;
         }
