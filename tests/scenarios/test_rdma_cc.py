@@ -188,7 +188,13 @@ def crossed(lossless: bool, **switch: Any) -> dict[str, Any]:
     cfg["topology"]["hosts"] = 8
     cfg["run"]["duration"] = "5ms"
     cfg["run"]["warmup"] = "0s"
-    cfg["switch"] |= {"red_min": "5KB", "red_max": "20KB", "red_pmax": 1.0, "pfc": lossless, **switch}
+    cfg["switch"] |= {
+        "red_min": "5KB",
+        "red_max": "20KB",
+        "red_pmax": 1.0,
+        "pfc": lossless,
+        **switch,
+    }
     if not lossless:
         del cfg["switch"]["pfc_priorities"]
     cfg["flows"] = [{"src": h, "dst": 6, "size": "50MB"} for h in range(6)] + [

@@ -390,13 +390,46 @@ def _goodput_series(p: PointView, service: int = 0, **_: Any) -> tuple[np.ndarra
     )
 
 
+def _slowdown_by_size(
+    p: PointView, stat: str = "p95", bins: int = 20, workload_only: bool = True, **_: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The HPCC paper's FCT plot (its analysis/fct_analysis.py): the finished
+    sized flows sorted by size into ``bins`` groups of equal count; x: each
+    group's largest size (bytes), y: its slowdown statistic (``pNN`` or
+    ``mean``; a slowdown below 1 counts as 1). ``workload_only``: the
+    ``[workload]``'s flows alone, not the ``[[flows]]`` entries before them
+    (the figure's incasts, which the paper plots apart)."""
+    t = p.table("flows")
+    explicit = sum(int(f.get("count", 1)) for f in p.config.get("flows", []))
+    ids = np.asarray(t.column("id").to_numpy())
+    size = np.asarray(t.column("size").to_numpy(), dtype=float)
+    slow = np.asarray(t.column("slowdown").to_numpy(), dtype=float)
+    keep = np.isfinite(slow) & (np.asarray(t.column("kind").to_pylist()) == "sized")
+    if workload_only:
+        keep &= ids >= explicit
+    order = np.lexsort((ids[keep], size[keep]))
+    size, slow = size[keep][order], np.maximum(slow[keep][order], 1.0)
+    n = len(size)
+    xs, ys = [], []
+    for i in range(bins):
+        lo, hi = i * n // bins, (i + 1) * n // bins
+        if hi <= lo:
+            continue
+        group = slow[lo:hi]
+        xs.append(size[hi - 1])
+        ys.append(group.mean() if stat == "mean" else np.percentile(group, float(stat[1:])))
+    return np.asarray(xs), np.asarray(ys)
+
+
 CURVES: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "cdf": _cdf,
     "queue": _queue,
     "goodput": _goodput_series,
+    "slowdown_by_size": _slowdown_by_size,
 }
 """Curves by name: ``cdf`` (of a table column, y = probability), ``queue``
-(a port's total queue over time), ``goodput`` (a service over time)."""
+(a port's total queue over time), ``goodput`` (a service over time),
+``slowdown_by_size`` (a slowdown statistic per flow-size group)."""
 
 
 def curve(p: PointView, name: str, args: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
