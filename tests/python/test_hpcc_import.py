@@ -95,6 +95,8 @@ def test_incast8_dcqcn_maps_every_key() -> None:
     # ecnlab's auto headroom 2·1048 + 64 + response + 25,000 is the peer's with 3,796 B.
     assert sw["pfc_response"] == "3796B"
     assert c["host"] == {"jitter": "0ns"}
+    # ACK_HIGH_PRIO 1: the NIC sends ACKs first, as the peer's; it marks nothing.
+    assert c["nic"] == {"scheduler": "sp", "marking": "none"}
     assert "fabric" not in c
     # The retransmission timer is the one difference.
     assert [w.split(":")[0] for w in imp.warnings] == ["(no key)"]

@@ -257,6 +257,9 @@ def import_hpcc(config_path: str | Path, header: int = HEADER) -> HpccImport:
     if fabric:
         out["fabric"] = fabric
     out["host"] = {"jitter": "0ns"}  # the peer's frames land on time
+    if ack_high:
+        # The peer's NIC sends its ACK queue first; marking as its NIC: none.
+        out["nic"] = {"scheduler": "sp", "marking": "none"}
     out["transport"] = _transport(c, mode, mtu)
     if ack_high:
         out["transport"]["rdma_ack_service"] = 0
