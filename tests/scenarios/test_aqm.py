@@ -117,7 +117,7 @@ def test_red_average_queue_lets_bursts_through_then_holds_the_queue_low() -> Non
 
 
 def test_tcn_threshold_follows_each_queues_drain_rate() -> None:
-    # TCN marks on sojourn time T = K/C (shared/schemes/tcn.md, prediction
+    # TCN marks on sojourn time T = K/C (docs/schemes/tcn.md, prediction
     # 2): two DWRR queues with equal quanta, both backlogged, each drain at
     # C/2, so a queue's packets are marked once its own backlog passes
     # about K/2. Per-queue marking with the same K lets each queue hold K.

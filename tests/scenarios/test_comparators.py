@@ -1,9 +1,9 @@
 """The ML-ECN paper's comparators (MM-ECN, A-ECN, DemePro, PMSB; ML-ECN
-§IV, §VI; reconstructions from shared/schemes/comparators.md) on MQ-ECN
-§2.2.3's set-up scaled to 10 Gbps: two services in two equal-quantum DWRR
-queues of one port, one long DCTCP flow in service 0 against four in
-service 1, standard threshold K = 65 packets (MQ-ECN §5.2 at 10 Gbps), a
-10 Gbps, 100 us star."""
+§IV, §VI; reconstructions: each scheme's page in docs/schemes/ says what
+it rests on) on MQ-ECN §2.2.3's set-up scaled to 10 Gbps: two services in
+two equal-quantum DWRR queues of one port, one long DCTCP flow in service
+0 against four in service 1, standard threshold K = 65 packets (MQ-ECN
+§5.2 at 10 Gbps), a 10 Gbps, 100 us star."""
 
 from __future__ import annotations
 
@@ -78,9 +78,9 @@ def test_references_per_queue_holds_2k_and_per_port_starves_the_lone_flow(runs) 
 
 @pytest.mark.parametrize("scheme", ["deme-pro", "pmsb"])
 def test_port_schemes_keep_the_port_near_k_without_a_victim(runs, scheme) -> None:
-    # DemePro (comparators.md §1) and PMSB (§2) test the port total against
-    # K like per-port marking, so the port stays near K (measured 62.4 and
-    # 61.3 packets), but neither marks a queue that is not over its share:
+    # DemePro and PMSB test the port total against K like per-port
+    # marking, so the port stays near K (measured 62.4 and 61.3 packets),
+    # but neither marks a queue that is not over its share:
     # DemePro marks the head of the queue furthest above its fair share,
     # PMSB is blind to queues below K/2 (equal quanta). Each queue is held
     # near its share of K, K/2 = 32.5 packets (measured 30.9/31.5 and
@@ -99,7 +99,7 @@ def test_port_schemes_keep_the_port_near_k_without_a_victim(runs, scheme) -> Non
 
 
 def test_mm_ecn_holds_each_queue_near_the_start_of_its_random_band(runs) -> None:
-    # MM-ECN-like (comparators.md §4): per queue, marks begin at
+    # MM-ECN-like: per queue, marks begin at
     # K_low = K/2 with a probability rising to 1 at K_high = K. DCTCP holds a
     # queue where marking begins (DCTCP §3: the queue oscillates around the
     # threshold), so each queue's mean sits near K_low = 32.5 packets, about
@@ -114,7 +114,7 @@ def test_mm_ecn_holds_each_queue_near_the_start_of_its_random_band(runs) -> None
 
 
 def test_a_ecn_lowers_its_thresholds_until_the_standing_queue_is_gone(runs) -> None:
-    # A-ECN-like (comparators.md §3): each queue's threshold falls by a
+    # A-ECN-like: each queue's threshold falls by a
     # packet every 64 arrivals while the queue never drains and rises after
     # an underflow, so it settles where the queue just touches empty: the
     # standing queue is gone (mean per queue at most K/4 = 16 packets;

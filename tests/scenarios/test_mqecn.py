@@ -108,7 +108,7 @@ def test_rtt_grows_with_active_queues_under_standard_k_not_mqecn() -> None:
 
 @pytest.mark.parametrize("sched", ["dwrr", "wfq"])
 def test_mqecn_weighted_quanta_follow_weights_not_flow_counts(sched: str) -> None:
-    # The authors' test-dwrr.tcl set-up (shared/schemes/mq-ecn.md, prediction
+    # The authors' test-dwrr.tcl set-up (docs/schemes/mq-ecn.md, prediction
     # 4): quanta 1500:6000, 8 flows in queue 0, 2 flows in queue 1 joining
     # later. Goodput settles near 2:8 and queue 0 holds about K/5. Over WFQ
     # the generic variant gives the same K/5: w_0/(w_0 + w_1) = 1500/7500

@@ -1,4 +1,4 @@
-"""pFabric's transport (cc = "pfabric", shared/schemes/pfabric.md) and the
+"""pFabric's transport (cc = "pfabric", docs/schemes/pfabric.md) and the
 TCP tuning profile of FQ-CoDel in the DCN (Table II), end to end through the
 engine: the resolved config, refused input, and loss recovery in a run."""
 
@@ -57,7 +57,7 @@ def test_bad_transport_tuning_is_refused() -> None:
 
 def test_pfabric_recovers_losses_by_timeout_alone_and_resends_only_what_was_lost() -> None:
     # Two 150-packet flows start together into host 2 through an 8-packet
-    # buffer: their IW-12 bursts overflow it. pFabric (schemes/pfabric.md,
+    # buffer: their IW-12 bursts overflow it. pFabric (docs/schemes/pfabric.md,
     # prediction 4) ignores duplicate ACKs, so every loss waits for the
     # fixed 45 us timer (timeouts >= 1 per flow that lost data), and the
     # resend skips SACKed data: with no ACK lost (the ACK ports are idle)

@@ -13,7 +13,7 @@ from scenario_kit import assert_refused, mqecn_point, run_checked, star, uplink_
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "crates" / "ecnlab" / "workloads"
 
-# Means of the interpolated CDFs quoted in ML-ECN §IV (shared/README.md).
+# Means of the interpolated CDFs quoted in ML-ECN §IV (crates/ecnlab/workloads/README.md).
 PAPER_MEAN = {"web_search": 1.67e6, "data_mining": 7.47e6, "cache": 0.91e6, "hadoop": 4.14e6}
 
 

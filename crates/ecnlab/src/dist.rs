@@ -1,7 +1,8 @@
 //! Flow-size distributions: empirical CDFs, sampled by linear interpolation between
 //! points as ns-2's empirical random variable does. The four distributions
-//! of the papers are embedded (copied from shared/workloads/); a user's own
-//! CSV (`size_bytes,cdf`) works the same way.
+//! of the papers are embedded (`crates/ecnlab/workloads/`, whose README
+//! says where each comes from); a user's own CSV (`size_bytes,cdf`) works
+//! the same way.
 
 use crate::rng::Rng;
 
@@ -167,7 +168,7 @@ impl SizeDist {
 mod tests {
     use super::*;
 
-    /// Means quoted in ML-ECN §IV for the interpolated CDFs (shared/README.md):
+    /// Means quoted in ML-ECN §IV for the interpolated CDFs:
     /// web search ≈ 1.67 MB, data mining ≈ 7.47 MB, cache ≈ 0.91 MB,
     /// Hadoop ≈ 4.14 MB.
     #[test]

@@ -70,7 +70,7 @@ impl Ecmp {
         }
     }
 
-    /// Part `part` of a partitioned run (`world/parallel.rs`) draws its
+    /// Part `part` of a partitioned run (`world/parallel/`) draws its
     /// per-packet choices from a stream of its own (part 0 keeps the run's),
     /// so that parts' switches do not repeat each other's draws.
     pub fn reseed(&mut self, seed: u64, part: u64) {

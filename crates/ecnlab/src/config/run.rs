@@ -50,7 +50,7 @@ section! {
         /// Where a sized flow's completion time ends: "receiver" (its last byte arrives) or
         /// "sender" (its last byte is acknowledged, as the MQ-ECN authors' ns-2 scripts measure it).
         fct_end: FctEnd = FctEnd::Receiver, resolved Given;
-        /// Threads of the partitioned engine (`world/parallel.rs`). 0: the sequential engine, one
+        /// Threads of the partitioned engine (`world/parallel/`). 0: the sequential engine, one
         /// event queue. N >= 1: the fabric is cut into `run.partitions` parts (pods of a fat-tree,
         /// groups of leaves) that advance in windows of the shortest link between parts, on N
         /// threads; its outputs are the same for every N, 1 included, and differ from the

@@ -393,7 +393,7 @@ by_name! {
 }
 
 by_name! {
-    /// A topology from the papers (see `presets.rs`).
+    /// A topology from the papers (see `preset` in `config/topology.rs`).
     pub enum Preset {
         /// MQ-ECN §5.2: 12 leaves × 12 hosts, 12 spines, 10G, 85.2 us.
         Mqecn => "mqecn",

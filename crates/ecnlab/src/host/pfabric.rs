@@ -1,5 +1,5 @@
-//! pFabric's sender (pFabric §4.2; ns-2 MinTCP and YAPS as read in
-//! `schemes/pfabric.md`): what differs from the common TCP of `tcp_tx.rs`.
+//! pFabric's sender (pFabric §4.2; ns-2 MinTCP and YAPS, as
+//! docs/schemes/pfabric.md reads them): what differs from the common TCP of `tcp_tx.rs`.
 //!
 //! - Loss is recovered by timeouts only: duplicate ACKs start nothing
 //!   (`dupthresh` is never reached), and the RTO is fixed at min_rto with
@@ -149,7 +149,7 @@ mod tests {
 
     const MSS: u64 = 1460;
     const US: Time = 1_000_000;
-    /// pFabric's fixed RTO (schemes/pfabric.md: YAPS retx_timeout 45 us).
+    /// pFabric's fixed RTO (YAPS retx_timeout 45 us; docs/schemes/pfabric.md).
     const RTO: Time = 45 * US;
 
     /// A pFabric sender as cc = "pfabric" resolves (IW 12, RTO 45 us), with
@@ -167,7 +167,7 @@ mod tests {
         std::iter::from_fn(|| s.next_segment(now)).collect()
     }
 
-    /// Prediction 4 of schemes/pfabric.md: a lost mid-flow segment is
+    /// Prediction 4 of docs/schemes/pfabric.md: a lost mid-flow segment is
     /// resent only by the timer, exactly one RTO (45 us) after its last
     /// restart (the last ACK of new data), with cwnd back at 1 and
     /// ssthresh = max(cwnd/2, 2); eleven duplicate ACKs retransmit nothing.
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(seqs, vec![0, 2, 12], "the holes, then new data");
     }
 
-    /// Prediction 5 of schemes/pfabric.md: a black-holed flow sends one
+    /// Prediction 5 of docs/schemes/pfabric.md: a black-holed flow sends one
     /// full segment after each of its first 4 timeouts, then from the 5th
     /// (ns-2 prob_cap_ 5) only a 1-byte probe per RTO; the first ACK back
     /// ends probe mode and full segments flow again.
@@ -246,7 +246,7 @@ mod tests {
     }
 
     /// Every data packet carries the flow's remaining bytes (size − snd_una
-    /// − SACKed, schemes/pfabric.md "Priority carried by data packets"),
+    /// − SACKed, as docs/schemes/pfabric.md says),
     /// read as it is sent (`World::send_packet` stamps `remaining()` right
     /// after `next_segment`): 30 segments, all unacknowledged → 30·MSS;
     /// after 4 are acknowledged and 2 more SACKed → 24·MSS, the

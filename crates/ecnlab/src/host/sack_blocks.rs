@@ -23,7 +23,7 @@
 //! the other two in this slab, whose index plus one the ACK carries in
 //! `payload` (unused on ACKs). The entry is taken when the sender reads the
 //! ACK or when the network drops it; a packet crossing between parts of
-//! the partitioned engine takes its blocks with it (`world/parallel.rs`).
+//! the partitioned engine takes its blocks with it (`world/parallel/`).
 //! The sender adds every block to its scoreboard (`scoreboard.rs`).
 
 use crate::config::param::section;

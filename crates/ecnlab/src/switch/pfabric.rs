@@ -1,5 +1,5 @@
-//! pFabric's switch port (Alizadeh et al., SIGCOMM 2013; rules from
-//! shared/schemes/pfabric.md): one small buffer per port, each packet
+//! pFabric's switch port (Alizadeh et al., SIGCOMM 2013; what its rules
+//! rest on: docs/schemes/pfabric.md): one small buffer per port, each packet
 //! carrying its flow's remaining bytes as priority (`Packet::prio`; smaller
 //! is more urgent, control packets 0).
 //!
@@ -35,7 +35,7 @@ pub const DECL: QdiscDecl = QdiscDecl {
         "pfabric",
         "one small buffer sent in order of the flows' remaining bytes, dropping the least urgent on overflow \
          (needs transport.cc = \"pfabric\", which stamps the priorities)",
-        "Alizadeh et al., pFabric (SIGCOMM 2013) §4.1; shared/schemes/pfabric.md",
+        "Alizadeh et al., pFabric (SIGCOMM 2013) §4.1; docs/schemes/pfabric.md",
     ),
     composed: false,
     needs_priority: true,
@@ -46,21 +46,21 @@ pub const DECL: QdiscDecl = QdiscDecl {
 /// pFabric's whole design (`switch.recipe = "pfabric"`): its port on
 /// every switch port and NIC (its ns-2 code and YAPS put one at the hosts
 /// too), a buffer of about two BDPs (YAPS's 36864 bytes, pFabric's 36 KB
-/// for its 10G network; shared/schemes/pfabric.md), its transport, and the
+/// for its 10G network; docs/schemes/pfabric.md), its transport, and the
 /// authors' ns-2 TCP settings (FQ-CoDel in the DCN, Table II: the profile).
 pub const RECIPE: RecipeDecl = RecipeDecl {
     about: About::new(
         "pfabric",
         "the pFabric design: its port on every switch port and NIC with a 36KB (about 2 x BDP) buffer, its \
          transport and the pFabric TCP profile",
-        "Alizadeh et al., pFabric (SIGCOMM 2013) §4; FQ-CoDel in the DCN §IV-B, Table II; shared/schemes/pfabric.md",
+        "Alizadeh et al., pFabric (SIGCOMM 2013) §4; FQ-CoDel in the DCN §IV-B, Table II; docs/schemes/pfabric.md",
     ),
     fills: &[
         RecipeFill { key: "switch.qdisc", value: Json("\"pfabric\""), source: "pFabric §4.1" },
         RecipeFill {
             key: "switch.buffer",
             value: Json("\"36864B\""),
-            source: "pFabric's 36KB, about 2 x BDP at 10 Gbps (YAPS queue_size; shared/schemes/pfabric.md)",
+            source: "pFabric's 36KB, about 2 x BDP at 10 Gbps (YAPS queue_size; docs/schemes/pfabric.md)",
         },
         RecipeFill { key: "nic.qdisc", value: Json("\"pfabric\""), source: "pFabric's ns-2 code and YAPS" },
         RecipeFill { key: "transport.cc", value: Json("\"pfabric\""), source: "pFabric §4.2" },

@@ -43,7 +43,7 @@ pub struct Fabric {
     /// cache already, and the early lookup cost the leaf-spine bench points
     /// 4-6% (paired).
     pub(super) early_hops: bool,
-    /// The partitioned engine (`parallel.rs`) runs this fabric as one of
+    /// The partitioned engine (`parallel/`) runs this fabric as one of
     /// several parts: a packet sent over a link to another part leaves by
     /// `outbox`, not by this part's event queue.
     pub(super) partitioned: bool,
@@ -249,7 +249,7 @@ impl World<'_> {
         self.transmit_in::<false>(port, now, id, size)
     }
 
-    /// `transmit` in one part of a partitioned run (`parallel.rs`), where a
+    /// `transmit` in one part of a partitioned run (`parallel/`), where a
     /// port's link may end in another part.
     #[cold]
     #[inline(never)]

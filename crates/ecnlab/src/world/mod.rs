@@ -301,7 +301,7 @@ impl<'a> World<'a> {
     }
 
     /// Always inlined: the sequential loop (`run`) and the partitioned
-    /// one (`parallel.rs`) both call it, and left to itself the compiler
+    /// one (`parallel/mod.rs`) both call it, and left to itself the compiler
     /// then kept it out of line (the MQ-ECN and k = 8 bench points 2-3%
     /// slower, paired).
     #[inline(always)]

@@ -1,4 +1,4 @@
-//! How the partitioned engine (`run.threads`, `world/parallel.rs`) cuts a
+//! How the partitioned engine (`run.threads`, `world/parallel/`) cuts a
 //! fabric into parts: every node belongs to one part, each host with the
 //! switch it hangs from, so that only fabric links cross between parts and
 //! the shortest of them bounds how far one part may run ahead of another.

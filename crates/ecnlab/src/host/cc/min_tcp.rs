@@ -9,7 +9,7 @@ use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Fill, Window};
 
 /// pFabric's transport starts at line rate with a BDP window of 12
 /// packets and a fixed 45 us RTO, about three fabric RTTs (pFabric §4.2;
-/// the YAPS and ns-2 configurations in `schemes/pfabric.md`).
+/// the YAPS and ns-2 configurations, docs/schemes/pfabric.md).
 pub const DECL: CcDecl = CcDecl {
     about: crate::switch::scheme::About {
         params: &[],

@@ -1,5 +1,5 @@
-//! A-ECN-like adaptive per-queue threshold, a reconstruction
-//! (shared/schemes/comparators.md §3, confidence low). What is known of
+//! A-ECN-like adaptive per-queue threshold, a reconstruction (confidence
+//! low; docs/schemes/a-ecn.md says what it rests on). What is known of
 //! A-ECN (Wang et al., IEEE Access 2020) from its abstract and ML-ECN §VI:
 //! a per-queue threshold adapted to keep the queue short without letting it
 //! run dry, updated every N enqueued packets rather than every time
@@ -13,7 +13,7 @@
 //!   otherwise a standing queue of at least that many bytes never drained,
 //!   so K_q −= min(Δ_down, that minimum), down to K_min.
 //!
-//! comparators.md detects the underflow with a "queue emptied" event; an
+//! An underflow could be detected by a "queue emptied" event; an
 //! arrival finding the queue empty is the same event seen by the next
 //! arrival, which needs no hook on the dequeue path. Defaults (ours):
 //! K_q starts at K_max = the standard K, N = 64, Δ_up = Δ_down = one
@@ -30,14 +30,17 @@ section! {
     /// A-ECN's keys (K_max is the port's threshold).
     pub struct AEcnParams {
         /// Enqueued packets per epoch (an update of K_q).
-        aecn_epoch: Option<u32> = None, default_doc "64", range "1 or more", source "shared/schemes/comparators.md §3";
+        aecn_epoch: Option<u32> = None, default_doc "64", range "1 or more",
+            source "ecnlab's reconstruction (docs/schemes/a-ecn.md)";
         /// K_q's step up after an underflow.
-        aecn_up: Option<Amt> = None, default_doc "\"1pkt\"", range "positive", source "shared/schemes/comparators.md §3";
+        aecn_up: Option<Amt> = None, default_doc "\"1pkt\"", range "positive",
+            source "ecnlab's reconstruction (docs/schemes/a-ecn.md)";
         /// K_q's step down after a standing queue.
-        aecn_down: Option<Amt> = None, default_doc "\"1pkt\"", range "positive", source "shared/schemes/comparators.md §3";
+        aecn_down: Option<Amt> = None, default_doc "\"1pkt\"", range "positive",
+            source "ecnlab's reconstruction (docs/schemes/a-ecn.md)";
         /// K_q's floor.
         aecn_k_min: Option<Amt> = None, default_doc "\"2pkt\"", range "positive, at most threshold",
-            source "shared/schemes/comparators.md §3";
+            source "ecnlab's reconstruction (docs/schemes/a-ecn.md)";
     }
 }
 
@@ -48,7 +51,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
             "a-ecn",
             "A-ECN-like (a reconstruction): a per-queue K adapted every aecn_epoch enqueues between \
              aecn_k_min and threshold",
-            "ML-ECN §VI; shared/schemes/comparators.md §3",
+            "Wang et al., A-ECN (IEEE Access 2020); ML-ECN §VI; the reconstruction: docs/schemes/a-ecn.md",
         )
     },
     threshold: Threshold::One,
@@ -116,7 +119,7 @@ struct Epoch {
 }
 
 impl AEcn {
-    /// comparators.md §3's epoch length, in enqueued packets.
+    /// The epoch's length, in enqueued packets (N, default 64).
     pub const DEFAULT_EPOCH: u32 = 64;
 
     pub fn new(k_max: u64, k_min: u64, up: u64, down: u64, epoch: u32, queues: usize) -> Self {

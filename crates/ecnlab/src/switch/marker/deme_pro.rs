@@ -1,8 +1,8 @@
 //! DemePro's marking rule (Gao, Lee, Li, IEEE TCC 2017; its precursor DEME,
 //! ICNP 2016): the port total is compared with the per-port threshold, but
 //! the mark goes to the head packet of the queue furthest above its fair
-//! share, not to the arriving packet (ML-ECN §VI; shared/schemes/
-//! comparators.md §1, confidence medium for this rule). On each enqueue:
+//! share, not to the arriving packet (ML-ECN §VI; confidence medium for
+//! this rule, docs/schemes/deme-pro.md says why). On each enqueue:
 //!
 //!   if B_port > K:  j = argmax over backlogged i of (b_i − fair_i),
 //!                   mark the head packet of queue j,
@@ -42,7 +42,7 @@ section! {
     pub struct DemeProParams {
         /// A queue's fair share: of the port's occupancy or of K.
         demepro_share: Option<DemeproShare> = None, default_doc "\"occupancy\"",
-            source "shared/schemes/comparators.md §1";
+            source "ecnlab's reading (docs/schemes/deme-pro.md)";
     }
 }
 
@@ -52,7 +52,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
         ..About::new(
             "deme-pro",
             "the port's total over K marks the head of the queue furthest above its fair share",
-            "Gao, Lee, Li, IEEE TCC 2017; ML-ECN §VI; shared/schemes/comparators.md §1",
+            "Gao, Lee, Li, DemePro (IEEE TCC 2017); ML-ECN §VI; the reading: docs/schemes/deme-pro.md",
         )
     },
     threshold: Threshold::One,
@@ -70,7 +70,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
 /// What a queue's fair share is a share of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FairShare {
-    /// The port's current occupancy B_port (comparators.md's default).
+    /// The port's current occupancy B_port (the default).
     Occupancy,
     /// The per-port threshold K.
     Threshold,

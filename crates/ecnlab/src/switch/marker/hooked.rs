@@ -96,7 +96,7 @@ pub trait HookedMarker {
 }
 
 /// Declares the hooked markers: `Variant(module::Type)` per line loads the
-/// scheme's file (`module.rs`), adds the variant to `Hooked` with its
+/// scheme's file (`<module>.rs`), adds the variant to `Hooked` with its
 /// dispatch, and puts `module::DECL` on the list of marking schemes after
 /// `$plain` (the static-threshold ones, whose variants are `Marker`'s own).
 macro_rules! hooked_markers {

@@ -1,5 +1,5 @@
-//! MM-ECN-like mixed marking, a reconstruction (shared/schemes/comparators.md
-//! §4, confidence low). MM-ECN (Lu, Ma, Xu, Computer Networks 2021) is known
+//! MM-ECN-like mixed marking, a reconstruction (confidence low;
+//! docs/schemes/mm-ecn.md says what it rests on). MM-ECN (Lu, Ma, Xu, Computer Networks 2021) is known
 //! to us only from ML-ECN §VI and §IV: it marks at the front of the queue
 //! (the departing packet, so the signal skips the queue's wait) and mixes
 //! that with random marking for burst tolerance. Its rule is not published
@@ -34,9 +34,10 @@ section! {
     pub struct MmEcnParams {
         /// Where its random band starts.
         mmecn_k_low: Option<Amt> = None, default_doc "threshold / 2", range "at most threshold",
-            source "shared/schemes/comparators.md §4";
+            source "ecnlab's reconstruction (docs/schemes/mm-ecn.md)";
         /// Its marking probability at threshold.
-        mmecn_pmax: Option<f64> = None, default_doc "1", range "(0, 1]", source "shared/schemes/comparators.md §4";
+        mmecn_pmax: Option<f64> = None, default_doc "1", range "(0, 1]",
+            source "ecnlab's reconstruction (docs/schemes/mm-ecn.md)";
         /// "front" (judge the departing packet, at dequeue) or "tail" (the arriving one).
         mmecn_position: Option<MmecnPosition> = None, default_doc "\"front\"", source "ML-ECN §VI";
     }
@@ -49,7 +50,8 @@ pub const DECL: MarkingDecl = MarkingDecl {
             "mm-ecn",
             "MM-ECN-like (a reconstruction): marks above K, at random between mmecn_k_low and K, judging \
              the departing packet (or the arriving one)",
-            "ML-ECN §VI; shared/schemes/comparators.md §4",
+            "Lu, Ma, Xu, MM-ECN (Computer Networks 2021); ML-ECN §IV, §VI; the reconstruction: \
+             docs/schemes/mm-ecn.md",
         )
     },
     threshold: Threshold::One,

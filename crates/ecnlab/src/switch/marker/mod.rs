@@ -12,8 +12,8 @@
 //! CEDM uses both hooks, TCN and CoDel only the dequeue one (they need the
 //! sojourn time), RED and ML-ECN the enqueue one (ML-ECN reads the packet's stage).
 //!
-//! The ML-ECN paper's comparators (ML-ECN §IV, §VI; reconstructions from
-//! shared/schemes/comparators.md): MM-ECN judges at dequeue (or at enqueue
+//! The ML-ECN paper's comparators (ML-ECN §IV, §VI; reconstructions, each
+//! page under docs/schemes/ says what it rests on): MM-ECN judges at dequeue (or at enqueue
 //! with its tail position), A-ECN and PMSB at enqueue, DemePro at both (it
 //! decides at enqueue and marks a queue head, which leaves at dequeue).
 //!

@@ -137,7 +137,7 @@ mod tests {
 
     /// Equal 1500 B quanta at 10 Gbps: each turn is one packet, so every
     /// sample is 2 packet times = 2.4 us and K_i → K/2
-    /// (shared/schemes/mq-ecn.md, prediction 1).
+    /// (docs/schemes/mq-ecn.md, prediction 1).
     #[test]
     fn equal_quanta_round_converges_to_two_packets() {
         let k = 65 * 1500;
@@ -148,7 +148,7 @@ mod tests {
     }
 
     /// Quanta 1500:6000: a round is 5 packet times, K_0 → K/5 and
-    /// K_1 → 4K/5 (shared/schemes/mq-ecn.md, prediction 1).
+    /// K_1 → 4K/5 (docs/schemes/mq-ecn.md, prediction 1).
     #[test]
     fn weighted_quanta_scale_thresholds() {
         let k = 80 * 1500;
@@ -171,7 +171,7 @@ mod tests {
     }
 
     /// After 10 idle slots the estimate is scaled by 0.75^10 ≈ 0.056
-    /// (shared/schemes/mq-ecn.md, prediction 2); a lone queue gets K
+    /// (docs/schemes/mq-ecn.md, prediction 2); a lone queue gets K
     /// (prediction 3: its samples equal its own quantum time).
     #[test]
     fn idle_decay_and_lone_queue() {

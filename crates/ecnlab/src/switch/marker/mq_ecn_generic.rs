@@ -13,7 +13,7 @@
 //! W_est decays by β per idle slot, fractions of a slot included. Before any
 //! sample, and while W_est is 0, the threshold is K. The sampling rule, the
 //! slack and the fractional decay are the authors' ns-2 WFQ
-//! (shared/schemes/mq-ecn.md, "Variant B").
+//! (docs/schemes/mq-ecn.md, "The generic variant").
 //!
 //! §3.4 notes that w_i/W·C is only a lower bound on a queue's fair rate (a
 //! backlogged queue may not use its share), so this can under-estimate the
@@ -129,7 +129,7 @@ mod tests {
         m
     }
 
-    /// No estimate yet: the standard K (shared/schemes/mq-ecn.md, Variant B).
+    /// No estimate yet: the standard K (docs/schemes/mq-ecn.md, the generic variant).
     #[test]
     fn standard_k_before_any_sample() {
         let m = MqEcnGeneric::new(K, &[1500, 1500], 0.75, PKT);
@@ -140,7 +140,7 @@ mod tests {
 
     /// Two equal weights backlogged: W = 3000, so K_i → K/2, the same as
     /// the round-robin estimate for equal quanta (MQ-ECN §3.4: w_i/w_sum·K;
-    /// shared/schemes/mq-ecn.md prediction 1). After n samples W_est is
+    /// docs/schemes/mq-ecn.md, prediction 1). After n samples W_est is
     /// 3000·(1 − 0.75^n).
     #[test]
     fn equal_weights_converge_to_half_k() {
@@ -181,7 +181,7 @@ mod tests {
 
     /// A queue that empties leaves W before the sample is taken; a lone
     /// queue's samples equal its own weight, so it keeps K
-    /// (shared/schemes/mq-ecn.md prediction 3).
+    /// (docs/schemes/mq-ecn.md, prediction 3).
     #[test]
     fn emptied_queue_leaves_the_sum_and_a_lone_queue_keeps_k() {
         let mut m = backlogged(&[1500, 1500], 200);
@@ -197,8 +197,8 @@ mod tests {
 
     /// Idle decay by β per slot, fractions included: 2.5 slots idle scale
     /// W_est by 0.75^2.5, and an arrival dropped at the still-empty port
-    /// does not charge those slots again (shared/schemes/mq-ecn.md
-    /// prediction 2 and Variant B). After a long idle the threshold is K.
+    /// does not charge those slots again (docs/schemes/mq-ecn.md,
+    /// prediction 2 and the generic variant). After a long idle the threshold is K.
     #[test]
     fn idle_decay_per_slot() {
         let mut m = backlogged(&[1500, 1500], 200);

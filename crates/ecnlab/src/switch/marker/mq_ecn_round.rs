@@ -9,7 +9,7 @@
 //! §4.2). When the port has been idle, the estimate decays by β per idle
 //! slot T_idle, as if zero samples had arrived (§3.3.1; the per-slot rule
 //! with a whole number of slots is the authors' ns-2 code, see
-//! shared/schemes/mq-ecn.md). Strict-priority queues of SP+DWRR keep K
+//! docs/schemes/mq-ecn.md). Strict-priority queues of SP+DWRR keep K
 //! (§3.4). Over WFQ, which has no rounds, `MqEcnGeneric` estimates the
 //! share from the weights of the backlogged queues instead. The rules'
 //! tests are the scheme's, in `mq_ecn.rs`.

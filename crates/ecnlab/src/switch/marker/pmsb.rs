@@ -1,14 +1,14 @@
 //! PMSB, per-port marking with selective blindness (Pan et al., ICDCS 2018),
-//! its switch-side rule (ML-ECN §VI; shared/schemes/comparators.md §2,
-//! confidence medium for the rule's shape, low for its constants). Per-port
+//! its switch-side rule (ML-ECN §VI; docs/schemes/pmsb.md: confidence
+//! medium for the rule's shape, low for its constants). Per-port
 //! marking punishes flows of queues that are not congested ("victims") when
 //! other queues push the port total over K; PMSB stays blind to the port
 //! signal for a queue below its own blindness threshold:
 //!
 //!   mark the arriving packet iff B_port > K and b_q > K_blind,q,
 //!
-//! both counting the packet (as every marker here does; comparators.md's
-//! "≥ on the length found" is the same test for whole packets).
+//! both counting the packet (as every marker here does; "≥ on the
+//! length found" is the same test for whole packets).
 //! K_blind,q = w_q / Σ w · K over all queues (default), or over the
 //! backlogged queues only, w the queues' quanta. The constant is ours, as
 //! is the choice of quanta as weights. The host-side variant (the sender
@@ -31,7 +31,7 @@ section! {
     /// PMSB's key (K is the port's threshold).
     pub struct PmsbParams {
         /// Split K into blindness thresholds among all queues or the backlogged ones.
-        pmsb_share: Option<PmsbShare> = None, default_doc "\"all\"", source "shared/schemes/comparators.md §2";
+        pmsb_share: Option<PmsbShare> = None, default_doc "\"all\"", source "ecnlab's choice (docs/schemes/pmsb.md)";
     }
 }
 
@@ -41,7 +41,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
         ..About::new(
             "pmsb",
             "per-port K, blind for a queue below its share of K (its blindness threshold)",
-            "Pan et al., ICDCS 2018; ML-ECN §VI; shared/schemes/comparators.md §2",
+            "Pan et al., PMSB (ICDCS 2018); ML-ECN §VI; the reading: docs/schemes/pmsb.md",
         )
     },
     threshold: Threshold::One,

@@ -3,7 +3,7 @@
 //! signal needs no knowledge of the queue's drain rate, so one T serves
 //! every queue under any scheduler. T = K/C for the standard threshold K
 //! (the authors' ns-2 code: 84 packets at 10 Gbps, T = 100.8 µs); see
-//! shared/schemes/tcn.md. The sojourn is measured to the moment the packet
+//! docs/schemes/tcn.md. The sojourn is measured to the moment the packet
 //! starts to leave, its own transmission not counted; the test is strict.
 //! The probabilistic (RED-on-sojourn) variant is not modelled: no source we
 //! could read pins it down.
