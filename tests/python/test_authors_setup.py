@@ -75,6 +75,17 @@ def test_authors_set_up_has_the_scripts_transport_and_nic(base: str) -> None:
 # a host's NIC holds"). Their NIC is the switch's port with no small queues in
 # front of it, but their transport is Table II's, not the MQ-ECN scripts'.
 PFABRIC_LINE_SET_UP = ["fqcodel-fig3/base.toml"]
+# The HPCC simulator's set-up (docs/guide/hpcc-import.md, ACK_HIGH_PRIO 1).
+HPCC_SIMULATOR_SET_UP = ["hpcc-fig11/base.toml"]
+
+
+@pytest.mark.parametrize("base", HPCC_SIMULATOR_SET_UP)
+def test_hpcc_simulator_set_up_has_a_nic_that_sends_acks_first(base: str) -> None:
+    cfg = tomllib.loads((EXPERIMENTS / base).read_text())
+    # Its NIC sends the ACK queue first and marks nothing: service 0 strictly
+    # first, as the switches' priority 0 (switch.scheduler = "sp").
+    assert cfg.get("nic") == {"scheduler": "sp", "marking": "none"}, base
+    assert cfg["switch"]["scheduler"] == "sp" and cfg["switch"]["pfc_priorities"] == [1], base
 
 
 @pytest.mark.parametrize("base", PFABRIC_LINE_SET_UP)
@@ -94,7 +105,7 @@ def test_every_base_with_a_nic_is_classified() -> None:
         for p in EXPERIMENTS.glob("*/*.toml")
         if "nic" in tomllib.loads(p.read_text())
     }
-    want = set(AUTHORS_SET_UP) | set(PFABRIC_LINE_SET_UP)
+    want = set(AUTHORS_SET_UP) | set(PFABRIC_LINE_SET_UP) | set(HPCC_SIMULATOR_SET_UP)
     assert with_nic == want, sorted(with_nic ^ want)
 
 

@@ -65,9 +65,9 @@ def test_the_readme_links_only_to_pages_that_exist() -> None:
 def test_gallery_has_a_page_per_figure_folder() -> None:
     folders = sorted(p.parent.name for p in (ROOT / "experiments").glob("*/figure.toml"))
     pages = gallery.gallery_pages(ROOT)
-    # The five papers' figures (issue 29) and ecnlab's own two (issue 52):
-    # mqecn-dcqcn (MQ-ECN §3.4 has no figure) and dcqcn-fairness.
-    assert len(folders) == 42
+    # The five papers' figures (issue 29) and four of issue 52: mqecn-dcqcn
+    # (MQ-ECN §3.4 has no figure), dcqcn-fairness, acc-static-ecn, hpcc-fig11.
+    assert len(folders) == 44
     assert sorted(p[len("gallery/") : -3] for p in pages if p != "gallery/figure-folders.md") == (
         folders
     )
