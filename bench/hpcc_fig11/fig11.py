@@ -345,25 +345,31 @@ def slowdowns(d: Path, cc: str) -> tuple[dict, dict]:
     import numpy as np
     import pyarrow.parquet as pq
 
-    normal = {}
-    for ln in (d / "flow.txt").read_text().splitlines()[1:]:
-        _, s, t, _, port, size, start = ln.split()
-        if int(port) == NORMAL_PORT:
-            normal[(int(s), int(t), round(float(start) * 1e9), int(size))] = True
+    from ecnlab.peers.hpcc_fct import read_fct
+    from ecnlab.peers.hpcc_files import read_flows
+
+    def key(src: int, dst: int, start_s: float, size: int) -> tuple[int, int, int, int]:
+        return (int(src), int(dst), round(start_s * 1e9), int(size))
+
+    normal = {
+        key(f.src, f.dst, f.start_ps * 1e-12, f.size)
+        for f in read_flows(d / "flow.txt")
+        if f.dport == NORMAL_PORT
+    }
+    peer = read_fct(d / f"fct_{cc}.txt").to_pydict()  # hosts keep the peer's ids here
     peer_fct, ideal = {}, {}
-    for ln in (d / f"fct_{cc}.txt").read_text().splitlines():
-        r = ln.split()
-        r = r[1:] if len(r) == 9 else r
-        ip = lambda x: ((int(x, 16) >> 16) & 0xFF) * 256 + ((int(x, 16) >> 8) & 0xFF)  # noqa: E731
-        k = (ip(r[0]), ip(r[1]), int(r[5]), int(r[4]))
+    for src, dst, start, size, fct, best in zip(
+        peer["src"], peer["dst"], peer["start"], peer["size"], peer["fct"], peer["ideal_fct"]
+    ):
+        k = key(src, dst, start, size)
         if k in normal:
-            peer_fct[k], ideal[k] = int(r[6]), int(r[7])
-    ours = {}
+            peer_fct[k], ideal[k] = fct, best
     t = pq.read_table(d / f"ecnlab_{cc}" / "flows.parquet").to_pydict()
-    for i in range(len(t["src"])):
-        k = (int(t["src"][i]), int(t["dst"][i]), round(t["start"][i] * 1e9), int(t["size"][i]))
-        if k in normal and np.isfinite(t["fct"][i]):
-            ours[k] = t["fct"][i] * 1e9
+    ours = {
+        k: fct
+        for src, dst, start, size, fct in zip(t["src"], t["dst"], t["start"], t["size"], t["fct"])
+        if (k := key(src, dst, start, size)) in normal and np.isfinite(fct)
+    }
     peer_sl = {k: max(1.0, v / ideal[k]) for k, v in peer_fct.items()}
     ours_sl = {k: max(1.0, v / ideal[k]) for k, v in ours.items() if k in ideal}
     return peer_sl, ours_sl

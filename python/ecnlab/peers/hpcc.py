@@ -374,22 +374,21 @@ def _switch(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     sw: dict[str, Any] = {}
     fabric: dict[str, Any] = {}
-    if ack_high:
-        # Service 0 for the queue pairs' ACKs, NACKs and CNPs, strictly first.
-        sw["queues"] = len(services) + 1
-        sw["scheduler"] = "sp" if len(services) == 1 else "sp-dwrr"
-        if len(services) > 1:
+    # The peer serves priorities 1-7 packet by packet in turn: DWRR with
+    # equal weights and one packet of quantum comes closest. With
+    # ACK_HIGH_PRIO 1, service 0 (the ACKs, NACKs and CNPs) goes strictly
+    # first, above them.
+    first = int(ack_high)
+    if len(services) + first > 1:
+        sw["queues"] = len(services) + first
+        sw["scheduler"] = ("sp" if len(services) == 1 else "sp-dwrr") if ack_high else "dwrr"
+        if ack_high and len(services) > 1:
             sw["sp_queues"] = 1
     if len(services) > 1:
-        # The peer serves priorities 1-7 packet by packet in turn: DWRR
-        # with equal weights and one packet of quantum comes closest.
-        if not ack_high:
-            sw["queues"] = len(services)
-            sw["scheduler"] = "dwrr"
         c.warn(
             "FLOW_FILE pg",
-            f"flows use priorities {services}: services {int(ack_high)} to "
-            f"{len(services) - 1 + int(ack_high)} in that "
+            f"flows use priorities {services}: services {first} to "
+            f"{len(services) - 1 + first} in that "
             "order, served "
             "by DWRR with equal weights (the peer: priority 0 strictly first, the others in turn "
             "packet by packet)",
@@ -413,7 +412,7 @@ def _switch(
     sw["buffer_policy"] = "dynamic"
     sw["buffer_accounting"] = "hpcc"
     sw["dt_alpha"] = 1.0
-    lossless = [i + int(ack_high) for i, pg in enumerate(services) if pg in PEER_LOSSLESS]
+    lossless = [i + first for i, pg in enumerate(services) if pg in PEER_LOSSLESS]
     pfc = bool(c.int_("ENABLE_PFC", "1"))
     if pfc and not lossless:
         c.warn(

@@ -460,7 +460,7 @@ impl Qdisc {
         match h.at_enqueue(&seen, arena.get(id), &mut self.cold.rng) {
             Verdict::Pass | Verdict::Unmark => Ok(()),
             Verdict::Mark if self.mark(q, id, arena, self.unmarks) => Ok(()),
-            Verdict::Mark | Verdict::Drop if self.cold.lossless & 1 << q != 0 => Ok(()),
+            Verdict::Mark | Verdict::Drop if self.lossless(q) => Ok(()),
             Verdict::Mark | Verdict::Drop => {
                 self.cold.drops[q].aqm_in += 1;
                 Err(DropReason::Aqm)
@@ -677,7 +677,7 @@ impl Qdisc {
             // A mark set on the way out is final: the next hop must not
             // take it back.
             Verdict::Mark => self.mark(q, id, arena, false),
-            Verdict::Drop => self.cold.lossless & 1 << q != 0,
+            Verdict::Drop => self.lossless(q),
         }
     }
 
@@ -753,7 +753,7 @@ impl Qdisc {
                 self.queues[q].marked += 1;
                 true
             }
-            Ecn::NotEct => !self.drop_not_ect || self.cold.lossless & 1 << q != 0,
+            Ecn::NotEct => !self.drop_not_ect || self.lossless(q),
             Ecn::Ce => true,
         }
     }

@@ -29,7 +29,15 @@ impl Qdisc {
     /// switch likewise only marks). Without this a RED drop of a Not-ECT
     /// ACK in a deep incast queue costs a queue pair a retransmission timeout.
     pub fn set_lossless(&mut self, priorities: u8) {
-        self.cold.lossless = (0..8u8).filter(|p| priorities & 1 << p != 0).fold(0, |m, p| m | 1 << self.classify(p));
+        self.cold.lossless = (0..crate::switch::pfc::PRIORITIES as u8)
+            .filter(|p| priorities & 1 << p != 0)
+            .fold(0, |m, p| m | 1 << self.classify(p));
+    }
+
+    /// Queue `q` carries a lossless priority (`set_lossless`).
+    #[inline]
+    pub(super) fn lossless(&self, q: usize) -> bool {
+        self.cold.lossless & 1 << q != 0
     }
 
     /// Queues paused now (bit i: queue i).
