@@ -82,3 +82,43 @@ def test_the_slowdown_figure_metric(tmp_path: Path) -> None:
     assert metric(p, "slowdown", {}) == pytest.approx(43 / 7)
     assert metric(p, "slowdown", {"stat": "p50", "size_min": 1_000_000}) == pytest.approx(14.0)
     assert math.isnan(metric(p, "slowdown", {"size_min": 10**9}))
+
+
+def test_the_slowdown_by_size_curve(tmp_path: Path) -> None:
+    # The HPCC paper's FCT plot as its simulator's analysis/fct_analysis.py
+    # draws it: finished sized flows sorted by size into groups of equal
+    # count, a statistic of each group's slowdown (below 1 counted as 1), at
+    # the group's largest size. Flows 0-1 are [[flows]] entries (an incast,
+    # slowdown 50), left out; then 20 workload flows of 100..2000 B, given
+    # out of order, whose slowdown is 0.5 up to 1 KB and size/100 above;
+    # an unfinished one and a long-lived one never count.
+    from ecnlab.reproduce.metrics import curve
+
+    sizes = [500_000, 500_000] + [100 * i for i in (7, 3, 20, 1, 12, 9, 15, 4, 18, 6)]
+    sizes += [100 * i for i in (2, 11, 19, 5, 14, 8, 17, 10, 13, 16)] + [300, -1]
+    slow = [50.0, 50.0] + [0.5 if s <= 1000 else s / 100 for s in sizes[2:22]] + [NAN, NAN]
+    t = pa.table(
+        {
+            "id": list(range(len(sizes))),
+            "size": sizes,
+            "slowdown": pa.array(slow),
+            "kind": ["sized"] * 23 + ["long"],
+        }
+    )
+    store = Store(tmp_path / "store")
+    buf = io.BytesIO()
+    pq.write_table(t, buf)
+    record = PointRecord("k1", "", {}, "ok", "", 0.0, "test", "", {})
+    store.commit(
+        record, {"flows.parquet": buf.getvalue(), "config.json": b'{"flows": [{"count": 2}]}'}
+    )
+    p = PointView(store, "k1", store.index().to_pylist()[0])
+    x, y = curve(p, "slowdown_by_size", {"stat": "p50", "bins": 4})
+    # Groups of 5: 100-500 and 600-1000 B (all clamped to 1), 1100-1500 B
+    # (11..15, median 13), 1600-2000 B (16..20, median 18).
+    assert list(x) == [500, 1000, 1500, 2000]
+    assert list(y) == pytest.approx([1.0, 1.0, 13.0, 18.0])
+    # With the [[flows]] entries counted, the two 500 KB flows form the top
+    # of the last group (22 flows in 4 groups: 5, 6, 5, 6).
+    x, y = curve(p, "slowdown_by_size", {"stat": "mean", "bins": 4, "workload_only": False})
+    assert x[-1] == 500_000 and y[-1] == pytest.approx((17 + 18 + 19 + 20 + 50 + 50) / 6)
