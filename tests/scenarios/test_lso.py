@@ -34,11 +34,11 @@ CD = 10e9 * 100e-6 / 8 / 1500
 # packets left back to back when their capture times differ by exactly that.
 DATA_GAP_NS, ACK_GAP_NS = 1200, 32
 # (64,000 B − one 40 B header) / 1460 B of payload: full packets in a 64 KB
-# segment (host/lso.rs, as Linux bounds an skb's bytes by 64 KB).
+# segment (host/nic/lso.rs, as Linux bounds an skb's bytes by 64 KB).
 LSO_PACKETS = (64_000 - 40) // 1460
 # The CEDM paper's LSO: deferral stops only for loss recovery, not in the
 # CWR state after an ECN cut (its analysis assumes bursts of β·w throughout
-# and its simulations fit that; host/lso.rs). Linux, ecnlab's default,
+# and its simulations fit that; host/nic/lso.rs). Linux, ecnlab's default,
 # sends at once in CWR: see test_linux_cwr_rule_* below.
 PAPER_LSO = {"lso": True, "lso_defer_in_cwr": True}
 

@@ -1,6 +1,6 @@
 //! `[host]`: the batching of a host's network stack (CEDM §II-A) and
-//! ML-ECN's stage tags, all off by default. See `host/lso.rs`,
-//! `host/coalesce.rs`, `host/gro.rs` and `host/stage.rs`.
+//! ML-ECN's stage tags, all off by default. See `host/nic/lso.rs`,
+//! `host/nic/coalesce.rs`, `host/nic/gro.rs` and `host/stage.rs`.
 
 use super::error::{bad, ConfigError};
 use super::param::section;
@@ -34,7 +34,7 @@ section! {
         /// drop-tail lock-out). A duration, or full packets' transmission times at each host's own
         /// NIC rate ("1pkt": 1.2 us at 10 Gbps, 12 us at 1 Gbps; Floyd and Jacobson's size for
         /// breaking phase effects, which at 1 Gbps and below the 100 ns default does not: see
-        /// docs/model.md). 0: off, an exact replay as ns-2 runs (see `host/jitter.rs`).
+        /// docs/model.md). 0: off, an exact replay as ns-2 runs (see `host/nic/jitter.rs`).
         jitter: TimeOrPkts = TimeOrPkts::Time(100_000), range "0 or more",
             source "Floyd & Jacobson, On Traffic Phase Effects in Packet-Switched Gateways (1992)";
         /// Receive interrupt coalescing: arrivals wait at most this long after the first unhandled

@@ -468,7 +468,7 @@ by_name! {
         #[default]
         PerFlow => "per-flow",
         /// The MQ-ECN authors' ns-2 set-up: persistent connections per
-        /// ordered host pair (see `host/persistent.rs`).
+        /// ordered host pair (see `host/apps/persistent.rs`).
         PerPair => "per-pair",
     }
 }

@@ -1,27 +1,17 @@
-//! Hosts: TCP endpoints with pluggable congestion control, and the
-//! applications that drive them (long-lived and sized flows, incast rounds,
-//! ping probes) — most apps live in `world/apps.rs`, where they meet the
-//! network; incast keeps its round state in `incast`, rate-limited
-//! applications their write pace in `paced`, persistent connections per
-//! host pair their pool in `persistent`. The stack's batching (CEDM
-//! §II-A) is optional: segmentation offload at senders (`lso`), interrupt
-//! coalescing (`coalesce`) and receive offload (`gro`) at receivers. The
-//! hosts' timing noise on the wire is `jitter`. The Linux stack's
-//! mechanisms (`linux` and the files it names) are opt-in.
+//! Hosts: TCP endpoints with pluggable congestion control (`cc/`), the NIC's
+//! optional batching and timing noise (`nic/`), and the applications' state
+//! (`apps/`: incast rounds, paced writes, persistent connections; their
+//! event handlers live in `world/apps.rs`, where they meet the network).
+//! The Linux stack's mechanisms (`linux` and the files it names) are opt-in.
 
+pub mod apps;
 pub mod cc;
-pub mod coalesce;
 pub mod delack_linux;
-pub mod gro;
 pub mod hystart;
-pub mod incast;
-pub mod jitter;
 pub mod linux;
 pub mod linux_cwnd;
 pub mod lost_rtx;
-pub mod lso;
-pub mod paced;
-pub mod persistent;
+pub mod nic;
 pub mod pfabric;
 pub mod profile;
 pub mod prr;

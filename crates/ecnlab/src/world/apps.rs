@@ -8,10 +8,10 @@
 use super::World;
 use crate::config::{Config, ConfigError, FlowSize, GapKind, TransportCfg};
 use crate::engine::Event;
+use crate::host::apps::incast::Incast;
+use crate::host::apps::paced::Paced;
+use crate::host::apps::persistent::{Assigned, PairConnections};
 use crate::host::cc::EchoMode;
-use crate::host::incast::Incast;
-use crate::host::paced::Paced;
-use crate::host::persistent::{Assigned, PairConnections};
 use crate::host::tcp_rx::TcpReceiver;
 use crate::host::tcp_tx::{TcpParams, TcpSender};
 use crate::packet::{Kind, Packet};
@@ -144,7 +144,7 @@ pub struct Apps {
     /// rate`, the workload's rate-limited share); empty when no flow is.
     pub(super) paced: Vec<Option<Paced>>,
     /// `workload.connections = "per-pair"`: the pairs' persistent
-    /// connections (host/persistent.rs); None with a connection per flow.
+    /// connections (host/apps/persistent.rs); None with a connection per flow.
     pub(super) conns: Option<PairConnections>,
     /// `run.fct_end = "sender"`: a sized flow finishes when its last byte
     /// is acknowledged, not when it arrives.

@@ -10,7 +10,7 @@ use super::World;
 use crate::config::{Config, EcmpMode};
 use crate::ecmp::{self, Ecmp};
 use crate::engine::EventQueue;
-use crate::host::jitter::HostJitter;
+use crate::host::nic::jitter::HostJitter;
 use crate::packet::{Arena, Kind, Packet, NO_HOP};
 use crate::rng::hash64;
 use crate::switch::marker::Marker;

@@ -9,8 +9,8 @@ use super::World;
 use crate::config::{Config, TransportCfg};
 use crate::engine::Event;
 use crate::host::cc::EchoMode;
-use crate::host::coalesce::{Arrival, Coalescer};
-use crate::host::lso::{Lso, Timer, Verdict};
+use crate::host::nic::coalesce::{Arrival, Coalescer};
+use crate::host::nic::lso::{Lso, Timer, Verdict};
 use crate::host::sack_blocks::{More, SackBlocks, NO_MORE};
 use crate::host::stage::Stages;
 use crate::host::tcp_rx::AckOut;
@@ -391,7 +391,7 @@ impl World<'_> {
         true
     }
 
-    /// With LSO (`host/lso.rs`): hand the NIC whole segments, or defer.
+    /// With LSO (`host/nic/lso.rs`): hand the NIC whole segments, or defer.
     /// The NIC queue limit (TCP small queues) is checked per segment, so
     /// it never splits one: Linux's TSQ, too, lets a whole skb through
     /// (and 2.6.38, CEDM's kernel, has no TSQ at all).

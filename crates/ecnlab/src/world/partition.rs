@@ -175,7 +175,7 @@ pub struct Crossing {
     /// beside the sending part's packets, not in them.
     pub more: More,
     /// With per-pair connections, its flow's ECMP key (its connection's
-    /// id), which only the sender's part assigns (`host/persistent.rs`).
+    /// id), which only the sender's part assigns (`host/apps/persistent.rs`).
     pub key: u32,
 }
 

@@ -22,7 +22,7 @@
 //!
 //! Each part samples its own ports' queues, traces and captures them, and
 //! records the round trips of its own hosts' pings; `write_tables` merges
-//! those rows. Per-pair connections (`host/persistent.rs`) live in their
+//! those rows. Per-pair connections (`host/apps/persistent.rs`) live in their
 //! sender's part, which numbers its own: a flow's connection id, its ECMP
 //! key, travels with each of its packets that crosses, so its receiver's
 //! part hashes the ACKs alike. Incast rounds couple hosts by messages,

@@ -161,7 +161,7 @@ pub fn segment_packets(bytes: u64, t: &TransportCfg) -> u64 {
     (bytes.saturating_sub(t.header as u64) / t.mss as u64).max(1)
 }
 
-impl super::tcp_tx::TcpSender {
+impl crate::host::tcp_tx::TcpSender {
     /// What LSO decides on. Open state: no loss recovery under way,
     /// neither fast recovery nor the go-back after an RTO (snd_una below
     /// the recovery point). Room: full packets of new data the window

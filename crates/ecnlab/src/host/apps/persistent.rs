@@ -170,7 +170,7 @@ impl PairConnections {
     }
 }
 
-impl super::tcp_tx::TcpSender {
+impl crate::host::tcp_tx::TcpSender {
     /// What this connection hands to the next flow that reuses it.
     pub fn carried(&self) -> Carried {
         Carried {
@@ -190,7 +190,7 @@ impl super::tcp_tx::TcpSender {
     /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
     /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
     pub fn resume(&mut self, c: &Carried, now: Time) {
-        self.state = super::tcp_tx::TxState::Established;
+        self.state = crate::host::tcp_tx::TxState::Established;
         self.srtt = c.srtt;
         self.rttvar = c.rttvar;
         self.rto = c.rto;
