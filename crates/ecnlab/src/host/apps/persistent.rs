@@ -24,6 +24,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use crate::host::tcp_tx::{TcpSender, TxState};
 use crate::units::Time;
 
 /// What a connection keeps from one flow to the next.
@@ -170,7 +171,7 @@ impl PairConnections {
     }
 }
 
-impl crate::host::tcp_tx::TcpSender {
+impl TcpSender {
     /// What this connection hands to the next flow that reuses it.
     pub fn carried(&self) -> Carried {
         Carried {
@@ -190,7 +191,7 @@ impl crate::host::tcp_tx::TcpSender {
     /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
     /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
     pub fn resume(&mut self, c: &Carried, now: Time) {
-        self.state = crate::host::tcp_tx::TxState::Established;
+        self.state = TxState::Established;
         self.srtt = c.srtt;
         self.rttvar = c.rttvar;
         self.rto = c.rto;
@@ -222,7 +223,6 @@ mod tests {
     #[test]
     fn a_reused_connection_keeps_its_state() {
         use crate::config::TransportCfg;
-        use crate::host::tcp_tx::{TcpSender, TxState};
         const MSS: u64 = 1460;
         let t: TransportCfg = serde_json::from_str(
             "{\"cc\": \"dctcp\", \"init_cwnd\": 20, \"slow_start_restart\": true, \"dctcp_alpha_init\": 0.0}",
