@@ -15,7 +15,7 @@ from .errors import ConfigError
 
 __all__ = ["catalog", "declared_keys", "nearest", "render", "select"]
 
-KINDS = ("qdisc", "scheduler", "marking", "cc", "profile", "recipe")
+KINDS = ("qdisc", "scheduler", "marking", "cc", "recovery", "profile", "recipe")
 
 
 def catalog() -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """The linux profile's congestion controls as the kernel runs them:
-CUBIC's HyStart (host/hystart.rs, `transport.hystart`) and DCTCP as
+CUBIC's HyStart (host/recovery/hystart.rs, `transport.hystart`) and DCTCP as
 tcp_dctcp.c (host/cc/dctcp_linux.rs, `transport.dctcp_linux`).
 
 - One CUBIC flow from a 1 Gbps host into a 100 Mbps port (0.12 ms per

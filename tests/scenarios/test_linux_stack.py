@@ -242,7 +242,7 @@ def flow0(res: ecnlab.Result) -> dict[str, Any]:
 
 
 def test_a_lost_tail_is_repaired_by_a_loss_probe_not_the_rto() -> None:
-    """RFC 8985 §7 (host/tlp.rs). 10 segments into a 5-packet buffer: the
+    """RFC 8985 §7 (host/recovery/tlp.rs). 10 segments into a 5-packet buffer: the
     last 4 are dropped and nothing after them arrives, so no duplicate ACK
     comes. The linux profile without TLP waits for the RTO (srtt + 200
     ms): the flow ends after 200 ms. With TLP the probe, the last segment
@@ -273,7 +273,7 @@ def test_a_lone_lost_segment_is_probed_at_the_rto_time() -> None:
 
 
 def test_rack_resends_holes_below_too_few_sacks() -> None:
-    """RFC 8985 §6 (host/rack.rs). 11 segments into a 5-packet buffer: the
+    """RFC 8985 §6 (host/recovery/rack.rs). 11 segments into a 5-packet buffer: the
     window of 10 loses segments 6-9; the 11th, sent on the first ACKs, gets
     through and is SACKed. One duplicate ACK is too few for fast
     retransmit, and no probe goes while data is SACKed, so TLP alone waits

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 /// A table of keys: a section of the file, or the keys a scheme adds.
 pub struct Group {
     /// "section", or the kind of scheme: "qdisc", "scheduler", "marking",
-    /// "cc", "profile"; or "recipe".
+    /// "cc", "recovery", "profile"; or "recipe".
     pub kind: &'static str,
     pub name: &'static str,
     pub doc: &'static str,
@@ -104,6 +104,7 @@ pub fn groups() -> Vec<Group> {
     g.extend(SCHEDULERS.iter().map(|d| scheme("scheduler", &d.about)));
     g.extend(MARKINGS.iter().map(|d| scheme("marking", &d.about)));
     g.extend(crate::registry::ccs().iter().map(|d| Group { fills: fills(d.defaults), ..scheme("cc", &d.about) }));
+    g.extend(crate::host::recovery::MECHANISMS.iter().map(|d| scheme("recovery", &d.about)));
     g.extend(
         crate::registry::profiles().iter().map(|d| Group { fills: fills(d.fills), ..scheme("profile", &d.about) }),
     );
@@ -119,7 +120,7 @@ pub fn groups() -> Vec<Group> {
 pub fn section_of(kind: &str) -> &'static str {
     match kind {
         "qdisc" | "scheduler" | "marking" | "recipe" => "switch",
-        "cc" | "profile" => "transport",
+        "cc" | "recovery" | "profile" => "transport",
         _ => "",
     }
 }
@@ -141,7 +142,9 @@ pub fn homes(key: &str, sec: &str) -> Vec<(&'static str, String)> {
             "flows" | "ping" | "incast" => format!("[[{table}]]"),
             t => format!("[{t}]"),
         };
-        let home = if g.kind == "section" { head } else { format!("{head}, with {} \"{}\"", g.kind, g.name) };
+        // A loss-recovery mechanism's key is the mechanism: nothing to name.
+        let plain = g.kind == "section" || g.kind == "recovery";
+        let home = if plain { head } else { format!("{head}, with {} \"{}\"", g.kind, g.name) };
         if !out.iter().any(|(_, h)| *h == home) {
             out.push((table, home));
         }
@@ -261,12 +264,13 @@ fn table(out: &mut String, params: &[&Param], per_port_column: bool) {
     out.push('\n');
 }
 
-const KINDS: [(&str, &str); 6] = [
+const KINDS: [(&str, &str); 7] = [
     ("qdisc", "Disciplines (`qdisc`)"),
     ("scheduler", "Schedulers (`scheduler`, composed discipline)"),
     ("marking", "Marking schemes (`marking`, composed discipline)"),
     ("recipe", "Recipes (`recipe`: a paper's set-up for a scheme)"),
     ("cc", "Congestion controls (`cc`)"),
+    ("recovery", "Loss-recovery mechanisms (each its own key, with any `cc`)"),
     ("profile", "Profiles (`profile`)"),
 ];
 
@@ -314,7 +318,7 @@ pub fn reference_markdown() -> String {
                 if s.params.is_empty() && !s.fills.is_empty() {
                     continue;
                 }
-                table(&mut out, &s.params, *kind != "cc" && *kind != "profile");
+                table(&mut out, &s.params, !["cc", "recovery", "profile"].contains(kind));
             }
         }
     }

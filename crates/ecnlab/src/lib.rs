@@ -56,7 +56,7 @@ pub const MODEL_VERSION: u32 = 5;
 /// run that [`model_of`] does not name: a result made at it or later is
 /// current for such a run. Model 5 (issue 50) moved only runs with Linux's
 /// window accounting or a mechanism that takes part of it
-/// (`host/linux_cwnd.rs`), and gave every run's flows table and summary a
+/// (`host/recovery/linux_cwnd.rs`), and gave every run's flows table and summary a
 /// `spurious_retransmits` count, no other value moving.
 pub const UNMOVED_SINCE: u32 = 4;
 
@@ -64,7 +64,7 @@ pub const UNMOVED_SINCE: u32 = 4;
 /// result store keys its run by, so that a run the last change left alone
 /// keeps its stored result (and a figure's record stays current).
 pub fn model_of(cfg: &Config) -> u32 {
-    if host::linux_cwnd::moved_by_model_5(&cfg.transport) {
+    if host::recovery::linux_cwnd::moved_by_model_5(&cfg.transport) {
         MODEL_VERSION
     } else {
         UNMOVED_SINCE

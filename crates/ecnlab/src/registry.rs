@@ -1,8 +1,9 @@
 //! The registry: every scheme ecnlab knows, from the list each kind keeps
 //! beside its schemes — disciplines (`switch::QDISCS`, switch/mod.rs),
 //! schedulers (`switch::scheduler::SCHEDULERS`), marking schemes
-//! (`switch::marker::MARKINGS`), congestion controls (`host::cc::CCS`) and
-//! TCP profiles (`host::PROFILES`). A scheme joins its list with
+//! (`switch::marker::MARKINGS`), congestion controls (`host::cc::CCS`),
+//! loss-recovery mechanisms (`host::recovery::MECHANISMS`) and TCP
+//! profiles (`host::PROFILES`). A scheme joins its list with
 //! one line; everything here works from the declarations, so nothing here
 //! changes for a new scheme.
 //!
@@ -461,9 +462,17 @@ fn transport_keys() -> Vec<(&'static Param, Vec<&'static str>)> {
             }
         }
     }
-    // A profile's own keys (the Linux stack's mechanisms) work with every
-    // congestion control, with or without the profile.
+    // The loss-recovery mechanisms' keys (`host::recovery::MECHANISMS`)
+    // and a profile's own keys work with every congestion control, with or
+    // without the profile.
     let every: Vec<&'static str> = ccs().iter().map(|d| d.about.name).collect();
+    for d in crate::host::recovery::MECHANISMS {
+        for p in d.about.params.iter().flat_map(|t| t.iter()) {
+            if !keys.iter().any(|(q, _)| q.key == p.key) {
+                keys.push((p, every.clone()));
+            }
+        }
+    }
     for d in profiles() {
         for p in d.about.params.iter().flat_map(|t| t.iter()) {
             if !keys.iter().any(|(q, _)| q.key == p.key) {
@@ -498,7 +507,8 @@ pub fn check_transport(t: &TransportCfg) -> Result<(), ConfigError> {
         }
     }
     check_ect1(t, cc, "transport")?;
-    crate::host::linux::validate(t)?;
+    crate::host::sack_blocks::SackBlocksParams::validate(t)?;
+    crate::host::recovery::validate(t)?;
     (cc.validate)(t)
 }
 

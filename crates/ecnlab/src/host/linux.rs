@@ -2,26 +2,26 @@
 //! on the mechanisms ecnlab models of Linux's TCP, each in its own file and
 //! behind its own `[transport]` key, so any one can be set otherwise:
 //!
-//! - `linux_rto` (`rto_linux.rs`): Linux's RTT estimator and RTO;
-//! - `prr` (`prr.rs`): Proportional Rate Reduction, in loss recovery and
+//! - `linux_rto` (`recovery/rto_linux.rs`): Linux's RTT estimator and RTO;
+//! - `prr` (`recovery/prr.rs`): Proportional Rate Reduction, in loss recovery and
 //!   after ECN cuts (Linux's CWR state), with Linux's reduction bound;
 //! - `linux_delayed_ack` (`delack_linux.rs`): quick ACKs, every second full
 //!   segment, at once out of order, a 40 ms timer;
-//! - `lost_retransmit` (`lost_rtx.rs`): a lost retransmission of the first
+//! - `lost_retransmit` (`recovery/lost_rtx.rs`): a lost retransmission of the first
 //!   hole resent once later data is SACKed, not after an RTO;
-//! - `rto_keeps_sack` (`rto_sack.rs`): the SACK scoreboard kept across an
+//! - `rto_keeps_sack` (`recovery/rto_sack.rs`): the SACK scoreboard kept across an
 //!   RTO, so that the go-back resends only holes;
-//! - `rto_rearm_head` (`rto_rearm.rs`): the retransmission timer restarted
+//! - `rto_rearm_head` (`recovery/rto_rearm.rs`): the retransmission timer restarted
 //!   when snd_una is retransmitted in recovery;
-//! - `tlp` (`tlp.rs`): the tail loss probe of RACK-TLP, a probe about two
+//! - `tlp` (`recovery/tlp.rs`): the tail loss probe of RACK-TLP, a probe about two
 //!   round trips after the last ACK so that a lost tail is repaired by
 //!   fast recovery, not the RTO;
-//! - `rack` (`rack.rs`): RACK's time-based loss detection, which starts
+//! - `rack` (`recovery/rack.rs`): RACK's time-based loss detection, which starts
 //!   recovery a quarter of min_rtt after SACKs too few for fast
 //!   retransmit, and resends a recovery's lost tail;
-//! - `hystart` (`hystart.rs`): CUBIC's HyStart, which ends slow start on
+//! - `hystart` (`recovery/hystart.rs`): CUBIC's HyStart, which ends slow start on
 //!   a long ACK train or a rising RTT before the buffer overflows;
-//! - `linux_cwnd` (`linux_cwnd.rs`): cwnd grown by what an ACK newly
+//! - `linux_cwnd` (`recovery/linux_cwnd.rs`): cwnd grown by what an ACK newly
 //!   delivers, ssthresh from cwnd;
 //! - `dctcp_linux` (`cc/dctcp_linux.rs`): with cc = "dctcp", DCTCP's
 //!   arithmetic, loss response and CE-change ACK as tcp_dctcp.c;
@@ -29,16 +29,10 @@
 //! and Linux's defaults where ecnlab has the key: CUBIC, IW 10, RTO 200 ms
 //! to 120 s starting at 1 s, retransmissions Not-ECT (RFC 3168).
 //!
-//! Here too is the sender's side state these need, kept out of `Flow`
-//! (world/apps.rs asserts its size): one boxed `LinuxTx` per connection,
-//! allocated only when `linux_rto` or `prr` is on, and the sender's PRR
-//! steps.
+//! The mechanisms' state and rules are in `recovery/`, and the checks
+//! across their keys; this file is the list of values that turns them on.
 
 use super::cc::Fill;
-use super::prr::{Prr, PrrAck, PrrKind};
-use super::rto_linux::LinuxRtt;
-use super::tcp_tx::TcpSender;
-use crate::units::Time;
 
 /// Linux's defaults (net/ipv4 tcp.h: TCP_RTO_MIN 200 ms, TCP_RTO_MAX
 /// 120 s, TCP_TIMEOUT_INIT 1 s, TCP_INIT_CWND 10, TCP_DELACK_MIN 40 ms;
@@ -46,17 +40,8 @@ use crate::units::Time;
 pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
     about: crate::switch::scheme::About {
         params: &[
-            super::rto_linux::LinuxRtoParams::PARAMS,
-            super::prr::PrrParams::PARAMS,
             super::delack_linux::LinuxDelackParams::PARAMS,
-            super::lost_rtx::LostRtxParams::PARAMS,
-            super::rto_sack::RtoSackParams::PARAMS,
             super::sack_blocks::SackBlocksParams::PARAMS,
-            super::rto_rearm::RtoRearmParams::PARAMS,
-            super::tlp::TlpParams::PARAMS,
-            super::rack::RackParams::PARAMS,
-            super::hystart::HystartParams::PARAMS,
-            super::linux_cwnd::LinuxCwndParams::PARAMS,
             super::cc::dctcp_linux::DctcpLinuxParams::PARAMS,
         ],
         ..crate::switch::scheme::About::new(
@@ -91,167 +76,10 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
     ],
 };
 
-/// Checks across the Linux mechanisms' keys: lost-retransmission
-/// detection has been validated only with PRR pacing the recovery (with
-/// cwnd cut at once, a 10 Gbps FQ-CoDel run showed more RTOs with it than
-/// without: not understood yet), so it needs `prr`.
-pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::ConfigError> {
-    super::sack_blocks::SackBlocksParams::validate(t)?;
-    let lost = super::lost_rtx::LostRtxParams::of(t).lost_retransmit;
-    if lost && super::prr::PrrParams::of(t).prr == PrrKind::Off {
-        return Err(crate::config::bad(
-            "transport.lost_retransmit",
-            true,
-            "needs transport.prr (\"crb\", \"ssrb\" or \"linux\"): it is not validated with prr = \"off\"",
-        ));
-    }
-    let pfabric = super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
-    if pfabric && super::tlp::TlpParams::of(t).tlp {
-        return Err(crate::config::bad(
-            "transport.tlp",
-            true,
-            "is not for cc = \"pfabric\", whose sender has its own timeout and no window to probe",
-        ));
-    }
-    Ok(())
-}
-
-/// A connection's Linux-only sender state.
-#[derive(Clone, Debug, Default)]
-pub struct LinuxTx {
-    pub rtt: LinuxRtt,
-    /// The current window reduction (loss recovery or CWR).
-    pub prr: Prr,
-    /// In Linux's CWR state: an ECN cut under way, PRR-paced, until snd_una
-    /// reaches `cwr_end`.
-    pub cwr: bool,
-    pub cwr_end: u64,
-    /// snd_max when the first hole was last retransmitted (0: none), and
-    /// whether its retransmission is known lost (`lost_rtx.rs`).
-    pub rtx_mark: u64,
-    pub resend_una: bool,
-    /// The tail loss probe's timer and episode (`tlp.rs`).
-    pub tlp: super::tlp::Tlp,
-    /// RACK's reordering timer (`rack.rs`).
-    pub rack: super::rack::Rack,
-    /// CUBIC's HyStart (`hystart.rs`).
-    pub hystart: super::hystart::Hystart,
-}
-
-impl TcpSender {
-    /// PRR is on and a reduction (recovery or CWR) is under way: the
-    /// SACKed bytes before this ACK, to measure what it delivers.
-    #[inline]
-    pub(super) fn prr_sacked_before(&self) -> Option<u64> {
-        match &self.lx {
-            Some(lx) if self.p.prr != PrrKind::Off && (self.in_recovery || lx.cwr) => Some(self.sacked_bytes()),
-            _ => None,
-        }
-    }
-
-    /// Start a PRR reduction from cwnd `prior` (segments): loss recovery
-    /// entered (ssthresh already set), or an ECN cut (`cwr`).
-    pub(super) fn prr_start(&mut self, prior: f64, cwr: bool) {
-        let mss = self.p.mss as f64;
-        let end = self.max_sent;
-        let lx = self.lx.as_deref_mut().expect("PRR keeps its state in LinuxTx");
-        lx.prr = Prr::start((prior * mss) as u64);
-        lx.cwr = cwr;
-        lx.cwr_end = end;
-        self.w.cwnd = prior;
-    }
-
-    /// An ECN cut: the congestion control has cut cwnd from `prior` and
-    /// set ssthresh; PRR brings cwnd there over the round trip instead.
-    pub(super) fn prr_ecn_cut(&mut self, prior: f64) {
-        self.prr_start(prior, true);
-    }
-
-    /// Loss recovery starts while an ECN reduction is under way: Linux
-    /// carries on with that reduction (no second ssthresh). True if so.
-    pub(super) fn prr_continue_into_recovery(&mut self) -> bool {
-        match self.lx.as_deref_mut() {
-            Some(lx) if lx.cwr => {
-                lx.cwr = false;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The ACK in a reduction that moved snd_una by `acked` bytes, with
-    /// `sacked_before` SACKed before it: set cwnd = pipe + sndcnt (RFC
-    /// 6937 §3; Linux tcp_cwnd_reduction). `safe`: snd_una advanced.
-    pub(super) fn prr_ack(&mut self, acked: u64, sacked_before: u64, safe: bool) {
-        let mss = self.p.mss as u64;
-        let delivered = (acked + self.sacked_bytes()).saturating_sub(sacked_before);
-        let pipe = if self.in_recovery { self.pipe() } else { self.nxt - self.una };
-        let ssthresh = (self.w.ssthresh * mss as f64) as u64;
-        let kind = self.p.prr;
-        let lx = self.lx.as_deref_mut().expect("PRR keeps its state in LinuxTx");
-        let a = PrrAck { delivered, pipe, ssthresh, safe, mss };
-        if let Some(sndcnt) = lx.prr.on_ack(kind, a) {
-            // Half a byte over, so that next_segment's truncation to bytes
-            // gives exactly pipe + sndcnt.
-            self.w.cwnd = ((pipe + sndcnt) as f64 + 0.5) / mss as f64;
-        }
-    }
-
-    /// In CWR with the cut's window acknowledged (snd_una at `cwr_end`):
-    /// the reduction ends with cwnd = ssthresh (Linux
-    /// tcp_end_cwnd_reduction). True if it just ended.
-    pub(super) fn prr_cwr_done(&mut self) -> bool {
-        let una = self.una;
-        match self.lx.as_deref_mut() {
-            Some(lx) if lx.cwr && una >= lx.cwr_end => {
-                lx.cwr = false;
-                self.w.cwnd = self.w.ssthresh;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// A segment of `len` bytes was sent during a reduction (prr_out).
-    #[inline]
-    pub(super) fn prr_sent(&mut self, len: u32) {
-        let in_recovery = self.in_recovery;
-        if let Some(lx) = self.lx.as_deref_mut() {
-            if in_recovery || lx.cwr {
-                lx.prr.out += len as u64;
-            }
-        }
-    }
-
-    /// The sender's next timer (0: none): the RTO, or earlier a tail loss
-    /// probe's PTO or RACK's reordering timer, which stand in front of it.
-    #[inline]
-    pub fn timer_deadline(&self) -> Time {
-        let rto = self.rto_deadline;
-        match self.lx.as_deref() {
-            Some(lx) => [lx.tlp.pto_at, lx.rack.reo_at].into_iter().filter(|&t| t != 0).fold(rto, |a, t| {
-                if a == 0 {
-                    t
-                } else {
-                    a.min(t)
-                }
-            }),
-            None => rto,
-        }
-    }
-
-    /// The retransmission timer fired: any reduction ends.
-    pub(super) fn prr_timeout(&mut self) {
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.cwr = false;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::config::TransportCfg;
+    use crate::host::tcp_tx::TcpSender;
     use crate::units::Time;
 
     const MSS: u64 = 1460;

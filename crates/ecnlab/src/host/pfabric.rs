@@ -20,7 +20,7 @@
 //! The window rule is the cc's (`cc/min_tcp.rs`); ECN is off.
 
 use super::cc::MIN_CWND;
-use super::tcp_tx::{Segment, TcpSender};
+use super::snd::{Segment, Snd};
 use crate::units::Time;
 
 /// FQ-CoDel in the DCN, Table II ("pFabric TCP tuning"), as ecnlab's keys.
@@ -80,64 +80,58 @@ impl PfabricTx {
     }
 }
 
-impl TcpSender {
-    /// Bytes of the flow neither acknowledged nor SACKed: the priority of
-    /// the packet sent now.
-    pub fn remaining(&self) -> u64 {
-        self.limit.saturating_sub(self.una).saturating_sub(self.sacked_bytes())
-    }
-
+impl PfabricTx {
     /// The retransmission timer fired with data outstanding.
-    pub(super) fn pfabric_timeout(&mut self, now: Time) -> bool {
-        self.timeouts += 1;
-        self.pf.streak += 1;
-        if self.pf.streak >= PROBE_AFTER {
-            self.pf.probing = true;
-            self.pf.probe_due = true;
+    pub fn timeout(&mut self, s: &mut Snd, now: Time) -> bool {
+        s.timeouts += 1;
+        self.streak += 1;
+        if self.streak >= PROBE_AFTER {
+            self.probing = true;
+            self.probe_due = true;
         }
-        self.w.ssthresh = (self.w.cwnd / 2.0).max(MIN_CWND);
-        self.w.cwnd = 1.0;
-        self.nxt = self.una;
-        self.recover = self.max_sent;
-        self.rto_deadline = now + self.rto;
+        s.w.ssthresh = (s.w.cwnd / 2.0).max(MIN_CWND);
+        s.w.cwnd = 1.0;
+        s.nxt = s.una;
+        s.recover = s.max_sent;
+        s.rto_deadline = now + s.rto;
         false
     }
 
     /// The next segment outside loss recovery (pFabric never enters it),
     /// within `window` bytes of un-SACKed flight.
-    pub(super) fn pfabric_segment(&mut self, window: u64) -> Option<Segment> {
-        if self.pf.probing {
-            if !self.pf.probe_due {
+    pub fn segment(&mut self, s: &mut Snd, window: u64) -> Option<Segment> {
+        if self.probing {
+            if !self.probe_due {
                 return None;
             }
-            self.pf.probe_due = false;
-            return Some(Segment { seq: self.una, len: 1, retransmit: true, cwr: false });
+            self.probe_due = false;
+            return Some(Segment { seq: s.una, len: 1, retransmit: true, cwr: false });
         }
-        let mss = self.p.mss as u64;
+        let mss = s.p.mss as u64;
         // The first byte at or after nxt the receiver does not hold, and
         // where its next SACKed range starts.
-        let mut at = self.nxt;
+        let mut at = s.nxt;
         let mut sacked_below = 0;
         let mut next_sacked = u64::MAX;
-        for &(lo, hi) in &self.sacked {
+        for &(lo, hi) in &s.sacked {
             if lo > at {
                 next_sacked = lo;
                 break;
             }
-            sacked_below += hi.min(self.nxt).saturating_sub(lo);
+            sacked_below += hi.min(s.nxt).saturating_sub(lo);
             at = at.max(hi);
         }
-        let in_flight = self.nxt - self.una - sacked_below;
+        let in_flight = s.nxt - s.una - sacked_below;
         if in_flight > 0 && in_flight + mss > window.max(mss) {
             return None;
         }
-        if at >= self.limit {
+        if at >= s.limit {
             return None;
         }
-        let len = (self.limit - at).min(mss).min(next_sacked - at) as u32;
-        let retransmit = at < self.max_sent;
-        self.nxt = at + len as u64;
-        self.max_sent = self.max_sent.max(self.nxt);
+        let len = (s.limit - at).min(mss).min(next_sacked - at) as u32;
+        let retransmit = at < s.max_sent;
+        s.nxt = at + len as u64;
+        s.max_sent = s.max_sent.max(s.nxt);
         Some(Segment { seq: at, len, retransmit, cwr: false })
     }
 }
@@ -146,6 +140,7 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::config::TransportCfg;
+    use crate::host::tcp_tx::TcpSender;
 
     const MSS: u64 = 1460;
     const US: Time = 1_000_000;

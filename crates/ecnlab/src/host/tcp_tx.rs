@@ -1,166 +1,81 @@
 //! TCP sender: handshake, sliding window, fast retransmit with a SACK
 //! scoreboard (RFC 6675 style pipe), RTO per RFC 6298 with min/initial/max
-//! and exponential backoff. Sequence numbers count payload bytes from 0;
-//! the SYN takes no sequence space. cwnd and ssthresh are in segments.
-//! pFabric's sender replaces parts of this (see `pfabric.rs`), entering
-//! through the few places that test `pf.on`; Linux's RTO estimator and PRR
-//! (`rto_linux.rs`, `prr.rs`, glued in `linux.rs`) and RACK-TLP
-//! (`tlp.rs`, `rack.rs`) through the few that test `lx` or their keys.
-//! LSO's view of the window is in `lso.rs`.
+//! and exponential backoff, over the core state in `snd.rs`.
+//!
+//! Two parts replace or extend these rules, each entering at named
+//! places: pFabric's sender (`pfabric.rs`), where `pf.on`; and the
+//! loss-recovery mechanisms (`recovery/`: Linux's RTO, PRR, RACK-TLP and
+//! the rest), through the hooks of `Recovery`, where `rec` is Some. Read
+//! `on_ack_blocks`, `next_segment` and `on_timeout` top to bottom for the
+//! order in which they act. The sender derefs to `Snd`, so its state
+//! reads as `tx.una`, `tx.w`.
 
-use super::cc::{AckInfo, Cc, Window};
+use super::apps::persistent::Carried;
+use super::cc::AckInfo;
+use super::nic::lso::Allowance;
 use super::pfabric::PfabricTx;
+use super::recovery::{Fired, Recovery, RecoveryParams};
 use super::sack_blocks::{More, NO_MORE};
+use super::snd::{Segment, Snd, SndParams, TxState};
 use crate::config::TransportCfg;
 use crate::units::Time;
 use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TxState {
-    Closed,
-    SynSent,
-    Established,
-}
-
-/// One segment to put on the wire.
-#[derive(Clone, Copy, Debug)]
-pub struct Segment {
-    pub seq: u64,
-    pub len: u32,
-    pub retransmit: bool,
-    pub cwr: bool,
-}
-
-/// What every connection of a run shares: the transport's constants, kept
-/// once rather than per flow because the per-flow state is read for every
-/// packet and its size shows in the engine's speed (see `world::FlowLog`).
+/// What every connection of a run shares: the core's constants and the
+/// recovery mechanisms' settings, kept once rather than per flow (see
+/// `world::FlowLog`).
 #[derive(Debug)]
 pub struct TcpParams {
-    pub(super) mss: u32,
-    pub(super) init_cwnd: f64,
-    /// Duplicate ACKs that start fast retransmit (3; never for pFabric).
-    dupthresh: u32,
-    /// The flight's ceiling in bytes: the receive window (rx_window full
-    /// segments), or no limit.
-    pub(super) flight_cap: u64,
-    pub(super) min_rto: Time,
-    max_rto: Time,
-    /// Clock granularity G (0: none): RTOs are whole ticks of it.
-    tick: Time,
-    pub(super) slow_start_restart: bool,
-    /// Linux's RTO estimator (`transport.linux_rto`).
-    pub(super) linux_rto: bool,
-    /// PRR and its reduction bound (`transport.prr`).
-    pub(super) prr: super::prr::PrrKind,
-    /// Linux's delayed-ACK rules at the receivers (`transport.linux_delayed_ack`).
-    pub linux_delayed_ack: bool,
-    /// Lost-retransmission detection (`transport.lost_retransmit`).
-    lost_retransmit: bool,
-    /// The SACK scoreboard kept across an RTO (`transport.rto_keeps_sack`).
-    rto_keeps_sack: bool,
-    /// The timer restarted at a retransmission of snd_una (`transport.rto_rearm_head`).
-    rto_rearm_head: bool,
-    /// The tail loss probe (`transport.tlp`), and the PTO's additions to
-    /// 2·srtt with more than one segment out and with one (`tlp.rs`).
-    pub(super) tlp: bool,
-    pub(super) tlp_times: (Time, Time),
-    /// RACK's time-based loss detection (`transport.rack`, `rack.rs`).
-    pub(super) rack: bool,
-    /// CUBIC's HyStart (`transport.hystart` with cc = "cubic", `hystart.rs`).
-    hystart: bool,
-    /// Linux's window accounting (`transport.linux_cwnd`, `linux_cwnd.rs`).
-    pub(super) linux_cwnd: bool,
-    /// Whether ACKs count the bytes they newly deliver (`linux_cwnd`;
-    /// `rto_keeps_sack`, whose kept SACKed data a cumulative ACK must not
-    /// count again; `cubic_linux`, whose arithmetic takes that count).
-    count_delivered: bool,
+    snd: Arc<SndParams>,
+    rec: Option<Arc<RecoveryParams>>,
+    pfabric: bool,
 }
 
 impl TcpParams {
     pub fn new(t: &TransportCfg) -> Arc<TcpParams> {
         let pfabric = super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
-        let tlp = super::tlp::TlpParams::of(t);
-        let linux_cwnd = super::linux_cwnd::LinuxCwndParams::of(t).linux_cwnd;
-        let rto_keeps_sack = super::rto_sack::RtoSackParams::of(t).rto_keeps_sack;
-        Arc::new(TcpParams {
-            mss: t.mss,
-            init_cwnd: t.init_cwnd as f64,
-            dupthresh: if pfabric { u32::MAX } else { 3 },
-            flight_cap: t.rx_window.map(|w| w as u64 * t.mss as u64).unwrap_or(u64::MAX),
-            min_rto: t.min_rto.0,
-            // pFabric's RTO is fixed (MinTCP returns minrto_ whatever the
-            // RTT): clamping to [min_rto, min_rto] also stops the backoff.
-            max_rto: if pfabric { t.min_rto.0 } else { t.max_rto.0 },
-            tick: t.clock_granularity.map(|g| g.0).unwrap_or(0),
-            slow_start_restart: t.slow_start_restart,
-            linux_rto: super::rto_linux::LinuxRtoParams::of(t).linux_rto,
-            prr: super::prr::PrrParams::of(t).prr,
-            linux_delayed_ack: super::delack_linux::LinuxDelackParams::of(t).linux_delayed_ack,
-            lost_retransmit: super::lost_rtx::LostRtxParams::of(t).lost_retransmit,
-            rto_keeps_sack,
-            rto_rearm_head: super::rto_rearm::RtoRearmParams::of(t).rto_rearm_head,
-            tlp: tlp.tlp,
-            tlp_times: (tlp.tlp_slack.0, tlp.tlp_delack.0),
-            rack: super::rack::RackParams::of(t).rack,
-            hystart: super::hystart::active(t),
-            linux_cwnd,
-            count_delivered: linux_cwnd || rto_keeps_sack || super::cc::cubic_linux::active(t),
-        })
-    }
-
-    /// Whether connections need `LinuxTx` side state.
-    fn linux_state(&self) -> bool {
-        self.linux_rto
-            || self.prr != super::prr::PrrKind::Off
-            || self.lost_retransmit
-            || self.tlp
-            || self.rack
-            || self.hystart
+        let rec = RecoveryParams::of(t);
+        // ACKs count the bytes they newly deliver for the mechanisms that
+        // grow cwnd by it, and for `cubic_linux`, whose arithmetic takes it.
+        let count = rec.as_ref().is_some_and(|r| r.grows_by_delivered()) || super::cc::cubic_linux::active(t);
+        Arc::new(TcpParams { snd: Arc::new(SndParams::new(t, pfabric, count)), rec: rec.map(Arc::new), pfabric })
     }
 }
 
+/// What the sender's timer was when it fired (`fire_timer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerAction {
+    /// Nothing to do (not due, or a recovery mechanism's own step: RACK
+    /// marked holes lost and recovery is under way).
+    Nothing,
+    /// A tail loss probe is due: send one segment now.
+    Probe,
+    /// The RTO during the handshake: resend the SYN.
+    ResendSyn,
+}
+
 pub struct TcpSender {
-    pub state: TxState,
-    pub una: u64,
-    pub nxt: u64,
-    /// Highest sequence ever sent (snd_max).
-    pub max_sent: u64,
-    /// The application has handed over bytes [0, limit).
-    pub limit: u64,
-    pub w: Window,
-    pub cc: Cc,
-    /// The run's constants, shared by every connection.
-    pub(super) p: Arc<TcpParams>,
-    dupacks: u32,
-    pub in_recovery: bool,
-    /// Fast recovery ends when snd_una reaches this; after an RTO, no fast
-    /// retransmit starts below it either (RFC 6582 §3.2 step 1).
-    pub(super) recover: u64,
-    /// The first retransmission of a recovery goes out whatever the pipe
-    /// (RFC 6675 §5 step 4.3).
-    rtx_first: bool,
-    /// SACKed ranges above una, sorted and disjoint.
-    pub(super) sacked: Vec<(u64, u64)>,
-    /// Next hole byte to retransmit in recovery.
-    pub(super) rtx_next: u64,
-    cwr_pending: bool,
-    /// Largest flight (bytes) since snd_una passed `usage_end`: whether the
-    /// window was in use is judged on this (Linux max_packets_out).
-    max_flight: u64,
-    usage_end: u64,
-    pub(super) srtt: f64,
-    pub(super) rttvar: f64,
-    pub rto: Time,
-    /// Retransmission timer deadline; 0 = not armed.
-    pub rto_deadline: Time,
-    pub(super) last_send: Time,
-    pub timeouts: u32,
-    pub retransmits: u32,
+    pub(crate) s: Snd,
     /// pFabric's sender state; `pf.on` only with cc = "pfabric".
     pub pf: PfabricTx,
-    /// Linux's RTO estimator and PRR state (`linux.rs`), boxed to keep
-    /// `Flow` small; None unless `linux_rto` or `prr` is on.
-    pub(super) lx: Option<Box<super::linux::LinuxTx>>,
+    /// The loss-recovery mechanisms' state (`recovery/`), boxed to keep
+    /// `Flow` small; None unless one of them is on.
+    pub(crate) rec: Option<Box<Recovery>>,
+}
+
+impl std::ops::Deref for TcpSender {
+    type Target = Snd;
+    #[inline]
+    fn deref(&self) -> &Snd {
+        &self.s
+    }
+}
+
+impl std::ops::DerefMut for TcpSender {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Snd {
+        &mut self.s
+    }
 }
 
 impl TcpSender {
@@ -173,104 +88,45 @@ impl TcpSender {
 
     pub fn with_params(t: &TransportCfg, p: &Arc<TcpParams>) -> Self {
         TcpSender {
-            state: TxState::Closed,
-            una: 0,
-            nxt: 0,
-            max_sent: 0,
-            limit: 0,
-            w: Window::new(t.init_cwnd as f64, t),
-            cc: Cc::new(t),
-            p: Arc::clone(p),
-            dupacks: 0,
-            in_recovery: false,
-            recover: 0,
-            rtx_first: false,
-            sacked: Vec::new(),
-            rtx_next: 0,
-            cwr_pending: false,
-            max_flight: 0,
-            usage_end: 0,
-            srtt: 0.0,
-            rttvar: 0.0,
-            rto: t.init_rto(),
-            rto_deadline: 0,
-            last_send: 0,
-            timeouts: 0,
-            retransmits: 0,
-            pf: PfabricTx::new(super::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric)),
-            lx: p.linux_state().then(Box::default),
+            s: Snd::new(t, &p.snd),
+            pf: PfabricTx::new(p.pfabric),
+            rec: p.rec.as_ref().map(|r| Box::new(Recovery::new(r))),
         }
     }
 
     /// Start the handshake: the caller sends a SYN.
     pub fn open(&mut self, now: Time) {
-        self.state = TxState::SynSent;
-        self.rto_deadline = now + self.rto;
+        self.s.state = TxState::SynSent;
+        self.s.rto_deadline = now + self.s.rto;
     }
 
     pub fn on_synack(&mut self, now: Time, ts_echo: Time) {
-        if self.state != TxState::SynSent {
+        if self.s.state != TxState::SynSent {
             return;
         }
-        self.state = TxState::Established;
+        self.s.state = TxState::Established;
         self.rtt_sample(now.saturating_sub(ts_echo));
-        self.rto_deadline = 0;
-        self.last_send = now;
-    }
-
-    /// A persistent connection opened before its first flow (the MQ-ECN
-    /// authors' warm-up): established now, with fresh state.
-    pub fn open_established(&mut self, now: Time) {
-        self.state = TxState::Established;
-        self.last_send = now;
+        self.s.rto_deadline = 0;
+        self.s.last_send = now;
     }
 
     #[inline]
     pub(super) fn rtt_sample(&mut self, r: Time) {
-        if self.p.linux_rto {
-            return self.linux_rtt_sample(r);
+        match self.rec.as_deref_mut() {
+            Some(rec) => rec.rtt_sample(&mut self.s, r),
+            None => self.s.rfc6298_sample(r),
         }
-        let r = r as f64;
-        if self.srtt == 0.0 {
-            self.srtt = r;
-            self.rttvar = r / 2.0;
-        } else {
-            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
-            self.srtt = 0.875 * self.srtt + 0.125 * r;
-        }
-        let rto = if self.p.tick == 0 { (self.srtt + 4.0 * self.rttvar) as Time } else { self.rto_in_ticks() };
-        self.rto = rto.clamp(self.p.min_rto, self.p.max_rto);
     }
 
-    /// Linux's estimator (`rto_linux.rs`): RTO = srtt + max(4·mdev peak,
-    /// rto_min); `rttvar` holds that second term.
-    #[cold]
-    #[inline(never)]
-    fn linux_rtt_sample(&mut self, r: Time) {
-        let (una, nxt, min_rto) = (self.una, self.nxt, self.p.min_rto as f64);
-        let lx = self.lx.as_deref_mut().expect("linux_rto keeps its state in LinuxTx");
-        let rto = lx.rtt.sample(&mut self.srtt, r as f64, una, nxt, min_rto) as Time;
-        self.rttvar = lx.rtt.var;
-        let rto = if self.p.tick == 0 { rto } else { rto.div_ceil(self.p.tick) * self.p.tick };
-        self.rto = rto.clamp(self.p.min_rto, self.p.max_rto);
-    }
-
-    /// RFC 6298 §2.3 with a clock of granularity G: srtt + max(G,
-    /// 4·rttvar), rounded up to whole ticks (ns-2 keeps its RTO in ticks).
-    #[cold]
-    #[inline(never)]
-    fn rto_in_ticks(&self) -> Time {
-        let rto = (self.srtt + (4.0 * self.rttvar).max(self.p.tick as f64)) as Time;
-        rto.div_ceil(self.p.tick) * self.p.tick
-    }
-
-    pub fn srtt(&self) -> Time {
-        self.srtt as Time
-    }
-
+    /// RACK's mark for the scoreboard's holes (0: none).
     #[inline]
-    pub(super) fn flight(&self) -> u64 {
-        self.max_sent - self.una
+    fn lost_end(&self) -> u64 {
+        self.rec.as_deref().map_or(0, |r| r.lost_end())
+    }
+
+    /// RFC 6675's pipe (`scoreboard.rs`).
+    pub fn pipe(&self) -> u64 {
+        self.s.pipe(self.lost_end())
     }
 
     /// Process an ACK with one SACK block. Returns true when it made
@@ -290,169 +146,125 @@ impl TcpSender {
         ece: bool,
         ts_echo: Time,
     ) -> bool {
-        if self.state != TxState::Established {
+        let (s, rec) = (&mut self.s, &mut self.rec);
+        if s.state != TxState::Established {
             return false;
         }
         if self.pf.on {
             self.pf.heard_from_peer();
         }
-        if self.p.tlp {
-            self.tlp_ack(ack, sack); // `tlp.rs`
+        if let Some(r) = rec.as_deref_mut() {
+            r.on_ack_arrival(s, ack, sack);
         }
-        let progressed = ack > self.una;
+        let progressed = ack > s.una;
         // Was the window in use over the last window of data (Linux
         // tcp_is_cwnd_limited): in slow start half of it suffices, in
         // congestion avoidance all but a segment.
-        let cwnd_bytes = self.w.cwnd * self.p.mss as f64;
-        let cwnd_limited = if self.w.cwnd < self.w.ssthresh {
-            2.0 * self.max_flight as f64 >= cwnd_bytes
+        let cwnd_bytes = s.w.cwnd * s.p.mss as f64;
+        let cwnd_limited = if s.w.cwnd < s.w.ssthresh {
+            2.0 * s.max_flight as f64 >= cwnd_bytes
         } else {
-            (self.max_flight + self.p.mss as u64) as f64 >= cwnd_bytes
+            (s.max_flight + s.p.mss as u64) as f64 >= cwnd_bytes
         };
-        if ack > self.usage_end {
-            self.usage_end = self.max_sent;
-            self.max_flight = self.nxt.saturating_sub(ack);
+        if ack > s.usage_end {
+            s.usage_end = s.max_sent;
+            s.max_flight = s.nxt.saturating_sub(ack);
         }
         if progressed {
-            let acked = ack - self.una;
-            let before = if self.p.count_delivered { self.delivered_before(ack) } else { (0, 0) };
-            let mut prr_before = self.prr_sacked_before();
-            self.una = ack;
-            if prr_before.is_some() && !self.in_recovery && self.prr_cwr_done() {
+            let acked = ack - s.una;
+            let before = if s.p.count_delivered { s.delivered_before(ack) } else { (0, 0) };
+            let mut prr_before = rec.as_deref().and_then(|r| r.reduction_sacked(s));
+            s.una = ack;
+            if prr_before.is_some() && !s.in_recovery && rec.as_deref_mut().is_some_and(|r| r.cwr_done(s)) {
                 prr_before = None;
             }
-            self.nxt = self.nxt.max(ack);
-            self.max_sent = self.max_sent.max(ack);
-            self.dupacks = 0;
+            s.nxt = s.nxt.max(ack);
+            s.max_sent = s.max_sent.max(ack);
+            s.dupacks = 0;
             let rtt = now.saturating_sub(ts_echo);
-            self.rtt_sample(rtt);
-            self.add_sacks(sack, more);
-            self.trim_sacks();
-            let delivered = if self.p.count_delivered { self.newly_delivered(before) } else { acked };
-            if self.p.hystart {
-                self.hystart_ack(now, rtt); // `hystart.rs`
+            match rec.as_deref_mut() {
+                Some(r) => r.rtt_sample(s, rtt),
+                None => s.rfc6298_sample(rtt),
             }
-            let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
-            let grown = if self.p.linux_cwnd || self.p.rto_keeps_sack { delivered } else { acked };
+            s.add_sacks(sack, more);
+            s.trim_sacks();
+            let delivered = if s.p.count_delivered { s.newly_delivered(before) } else { acked };
+            if let Some(r) = rec.as_deref_mut() {
+                r.on_rtt_ack(s, now, rtt);
+            }
+            let (una, snd_max, mss, srtt) = (s.una, s.max_sent, s.p.mss, s.srtt as Time);
+            let grown = if rec.as_deref().is_some_and(|r| r.grows_by_delivered()) { delivered } else { acked };
             let info = AckInfo { acked: grown, delivered, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt };
-            let prior = self.w.cwnd;
-            if self.in_recovery && self.una >= self.recover {
-                self.in_recovery = false;
-                self.w.cwnd = self.w.ssthresh;
-                self.cc.observe(info);
-            } else if self.in_recovery {
-                self.rtx_next = self.rtx_next.max(self.una);
-                self.cc.observe(info);
-                if self.p.lost_retransmit {
-                    self.lost_rtx_una_moved();
-                    self.lost_rtx_check();
+            let prior = s.w.cwnd;
+            if s.in_recovery && s.una >= s.recover {
+                s.in_recovery = false;
+                s.w.cwnd = s.w.ssthresh;
+                s.cc.observe(info);
+            } else if s.in_recovery {
+                s.rtx_next = s.rtx_next.max(s.una);
+                s.cc.observe(info);
+                if let Some(r) = rec.as_deref_mut() {
+                    r.on_recovery_ack(s, acked, prr_before);
                 }
-                if let Some(before) = prr_before {
-                    self.prr_ack(acked, before, true);
+            } else if s.cc.on_ack(&mut s.w, info) {
+                s.cwr_pending = true;
+                if let Some(r) = rec.as_deref_mut() {
+                    let sacked = s.sacked_bytes();
+                    r.on_ecn_cut(s, prior, acked, sacked, true);
                 }
-            } else if self.cc.on_ack(&mut self.w, info) {
-                self.cwr_pending = true;
-                if self.p.prr != super::prr::PrrKind::Off {
-                    self.prr_ecn_cut(prior);
-                    self.prr_ack(acked, self.sacked_bytes(), true);
-                }
-            } else if let Some(before) = prr_before {
-                self.prr_ack(acked, before, true);
+            } else if let (Some(before), Some(r)) = (prr_before, rec.as_deref_mut()) {
+                r.on_reduction_ack(s, acked, before, true);
             }
-            self.rto_deadline = if self.una < self.max_sent { now + self.rto } else { 0 };
-        } else if ack == self.una && self.flight() > 0 {
-            let prr_before = self.prr_sacked_before();
-            let sacked_before = if self.lx.is_some() { self.sacked_bytes() } else { 0 };
-            self.add_sacks(sack, more);
-            self.dupacks += 1;
-            let (una, snd_max, mss, srtt) = (self.una, self.max_sent, self.p.mss, self.srtt as Time);
+            s.rto_deadline = if s.una < s.max_sent { now + s.rto } else { 0 };
+        } else if ack == s.una && s.flight() > 0 {
+            let prr_before = rec.as_deref().and_then(|r| r.reduction_sacked(s));
+            let sacked_before = if rec.is_some() { s.sacked_bytes() } else { 0 };
+            s.add_sacks(sack, more);
+            s.dupacks += 1;
+            let (una, snd_max, mss, srtt) = (s.una, s.max_sent, s.p.mss, s.srtt as Time);
             let info = AckInfo { acked: 0, delivered: 0, ece, una, snd_max, mss, cwnd_limited, now, srtt, rtt: 0 };
-            let prior = self.w.cwnd;
-            // A SACK of a tail loss probe starts recovery at once (`tlp.rs`).
-            let lost = self.dupacks >= self.p.dupthresh || self.p.tlp && self.tlp_probe_sacked();
-            if !self.in_recovery && lost && self.una >= self.recover {
-                self.enter_recovery();
-                self.cc.observe(info);
-                if self.p.prr != super::prr::PrrKind::Off {
-                    self.prr_ack(0, sacked_before, false);
+            let prior = s.w.cwnd;
+            let lost = s.dupacks >= s.p.dupthresh || rec.as_deref().is_some_and(|r| r.loss_is_detected(s));
+            if !s.in_recovery && lost && s.una >= s.recover {
+                enter_recovery(s, rec.as_deref_mut());
+                s.cc.observe(info);
+                if let Some(r) = rec.as_deref_mut() {
+                    r.after_recovery_start(s, sacked_before);
                 }
-            } else if self.in_recovery {
-                self.cc.observe(info);
-                if self.p.lost_retransmit {
-                    self.lost_rtx_check();
+            } else if s.in_recovery {
+                s.cc.observe(info);
+                if let Some(r) = rec.as_deref_mut() {
+                    r.on_recovery_dupack(s, prr_before);
                 }
-                if let Some(before) = prr_before {
-                    self.prr_ack(0, before, false);
+            } else if s.cc.on_ack(&mut s.w, info) {
+                s.cwr_pending = true;
+                if let Some(r) = rec.as_deref_mut() {
+                    r.on_ecn_cut(s, prior, 0, sacked_before, false);
                 }
-            } else if self.cc.on_ack(&mut self.w, info) {
-                self.cwr_pending = true;
-                if self.p.prr != super::prr::PrrKind::Off {
-                    self.prr_ecn_cut(prior);
-                    self.prr_ack(0, sacked_before, false);
-                }
-            } else if let Some(before) = prr_before {
-                self.prr_ack(0, before, false);
+            } else if let (Some(before), Some(r)) = (prr_before, rec.as_deref_mut()) {
+                r.on_reduction_ack(s, 0, before, false);
             }
         }
-        if self.p.rack {
-            self.rack_after_ack(now, ts_echo); // `rack.rs`
-        }
-        if self.p.tlp {
-            self.tlp_after_ack(now, progressed);
+        if let Some(r) = rec.as_deref_mut() {
+            r.after_ack(s, now, ts_echo, progressed);
         }
         progressed
-    }
-
-    pub(super) fn enter_recovery(&mut self) {
-        if self.p.lost_retransmit {
-            self.lost_rtx_reset();
-        }
-        if self.p.tlp {
-            self.tlp_reset();
-        }
-        if self.p.prr == super::prr::PrrKind::Off {
-            let flight_segs = self.loss_flight_segs();
-            self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
-            self.w.cwnd = self.w.ssthresh;
-        } else if !self.prr_continue_into_recovery() {
-            // PRR (`linux.rs`): ssthresh now, cwnd brought down ACK by ACK.
-            let prior = self.w.cwnd;
-            let flight_segs = self.loss_flight_segs();
-            self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
-            self.prr_start(prior, false);
-        } else if let Some(s) = self.cc.recovery_in_cwr(&self.w) {
-            self.w.ssthresh = s;
-        }
-        self.in_recovery = true;
-        self.recover = self.max_sent;
-        self.rtx_next = self.una;
-        self.rtx_first = true;
-        self.after_loss();
-    }
-
-    /// Any loss response: no ECN cut for the data already sent, and (with
-    /// ECN) CWR on the next new data so the receiver stops echoing ECE for
-    /// congestion already answered (RFC 3168 §6.1.2).
-    pub(super) fn after_loss(&mut self) {
-        self.cc.on_loss(self.max_sent);
-        if self.cc.echo_mode() != super::cc::EchoMode::None {
-            self.cwr_pending = true;
-        }
     }
 
     /// The retransmission timer fired: collapse to one segment and go back
     /// to snd_una (RFC 5681 §3.1, RFC 6298 §5).
     pub fn on_timeout(&mut self, now: Time) -> bool {
-        match self.state {
+        let s = &mut self.s;
+        match s.state {
             TxState::SynSent => {
-                self.timeouts += 1;
-                self.rto = (self.rto * 2).min(self.p.max_rto);
-                self.rto_deadline = now + self.rto;
+                s.timeouts += 1;
+                s.rto = (s.rto * 2).min(s.p.max_rto);
+                s.rto_deadline = now + s.rto;
                 true // resend the SYN
             }
-            TxState::Established if self.una < self.max_sent && self.pf.on => self.pfabric_timeout(now),
-            TxState::Established if self.una < self.max_sent => {
-                self.timeouts += 1;
+            TxState::Established if s.una < s.max_sent && self.pf.on => self.pf.timeout(s, now),
+            TxState::Established if s.una < s.max_sent => {
+                s.timeouts += 1;
                 // ssthresh answers a loss once (RFC 5681 §3.1): an RTO
                 // during fast recovery, or one repeated before snd_una
                 // passes the last RTO's recovery point, keeps the ssthresh
@@ -461,130 +273,227 @@ impl TcpSender {
                 // old hole, often hundreds of segments, and send the
                 // go-back-N retransmission into a slow start that overruns
                 // the buffer it was lost in.
-                if !self.in_recovery && self.una >= self.recover {
-                    let flight_segs = self.loss_flight_segs();
-                    self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
+                if !s.in_recovery && s.una >= s.recover {
+                    let from_cwnd = self.rec.as_deref().is_some_and(|r| r.ssthresh_from_cwnd());
+                    let flight_segs = s.loss_flight_segs(from_cwnd);
+                    s.w.ssthresh = s.cc.loss_ssthresh(&s.w, flight_segs);
                 }
-                self.cc.on_timeout();
-                if self.p.hystart {
-                    self.hystart_reset(now);
+                s.cc.on_timeout();
+                let keeps_sack = self.rec.as_deref_mut().is_some_and(|r| r.on_timeout(s, now));
+                s.w.cwnd = 1.0;
+                s.in_recovery = false;
+                s.dupacks = 0;
+                if !keeps_sack {
+                    s.sacked.clear(); // go back N (`recovery/rto_sack.rs`)
                 }
-                self.prr_timeout();
-                self.lost_rtx_reset();
-                self.tlp_reset();
-                self.rack_reset();
-                self.w.cwnd = 1.0;
-                self.in_recovery = false;
-                self.dupacks = 0;
-                if !self.p.rto_keeps_sack {
-                    self.sacked.clear(); // go back N (`rto_sack.rs`)
-                }
-                self.nxt = self.una;
-                self.recover = self.max_sent;
-                self.after_loss();
-                self.rto = (self.rto * 2).min(self.p.max_rto);
-                self.rto_deadline = now + self.rto;
+                s.nxt = s.una;
+                s.recover = s.max_sent;
+                s.after_loss();
+                s.rto = (s.rto * 2).min(s.p.max_rto);
+                s.rto_deadline = now + s.rto;
                 false
             }
             _ => {
-                self.rto_deadline = 0;
+                s.rto_deadline = 0;
                 false
             }
         }
+    }
+
+    /// The sender's next timer (0: none): the RTO, or earlier a recovery
+    /// mechanism's (`Recovery::deadline`).
+    #[inline]
+    pub fn timer_deadline(&self) -> Time {
+        match self.rec.as_deref() {
+            Some(r) => r.deadline(self.s.rto_deadline),
+            None => self.s.rto_deadline,
+        }
+    }
+
+    /// The timer fired at `now` (due by `timer_deadline`): a recovery
+    /// mechanism's step, else the RTO.
+    pub fn fire_timer(&mut self, now: Time) -> TimerAction {
+        let fired = self.rec.as_deref_mut().map_or(Fired::No, |r| r.fired(&mut self.s, now));
+        match fired {
+            Fired::Probe => TimerAction::Probe,
+            Fired::Marked => TimerAction::Nothing,
+            Fired::No if self.on_timeout(now) => TimerAction::ResendSyn,
+            Fired::No => TimerAction::Nothing,
+        }
+    }
+
+    /// For tests: the timer fired at `now`; true if it was TLP's PTO.
+    #[cfg(test)]
+    pub fn pto_fired(&mut self, now: Time) -> bool {
+        self.rec.as_deref_mut().is_some_and(|r| r.pto_fired(&mut self.s, now))
+    }
+
+    /// For tests: the timer fired at `now`; true if it was RACK's.
+    #[cfg(test)]
+    pub fn reo_fired(&mut self, now: Time) -> bool {
+        self.rec.as_deref_mut().is_some_and(|r| r.reo_fired(&mut self.s, now))
     }
 
     /// Next segment the window allows, if any; the caller sends it.
     pub fn next_segment(&mut self, now: Time) -> Option<Segment> {
-        if self.state != TxState::Established {
+        let (s, rec) = (&mut self.s, &mut self.rec);
+        if s.state != TxState::Established {
             return None;
         }
-        let mss = self.p.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap);
-        let seg = if self.in_recovery {
-            // A lost retransmission of the first hole goes again at once
-            // (`lost_rtx.rs`).
-            let resend = if self.lx.is_some() { self.lost_rtx_resend() } else { None };
+        let mss = s.p.mss as u64;
+        let cwnd_bytes = ((s.w.cwnd * mss as f64) as u64).min(s.p.flight_cap);
+        let seg = if s.in_recovery {
+            // A lost retransmission of the first hole goes again at once.
+            let resend = rec.as_deref_mut().and_then(|r| r.resend_lost(s));
             if let Some(g) = resend {
                 g
             } else {
-                let pipe = self.pipe();
-                if pipe + mss > cwnd_bytes.max(mss) && !self.rtx_first {
+                let lost_end = rec.as_deref().map_or(0, |r| r.lost_end());
+                let pipe = s.pipe(lost_end);
+                if pipe + mss > cwnd_bytes.max(mss) && !s.rtx_first {
                     return None;
                 }
-                self.rtx_first = false;
-                match self.next_hole() {
+                s.rtx_first = false;
+                match s.next_hole(lost_end) {
                     Some((lo, len)) => {
-                        self.rtx_next = lo + len as u64;
-                        if lo == self.una && self.p.lost_retransmit {
-                            self.lost_rtx_mark();
+                        s.rtx_next = lo + len as u64;
+                        if lo == s.una {
+                            if let Some(r) = rec.as_deref_mut() {
+                                r.on_hole_resent(s);
+                            }
                         }
                         Segment { seq: lo, len, retransmit: true, cwr: false }
                     }
-                    None => self.new_data()?,
+                    None => new_data(s, rec.as_deref())?,
                 }
             }
         } else if self.pf.on {
-            self.pfabric_segment(cwnd_bytes)?
-        } else if let Some(g) = self.tlp_probe() {
-            g // the tail loss probe, whatever cwnd (`tlp.rs`)
+            self.pf.segment(s, cwnd_bytes)?
+        } else if let Some(g) = rec.as_deref_mut().and_then(|r| r.probe(s)) {
+            g // the tail loss probe, whatever cwnd
         } else {
-            // Going back after an RTO with the scoreboard kept (`rto_sack.rs`):
-            // SACKed data is not in flight.
-            let back = self.p.rto_keeps_sack && self.una < self.recover;
-            let in_flight = if back { self.flight_less_sacked() } else { self.nxt - self.una };
+            let open = rec.as_deref().and_then(|r| r.open_flight(s));
+            let in_flight = open.unwrap_or(s.nxt - s.una);
             if in_flight > 0 && in_flight + mss > cwnd_bytes.max(mss) {
                 return None;
             }
-            if self.p.slow_start_restart && self.una == self.max_sent && now.saturating_sub(self.last_send) > self.rto {
-                self.w.cwnd = self.w.cwnd.min(self.p.init_cwnd);
+            if s.p.slow_start_restart && s.una == s.max_sent && now.saturating_sub(s.last_send) > s.rto {
+                s.w.cwnd = s.w.cwnd.min(s.p.init_cwnd);
             }
-            self.new_data()?
+            new_data(s, rec.as_deref())?
         };
         let mut seg = seg;
         if seg.retransmit {
-            self.retransmits += 1;
-            if self.p.rto_rearm_head && self.in_recovery && seg.seq == self.una {
-                self.rto_deadline = now + self.rto; // `rto_rearm.rs`
-            }
+            s.retransmits += 1;
         }
-        if self.lx.is_some() {
-            self.prr_sent(seg.len);
+        if let Some(r) = rec.as_deref_mut() {
+            r.on_send(s, now, &seg);
         }
-        if self.cwr_pending && !seg.retransmit {
+        if s.cwr_pending && !seg.retransmit {
             seg.cwr = true;
-            self.cwr_pending = false;
+            s.cwr_pending = false;
         }
-        self.last_send = now;
-        self.max_flight = self.max_flight.max(self.nxt - self.una);
-        if self.rto_deadline == 0 {
-            self.rto_deadline = now + self.rto;
+        s.last_send = now;
+        s.max_flight = s.max_flight.max(s.nxt - s.una);
+        if s.rto_deadline == 0 {
+            s.rto_deadline = now + s.rto;
         }
-        if self.p.tlp && !seg.retransmit {
-            self.tlp_after_send(now);
+        if let Some(r) = rec.as_deref_mut() {
+            r.after_send(s, now, &seg);
         }
         Some(seg)
     }
 
-    pub(super) fn new_data(&mut self) -> Option<Segment> {
-        if self.p.rto_keeps_sack {
-            self.skip_sacked();
-        }
-        if self.nxt >= self.limit {
-            return None;
-        }
-        let len = (self.limit - self.nxt).min(self.p.mss as u64) as u32;
-        let seg = Segment { seq: self.nxt, len, retransmit: self.nxt < self.max_sent, cwr: false };
-        self.nxt += len as u64;
-        self.max_sent = self.max_sent.max(self.nxt);
-        Some(seg)
+    /// Bytes of the flow neither acknowledged nor SACKed: pFabric's
+    /// priority for the packet sent now (`pfabric.rs`).
+    pub fn remaining(&self) -> u64 {
+        self.s.limit.saturating_sub(self.s.una).saturating_sub(self.s.sacked_bytes())
     }
 
-    /// Everything handed over so far has been acknowledged.
-    pub fn drained(&self) -> bool {
-        self.una >= self.limit
+    /// What LSO decides on (`nic/lso.rs`). Open state: no loss recovery
+    /// under way, neither fast recovery nor the go-back after an RTO
+    /// (snd_una below the recovery point). Room: full packets of new data
+    /// the window allows, as `next_segment` counts them (another while
+    /// flight + MSS fits in cwnd, always one when nothing is in flight).
+    pub fn allowance(&self) -> Allowance {
+        let s = &self.s;
+        let mss = s.p.mss as u64;
+        let cwnd_bytes = ((s.w.cwnd * mss as f64) as u64).min(s.p.flight_cap).max(mss);
+        Allowance {
+            open: !s.in_recovery && s.una >= s.recover && s.nxt >= s.max_sent,
+            cwr: s.cc.in_cwr(s.una),
+            room: cwnd_bytes.saturating_sub(s.nxt - s.una) / mss,
+            cwnd: s.w.cwnd,
+            rest: s.limit.saturating_sub(s.nxt).div_ceil(mss),
+        }
+    }
+
+    /// What this connection hands to the next flow that reuses it
+    /// (`apps/persistent.rs`).
+    pub fn carried(&self) -> Carried {
+        let s = &self.s;
+        Carried {
+            srtt: s.srtt,
+            rttvar: s.rttvar,
+            rto: s.rto,
+            cwnd: s.w.cwnd,
+            ssthresh: s.w.ssthresh,
+            alpha: s.cc.alpha(),
+            last_send: s.last_send,
+        }
+    }
+
+    /// Take over a persistent connection: established at once, with the
+    /// state its last flow left. Slow-start restart, when on, sets cwnd to
+    /// the initial window after an idle period longer than the RTO and
+    /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
+    /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
+    pub fn resume(&mut self, c: &Carried, now: Time) {
+        let s = &mut self.s;
+        s.state = TxState::Established;
+        s.srtt = c.srtt;
+        s.rttvar = c.rttvar;
+        s.rto = c.rto;
+        s.w.cwnd = c.cwnd;
+        s.w.ssthresh = c.ssthresh;
+        if let Some(a) = c.alpha {
+            s.cc.set_alpha(a);
+        }
+        s.last_send = c.last_send;
+        if let Some(r) = self.rec.as_deref_mut() {
+            r.resume(c.rttvar, s.p.min_rto);
+        }
+        if s.p.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
+            s.w.cwnd = s.p.init_cwnd.min(s.w.max_cwnd());
+        }
+    }
+
+    /// How HyStart ended slow start, if it did (`recovery/hystart.rs`).
+    pub fn hystart_exit(&self) -> Option<super::recovery::hystart::Exit> {
+        self.rec.as_deref().and_then(|r| r.hystart_exit())
     }
 }
 
+/// Fast recovery starts: the window cut (RFC 5681 §3.2, or by the
+/// recovery mechanisms), then the core's part.
+fn enter_recovery(s: &mut Snd, rec: Option<&mut Recovery>) {
+    match rec {
+        Some(r) => r.enter(s),
+        None => {
+            s.loss_cut(false);
+            s.begin_recovery();
+        }
+    }
+}
+
+/// The next new (or after an RTO, not yet resent) segment.
+#[inline]
+fn new_data(s: &mut Snd, rec: Option<&Recovery>) -> Option<Segment> {
+    match rec {
+        Some(r) => r.new_data(s),
+        None => s.new_data(),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,6 +168,8 @@ impl Apps {
     ) -> Result<Apps, ConfigError> {
         let t = &cfg.transport;
         let params = TcpParams::new(t);
+        // The receiver's own option (`host/delack_linux.rs`), once per run.
+        let linux_delack = crate::host::delack_linux::LinuxDelackParams::of(t).linux_delayed_ack;
         let mut flows = Vec::new();
         let mut logs = Vec::new();
         // A flow's transport: [transport], or a [[flows]] entry's own
@@ -182,7 +184,7 @@ impl Apps {
                 size: size.unwrap_or(UNSIZED),
                 finish: UNFINISHED,
                 tx: TcpSender::with_params(t, &params),
-                rx: TcpReceiver::for_transport(echo, t, params.linux_delayed_ack),
+                rx: TcpReceiver::for_transport(echo, t, linux_delack),
                 rto_event: 0,
                 delack_event: 0,
                 last_data_ts: 0,

@@ -14,6 +14,7 @@ use crate::host::nic::lso::{Lso, Timer, Verdict};
 use crate::host::sack_blocks::{More, SackBlocks, NO_MORE};
 use crate::host::stage::Stages;
 use crate::host::tcp_rx::AckOut;
+use crate::host::tcp_tx::TimerAction;
 use crate::packet::{Ecn, Kind, Packet};
 use crate::switch::classifier::StageClasses;
 use crate::units::{secs, Time};
@@ -169,7 +170,7 @@ impl World<'_> {
             }
             Kind::SynAck => {
                 let f = &mut self.apps.flows[p.flow as usize];
-                if f.tx.state != crate::host::tcp_tx::TxState::SynSent {
+                if f.tx.state != crate::host::snd::TxState::SynSent {
                     return;
                 }
                 f.tx.on_synack(now, p.ts);
@@ -461,15 +462,16 @@ impl World<'_> {
             self.q.at(d, Event::Rto { flow: fid });
             return;
         }
-        if f.tx.pto_fired(now) {
-            // The tail loss probe (`host/tlp.rs`): one segment now,
-            // whatever the NIC queue or an LSO deferral would say.
-            self.send_packet(fid);
-        } else if f.tx.reo_fired(now) {
-            // RACK marked the holes lost (`host/rack.rs`): recovery is
-            // under way, and try_send sends what it allows.
-        } else if f.tx.on_timeout(now) {
-            self.send_syn(fid);
+        match f.tx.fire_timer(now) {
+            // The tail loss probe (`host/recovery/tlp.rs`): one segment
+            // now, whatever the NIC queue or an LSO deferral would say.
+            TimerAction::Probe => {
+                self.send_packet(fid);
+            }
+            TimerAction::ResendSyn => self.send_syn(fid),
+            // An RTO's go-back, or RACK's marks (`host/recovery/rack.rs`):
+            // try_send sends what the window allows.
+            TimerAction::Nothing => {}
         }
         self.try_send(fid);
     }

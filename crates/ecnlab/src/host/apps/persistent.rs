@@ -24,7 +24,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::host::tcp_tx::{TcpSender, TxState};
 use crate::units::Time;
 
 /// What a connection keeps from one flow to the next.
@@ -171,48 +170,11 @@ impl PairConnections {
     }
 }
 
-impl TcpSender {
-    /// What this connection hands to the next flow that reuses it.
-    pub fn carried(&self) -> Carried {
-        Carried {
-            srtt: self.srtt,
-            rttvar: self.rttvar,
-            rto: self.rto,
-            cwnd: self.w.cwnd,
-            ssthresh: self.w.ssthresh,
-            alpha: self.cc.alpha(),
-            last_send: self.last_send,
-        }
-    }
-
-    /// Take over a persistent connection: established at once, with the
-    /// state its last flow left. Slow-start restart, when on, sets cwnd to
-    /// the initial window after an idle period longer than the RTO and
-    /// keeps ssthresh (ns-2 FullTcp: `idle_restart`, then
-    /// `slowdown(CLOSE_CWND_INIT)`, which may also raise cwnd).
-    pub fn resume(&mut self, c: &Carried, now: Time) {
-        self.state = TxState::Established;
-        self.srtt = c.srtt;
-        self.rttvar = c.rttvar;
-        self.rto = c.rto;
-        self.w.cwnd = c.cwnd;
-        self.w.ssthresh = c.ssthresh;
-        if let Some(a) = c.alpha {
-            self.cc.set_alpha(a);
-        }
-        self.last_send = c.last_send;
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.rtt.resume(c.rttvar, self.p.min_rto as f64);
-        }
-        if self.p.slow_start_restart && now.saturating_sub(c.last_send) > c.rto {
-            self.w.cwnd = self.p.init_cwnd.min(self.w.max_cwnd());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::snd::TxState;
+    use crate::host::tcp_tx::TcpSender;
 
     /// A reused persistent connection (the MQ-ECN authors' ns-2 set-up)
     /// starts its next flow established, with the RTT estimate, RTO,

@@ -9,7 +9,7 @@
 //! (fast convergence, §4.7). After a timeout the next epoch starts flat at
 //! its own cwnd (§4.8; Linux's bictcp_reset does the same). Slow start is
 //! standard, or ends early by Linux's HyStart with `hystart`
-//! (`host/hystart.rs`); the epoch's restart after idle (Linux's
+//! (`host/recovery/hystart.rs`); the epoch's restart after idle (Linux's
 //! CA_EVENT_TX_START) is not modelled. Its keys appear in the resolved
 //! config of CUBIC runs only, so that older configs resolve as they did.
 

@@ -155,11 +155,11 @@ impl LinuxCubic {
     }
 
     /// cubictcp_acked: an RTT sample, if the ACK has one (rtt = 0: a
-    /// duplicate ACK), by HyStart's rule (`hystart::note_delay`).
+    /// duplicate ACK), by the rule HyStart shares (`note_delay`).
     fn sample(&mut self, now: Time, rtt: Time) {
         if rtt > 0 {
             let epoch = self.epoch_start();
-            crate::host::hystart::note_delay(&mut self.delay_min, now, epoch, rtt);
+            note_delay(&mut self.delay_min, now, epoch, rtt);
         }
     }
 
@@ -270,6 +270,23 @@ impl LinuxCubic {
     pub fn on_timeout(&mut self) {
         *self = LinuxCubic::fresh(self.beta, self.beta_scale, self.cube_rtt_scale, self.fast_convergence);
     }
+}
+
+/// cubictcp_acked's RTT sample `rtt` at `now`, in µs (at least 1), and
+/// `delay_min` (0: none yet) lowered to it; None, and nothing kept, when a
+/// congestion-avoidance epoch began less than a second ago (the delays
+/// right after a recovery are not the path's). Linux keeps one delay_min
+/// for HyStart and CUBIC; here each keeps its copy by this one rule
+/// (`recovery/hystart.rs`).
+pub fn note_delay(delay_min: &mut u64, now: Time, epoch_start: Option<Time>, rtt: Time) -> Option<u64> {
+    if epoch_start.is_some_and(|s| now.saturating_sub(s) < crate::units::PS_PER_S) {
+        return None;
+    }
+    let delay = (rtt / 1_000_000).max(1);
+    if *delay_min == 0 || *delay_min > delay {
+        *delay_min = delay;
+    }
+    Some(delay)
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@
 //! whole number of MSS too.
 
 use crate::config::{HostCfg, TransportCfg};
-use crate::host::tcp_tx::TcpSender;
 use crate::units::Time;
 
 /// No deferral under way.
@@ -160,25 +159,6 @@ impl Lso {
 /// Linux's 64 KB bounds an skb), at least one.
 pub fn segment_packets(bytes: u64, t: &TransportCfg) -> u64 {
     (bytes.saturating_sub(t.header as u64) / t.mss as u64).max(1)
-}
-
-impl TcpSender {
-    /// What LSO decides on. Open state: no loss recovery under way,
-    /// neither fast recovery nor the go-back after an RTO (snd_una below
-    /// the recovery point). Room: full packets of new data the window
-    /// allows, as `next_segment` counts them (another while flight + MSS
-    /// fits in cwnd, always one when nothing is in flight).
-    pub fn allowance(&self) -> Allowance {
-        let mss = self.p.mss as u64;
-        let cwnd_bytes = ((self.w.cwnd * mss as f64) as u64).min(self.p.flight_cap).max(mss);
-        Allowance {
-            open: !self.in_recovery && self.una >= self.recover && self.nxt >= self.max_sent,
-            cwr: self.cc.in_cwr(self.una),
-            room: cwnd_bytes.saturating_sub(self.nxt - self.una) / mss,
-            cwnd: self.w.cwnd,
-            rest: self.limit.saturating_sub(self.nxt).div_ceil(mss),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@
 //! reordering window, and the tail loss probe.
 
 use crate::config::param::section;
+use crate::host::snd::{Segment, Snd};
 
 section! {
     /// The key of lost-retransmission detection in `[transport]`.
@@ -37,69 +38,75 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[LostRtxParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "lost_retransmit",
+            "a lost retransmission of the first hole resent once data sent after it is SACKed, not after an RTO",
+            "Linux tcp_input.c tcp_mark_lost_retrans; RFC 8985 §2",
+        )
+    },
+};
+
 impl LostRtxParams {
     pub fn of(t: &crate::config::TransportCfg) -> LostRtxParams {
         t.scheme_keys(LostRtxParams::read).expect("a checked config")
     }
 }
 
-use super::tcp_tx::{Segment, TcpSender};
+/// The first hole's retransmission, watched (in `Recovery`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LostRtx {
+    /// snd_max when the first hole was last retransmitted (0: none).
+    pub mark: u64,
+    /// Its retransmission is known lost: resend it.
+    pub resend_una: bool,
+}
 
-impl TcpSender {
+impl LostRtx {
     /// The first hole (at snd_una) has just been retransmitted: note
     /// snd_max.
-    pub(super) fn lost_rtx_mark(&mut self) {
-        let max_sent = self.max_sent;
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.rtx_mark = max_sent;
-        }
+    pub fn mark(&mut self, s: &Snd) {
+        self.mark = s.max_sent;
     }
 
     /// After an ACK in recovery: SACKed data above the mark means the
     /// first hole's retransmission was lost; resend it.
-    pub(super) fn lost_rtx_check(&mut self) {
-        let high = self.high_sack();
-        if let Some(lx) = self.lx.as_deref_mut() {
-            if lx.rtx_mark != 0 && high > lx.rtx_mark {
-                lx.rtx_mark = 0;
-                lx.resend_una = true;
-            }
+    pub fn check(&mut self, s: &Snd) {
+        if self.mark != 0 && s.high_sack() > self.mark {
+            self.mark = 0;
+            self.resend_una = true;
         }
     }
 
     /// snd_una advanced in recovery: the new first hole, if already
     /// retransmitted, is judged from now on (a later mark than the true
     /// one: slower to find a loss, never wrong).
-    pub(super) fn lost_rtx_una_moved(&mut self) {
-        let (una, rtx_next, max_sent) = (self.una, self.rtx_next, self.max_sent);
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.resend_una = false;
-            lx.rtx_mark = if una < rtx_next { max_sent } else { 0 };
-        }
+    pub fn una_moved(&mut self, s: &Snd) {
+        self.resend_una = false;
+        self.mark = if s.una < s.rtx_next { s.max_sent } else { 0 };
     }
 
     /// A recovery starts or an RTO fires: no mark, no resend pending.
-    pub(super) fn lost_rtx_reset(&mut self) {
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.rtx_mark = 0;
-            lx.resend_una = false;
-        }
+    pub fn reset(&mut self) {
+        *self = LostRtx::default();
     }
 
     /// The resend of the first hole, if one is due.
-    pub(super) fn lost_rtx_resend(&mut self) -> Option<Segment> {
-        let lx = self.lx.as_deref_mut()?;
-        if !lx.resend_una {
+    pub fn resend(&mut self, s: &Snd) -> Option<Segment> {
+        if !self.resend_una {
             return None;
         }
-        lx.resend_una = false;
-        let una = self.una;
-        let next_sacked = self.sacked.iter().find(|r| r.0 > una).map_or(self.high_sack(), |r| r.0);
-        let len = (next_sacked - una).min(self.p.mss as u64) as u32;
+        self.resend_una = false;
+        let una = s.una;
+        let next_sacked = s.sacked.iter().find(|r| r.0 > una).map_or(s.high_sack(), |r| r.0);
+        let len = (next_sacked - una).min(s.p.mss as u64) as u32;
         if len == 0 {
             return None;
         }
-        self.lost_rtx_mark();
+        self.mark(s);
         Some(Segment { seq: una, len, retransmit: true, cwr: false })
     }
 }

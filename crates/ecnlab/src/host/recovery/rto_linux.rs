@@ -33,6 +33,18 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[LinuxRtoParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "linux_rto",
+            "Linux's RTT estimator and RTO: srtt + max(4·mdev peak, rto_min), the peak decaying once a window is acknowledged",
+            "Linux tcp_input.c tcp_rtt_estimator; RFC 6298",
+        )
+    },
+};
+
 impl LinuxRtoParams {
     pub fn of(t: &crate::config::TransportCfg) -> LinuxRtoParams {
         t.scheme_keys(LinuxRtoParams::read).expect("a checked config")

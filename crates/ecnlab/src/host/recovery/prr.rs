@@ -31,6 +31,7 @@
 
 use crate::config::param::section;
 use crate::config::values::by_name;
+use crate::host::snd::Snd;
 
 by_name! {
     /// `transport.prr`: PRR and its reduction bound.
@@ -58,6 +59,18 @@ section! {
         prr: PrrKind = PrrKind::Off, resolved Given, source "RFC 6937 §3; Linux tcp_cwnd_reduction";
     }
 }
+
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[PrrParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "prr",
+            "Proportional Rate Reduction, in loss recovery and after ECN cuts (Linux's CWR state), with a choice of reduction bound",
+            "RFC 6937 §3; RFC 9937; Linux tcp_cwnd_reduction",
+        )
+    },
+};
 
 impl PrrParams {
     pub fn of(t: &crate::config::TransportCfg) -> PrrParams {
@@ -125,6 +138,80 @@ impl Prr {
         };
         // The fast retransmission goes whatever the numbers say.
         Some(if self.out == 0 { sndcnt.max(a.mss) } else { sndcnt })
+    }
+}
+
+/// A window reduction under way, paced by PRR: loss recovery, or an ECN
+/// cut in Linux's CWR state (tcp_init_cwnd_reduction to
+/// tcp_end_cwnd_reduction). Kept in `Recovery`, whatever `prr` says, since
+/// TLP and the recovery's start read the CWR state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reduction {
+    pub prr: Prr,
+    /// In Linux's CWR state: an ECN cut under way, PRR-paced, until snd_una
+    /// reaches `cwr_end`.
+    pub cwr: bool,
+    pub cwr_end: u64,
+}
+
+impl Reduction {
+    /// PRR is on (`kind`) and a reduction (recovery or CWR) is under way:
+    /// the SACKed bytes before this ACK, to measure what it delivers.
+    #[inline]
+    pub fn sacked_before(&self, s: &Snd, kind: PrrKind) -> Option<u64> {
+        (kind != PrrKind::Off && (s.in_recovery || self.cwr)).then(|| s.sacked_bytes())
+    }
+
+    /// Start a PRR reduction from cwnd `prior` (segments): loss recovery
+    /// entered (ssthresh already set), or an ECN cut (`cwr`).
+    pub fn start(&mut self, s: &mut Snd, prior: f64, cwr: bool) {
+        self.prr = Prr::start((prior * s.p.mss as f64) as u64);
+        self.cwr = cwr;
+        self.cwr_end = s.max_sent;
+        s.w.cwnd = prior;
+    }
+
+    /// Loss recovery starts while an ECN reduction is under way: Linux
+    /// carries on with that reduction (no second ssthresh). True if so.
+    pub fn continue_into_recovery(&mut self) -> bool {
+        std::mem::take(&mut self.cwr)
+    }
+
+    /// The ACK in a reduction that moved snd_una by `acked` bytes, with
+    /// `sacked_before` SACKed before it: set cwnd = pipe + sndcnt (RFC
+    /// 6937 §3; Linux tcp_cwnd_reduction). `safe`: snd_una advanced;
+    /// `lost_end`: RACK's mark, for the pipe (`scoreboard.rs`).
+    pub fn on_ack(&mut self, s: &mut Snd, kind: PrrKind, lost_end: u64, acked: u64, sacked_before: u64, safe: bool) {
+        let mss = s.p.mss as u64;
+        let delivered = (acked + s.sacked_bytes()).saturating_sub(sacked_before);
+        let pipe = if s.in_recovery { s.pipe(lost_end) } else { s.nxt - s.una };
+        let ssthresh = (s.w.ssthresh * mss as f64) as u64;
+        let a = PrrAck { delivered, pipe, ssthresh, safe, mss };
+        if let Some(sndcnt) = self.prr.on_ack(kind, a) {
+            // Half a byte over, so that next_segment's truncation to bytes
+            // gives exactly pipe + sndcnt.
+            s.w.cwnd = ((pipe + sndcnt) as f64 + 0.5) / mss as f64;
+        }
+    }
+
+    /// In CWR with the cut's window acknowledged (snd_una at `cwr_end`):
+    /// the reduction ends with cwnd = ssthresh (Linux
+    /// tcp_end_cwnd_reduction). True if it just ended.
+    pub fn cwr_done(&mut self, s: &mut Snd) -> bool {
+        if self.cwr && s.una >= self.cwr_end {
+            self.cwr = false;
+            s.w.cwnd = s.w.ssthresh;
+            return true;
+        }
+        false
+    }
+
+    /// A segment of `len` bytes was sent during a reduction (prr_out).
+    #[inline]
+    pub fn sent(&mut self, s: &Snd, len: u32) {
+        if s.in_recovery || self.cwr {
+            self.prr.out += len as u64;
+        }
     }
 }
 

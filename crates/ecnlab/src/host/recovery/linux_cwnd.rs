@@ -42,6 +42,18 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[LinuxCwndParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "linux_cwnd",
+            "Linux's window accounting: cwnd grown by what an ACK newly delivers, ssthresh from cwnd",
+            "Linux tcp_input.c tcp_clean_rtx_queue, tcp_cong_control; tcp_cong.c tcp_reno_ssthresh",
+        )
+    },
+};
+
 impl LinuxCwndParams {
     pub fn of(t: &crate::config::TransportCfg) -> LinuxCwndParams {
         t.scheme_keys(LinuxCwndParams::read).expect("a checked config")
@@ -55,53 +67,22 @@ pub fn moved_by_model_5(t: &crate::config::TransportCfg) -> bool {
         || super::prr::PrrParams::of(t).prr != super::prr::PrrKind::Off
         || super::rto_sack::RtoSackParams::of(t).rto_keeps_sack
         || super::lost_rtx::LostRtxParams::of(t).lost_retransmit
-        || super::cc::cubic_linux::active(t)
+        || crate::host::cc::cubic_linux::active(t)
 }
 
-use super::tcp_tx::TcpSender;
-
-impl TcpSender {
-    /// Before an ACK to `ack` moves snd_una: the bytes it covers that it
-    /// can newly deliver, and the SACKed bytes above it. Covered bytes
-    /// SACKed before were delivered then; so were bytes above snd_nxt,
-    /// which after an RTO's go-back (snd_nxt back at snd_una) the receiver
-    /// held from before the timeout: a scoreboard cleared at the RTO
-    /// (`rto_sack.rs` off) no longer says so, and counting them would let
-    /// one ACK over a held window grow cwnd by that whole window.
-    #[inline]
-    pub(super) fn delivered_before(&self, ack: u64) -> (u64, u64) {
-        let reach = ack.min(self.nxt.max(self.una));
-        let fresh = (reach - self.una) - self.sacked_in(self.una, reach);
-        (fresh, self.sacked_in(ack, u64::MAX))
-    }
-
-    /// After the ACK's blocks are on the scoreboard: what it newly
-    /// delivered, the covered bytes `delivered_before` counted plus the
-    /// bytes newly SACKed above it.
-    #[inline]
-    pub(super) fn newly_delivered(&self, (fresh, sacked_above): (u64, u64)) -> u64 {
-        fresh + self.sacked_bytes().saturating_sub(sacked_above)
-    }
-
-    /// The flight, in segments, that a loss's ssthresh is computed from:
-    /// cwnd under Linux's accounting; with PRR, whose proportional part
-    /// sends ssthresh/prior_cwnd of what is delivered and so must have
-    /// ssthresh below the cwnd it starts from (Linux's pairing; a flight
-    /// swollen by SACKed data gave ssthresh 280 from a cwnd near 90, and
-    /// PRR then sent three segments per one delivered into CoDel, 7× the
-    /// drops); and with lost-retransmission detection, whose recoveries
-    /// outlive the stuck hole's lost copies while new data goes out behind
-    /// it, so that snd_max − snd_una ends up mostly data SACKed rounds ago
-    /// (`lost_rtx.rs`); else snd_max − snd_una (RFC 5681 Eq. 4).
-    #[inline]
-    pub(super) fn loss_flight_segs(&self) -> f64 {
-        // lost_retransmit needs prr (`linux::validate`), so prr covers it.
-        if self.p.linux_cwnd || self.p.prr != super::prr::PrrKind::Off {
-            self.w.cwnd
-        } else {
-            self.flight() as f64 / self.p.mss as f64
-        }
-    }
+/// Whether a loss takes ssthresh from cwnd rather than FlightSize
+/// (`Snd::loss_flight_segs`): under Linux's accounting; with PRR, whose
+/// proportional part sends ssthresh/prior_cwnd of what is delivered and
+/// so must have ssthresh below the cwnd it starts from (Linux's pairing;
+/// a flight swollen by SACKed data gave ssthresh 280 from a cwnd near 90,
+/// and PRR then sent three segments per one delivered into CoDel, 7× the
+/// drops); and with lost-retransmission detection, whose recoveries
+/// outlive the stuck hole's lost copies while new data goes out behind
+/// it, so that snd_max − snd_una ends up mostly data SACKed rounds ago
+/// (`lost_rtx.rs`); else from snd_max − snd_una (RFC 5681 Eq. 4).
+pub fn ssthresh_from_cwnd(linux_cwnd: bool, prr: super::prr::PrrKind) -> bool {
+    // lost_retransmit needs prr (`recovery::validate`), so prr covers it.
+    linux_cwnd || prr != super::prr::PrrKind::Off
 }
 
 #[cfg(test)]

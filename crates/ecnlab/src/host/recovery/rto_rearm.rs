@@ -25,6 +25,18 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[RtoRearmParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "rto_rearm_head",
+            "the retransmission timer restarted when snd_una is retransmitted in recovery",
+            "Linux tcp_output.c tcp_xmit_retransmit_queue; RFC 6298 §5",
+        )
+    },
+};
+
 impl RtoRearmParams {
     pub fn of(t: &crate::config::TransportCfg) -> RtoRearmParams {
         t.scheme_keys(RtoRearmParams::read).expect("a checked config")

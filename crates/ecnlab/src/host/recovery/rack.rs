@@ -35,8 +35,8 @@
 //! `lost_rtx.rs`'s. Not modelled: RACK's adaptive reordering window (no
 //! DSACK in ecnlab), and its time order of retransmissions.
 
-use super::tcp_tx::TcpSender;
 use crate::config::param::section;
+use crate::host::snd::Snd;
 use crate::units::Time;
 
 section! {
@@ -51,13 +51,25 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[RackParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "rack",
+            "RACK's time-based loss detection: recovery started a reordering window after SACKs too few for fast retransmit, and a recovery's lost tail resent",
+            "RFC 8985 §6.2, §6.3; Linux tcp_recovery.c tcp_rack_mark_lost",
+        )
+    },
+};
+
 impl RackParams {
     pub fn of(t: &crate::config::TransportCfg) -> RackParams {
         t.scheme_keys(RackParams::read).expect("a checked config")
     }
 }
 
-/// A connection's RACK state (in `LinuxTx`).
+/// A connection's RACK state (in `Recovery`).
 #[derive(Clone, Debug, Default)]
 pub struct Rack {
     /// The smallest round trip seen (0: none yet).
@@ -74,10 +86,22 @@ pub struct Rack {
     pub tails: u32,
 }
 
-impl TcpSender {
+/// What a fired timer was to RACK (`Rack::fired`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RackFired {
+    /// Not RACK's timer, or not due.
+    No,
+    /// Its deadline: a recovery's tail marked lost, or nothing to do.
+    Marked,
+    /// The hole above which data is SACKed is still there: the caller
+    /// starts fast recovery.
+    Recover,
+}
+
+impl Rack {
     /// The open state with data SACKed above snd_una: the timer's case.
-    fn rack_waiting(&self) -> bool {
-        !self.in_recovery && self.una >= self.recover && !self.sacked.is_empty() && self.una < self.max_sent
+    fn waiting(s: &Snd) -> bool {
+        !s.in_recovery && s.una >= s.recover && !s.sacked.is_empty() && s.una < s.max_sent
     }
 
     /// After an ACK at `now` echoing a send time `ts_echo`: note the RTT;
@@ -85,11 +109,10 @@ impl TcpSender {
     /// stop it when the hole is gone; in recovery judge the tail.
     #[cold]
     #[inline(never)]
-    pub(super) fn rack_after_ack(&mut self, now: Time, ts_echo: Time) {
-        let waiting = self.rack_waiting();
-        let (srtt, in_recovery, high, recover) = (self.srtt as Time, self.in_recovery, self.high_sack(), self.recover);
-        let Some(lx) = self.lx.as_deref_mut() else { return };
-        let r = &mut lx.rack;
+    pub fn after_ack(&mut self, s: &Snd, now: Time, ts_echo: Time) {
+        let waiting = Rack::waiting(s);
+        let (srtt, in_recovery, high, recover) = (s.srtt as Time, s.in_recovery, s.high_sack(), s.recover);
+        let r = self;
         let rtt = now.saturating_sub(ts_echo);
         if rtt > 0 && (r.min_rtt == 0 || rtt < r.min_rtt) {
             r.min_rtt = rtt;
@@ -128,50 +151,39 @@ impl TcpSender {
         }
     }
 
-    /// The timer fired at `now`: true if it was RACK's, and then, if the
-    /// hole is still there, fast recovery has started.
-    pub fn reo_fired(&mut self, now: Time) -> bool {
-        let at = self.lx.as_deref().map_or(0, |lx| lx.rack.reo_at);
-        if at == 0 || at > now {
-            return false;
+    /// The timer fired at `now`: was it RACK's, and must fast recovery
+    /// start (the hole is still there)?
+    pub fn fired(&mut self, s: &Snd, now: Time) -> RackFired {
+        if self.reo_at == 0 || self.reo_at > now {
+            return RackFired::No;
         }
-        let waiting = self.rack_waiting();
-        let (in_recovery, recover) = (self.in_recovery, self.recover);
-        let lx = self.lx.as_deref_mut().expect("an armed reordering timer lives in LinuxTx");
-        lx.rack.reo_at = 0;
-        if in_recovery {
-            // The tail's deadline (`rack_after_ack`): mark it lost.
-            if lx.rack.lost_end < recover {
-                lx.rack.lost_end = recover;
-                lx.rack.tails += 1;
+        self.reo_at = 0;
+        if s.in_recovery {
+            // The tail's deadline (`after_ack`): mark it lost.
+            if self.lost_end < s.recover {
+                self.lost_end = s.recover;
+                self.tails += 1;
             }
-        } else if waiting {
-            lx.rack.marks += 1;
-            lx.rack.rec_start = now;
-            self.enter_recovery();
-            if self.p.prr != super::prr::PrrKind::Off {
-                // No ACK to pace by: cwnd at the pipe; the first
-                // retransmission goes anyway (RFC 6675 §5 step 4.3).
-                self.prr_ack(0, self.sacked_bytes(), false);
-            }
+        } else if Rack::waiting(s) {
+            self.marks += 1;
+            self.rec_start = now;
+            return RackFired::Recover;
         }
-        true
+        RackFired::Marked
     }
 
     /// An RTO fired: the timer stops, the recovery's marks go.
-    pub(super) fn rack_reset(&mut self) {
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.rack.reo_at = 0;
-            lx.rack.rec_start = 0;
-            lx.rack.lost_end = 0;
-        }
+    pub fn reset(&mut self) {
+        self.reo_at = 0;
+        self.rec_start = 0;
+        self.lost_end = 0;
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::host::recovery::tlp::tests::send_all;
     use crate::host::tcp_tx::TcpSender;
-    use crate::host::tlp::tests::send_all;
     use crate::units::Time;
 
     const MSS: u64 = 1460;
@@ -181,7 +193,7 @@ mod tests {
     /// TLP's test sender (the `linux` profile's recovery, TLP on), RACK on
     /// or off.
     fn sender(rack: bool) -> TcpSender {
-        crate::host::tlp::tests::sender(true, &format!(r#", "rack": {rack}"#))
+        crate::host::recovery::tlp::tests::sender(true, &format!(r#", "rack": {rack}"#))
     }
 
     /// RFC 8985 §6.2-6.3 on the lock-out's pattern: 10 segments out at

@@ -28,34 +28,21 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[RtoSackParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "rto_keeps_sack",
+            "the SACK scoreboard kept across an RTO, so that the go-back resends only holes",
+            "RFC 6675 §5.1; RFC 2018 §8; Linux tcp_input.c tcp_enter_loss",
+        )
+    },
+};
+
 impl RtoSackParams {
     pub fn of(t: &crate::config::TransportCfg) -> RtoSackParams {
         t.scheme_keys(RtoSackParams::read).expect("a checked config")
-    }
-}
-
-use super::tcp_tx::TcpSender;
-
-impl TcpSender {
-    /// Going back after an RTO: move snd_nxt past a SACKed range it has
-    /// reached, so the next segment is the next hole (or new data).
-    pub(super) fn skip_sacked(&mut self) {
-        if self.nxt >= self.max_sent {
-            return; // new data: nothing above snd_nxt is SACKed
-        }
-        for &(l, h) in &self.sacked {
-            if l > self.nxt {
-                break;
-            }
-            self.nxt = self.nxt.max(h);
-        }
-    }
-
-    /// The flight while going back: snd_nxt - snd_una less what the
-    /// receiver has SACKed in between. Only there: in the open state the
-    /// flight stays snd_nxt - snd_una, as by default.
-    pub(super) fn flight_less_sacked(&self) -> u64 {
-        (self.nxt - self.una).saturating_sub(self.sacked_in(self.una, self.nxt))
     }
 }
 

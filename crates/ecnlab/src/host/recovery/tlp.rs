@@ -43,9 +43,9 @@
 //! recovery would (ssthresh from the flight when the probe went, cwnd set
 //! to it: Linux's tcp_init_cwnd_reduction then tcp_end_cwnd_reduction).
 
-use super::tcp_tx::{Segment, TcpSender};
 use crate::config::param::section;
 use crate::config::values::Dur;
+use crate::host::snd::{Segment, Snd};
 use crate::units::Time;
 
 section! {
@@ -66,14 +66,26 @@ section! {
     }
 }
 
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[TlpParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "tlp",
+            "RACK-TLP's tail loss probe: one segment about two round trips after the last ACK, so that a lost tail is repaired by fast recovery, not the RTO",
+            "RFC 8985 §7; Linux tcp_output.c tcp_schedule_loss_probe, tcp_send_loss_probe",
+        )
+    },
+};
+
 impl TlpParams {
     pub fn of(t: &crate::config::TransportCfg) -> TlpParams {
         t.scheme_keys(TlpParams::read).expect("a checked config")
     }
 }
 
-/// A connection's TLP state (in `LinuxTx`).
-#[derive(Clone, Debug, Default)]
+/// A connection's TLP state (in `Recovery`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Tlp {
     /// The PTO's deadline (0: not armed); it stands in front of the RTO.
     pub pto_at: Time,
@@ -91,58 +103,56 @@ pub struct Tlp {
     pub recoveries: u32,
 }
 
-impl TcpSender {
+impl Tlp {
     /// RFC 8985 §7.2: a PTO may be armed: data in flight, none of it
     /// SACKed, no fast recovery or RTO recovery, no probe unanswered.
-    fn tlp_may_arm(&self) -> bool {
-        let no_episode = self.lx.as_deref().is_some_and(|lx| lx.tlp.end == 0);
-        no_episode
-            && !self.in_recovery
-            && self.una >= self.recover
-            && self.una < self.max_sent
-            && self.nxt == self.max_sent
-            && self.sacked.is_empty()
-            && self.srtt > 0.0
+    fn may_arm(&self, s: &Snd) -> bool {
+        self.end == 0
+            && !s.in_recovery
+            && s.una >= s.recover
+            && s.una < s.max_sent
+            && s.nxt == s.max_sent
+            && s.sacked.is_empty()
+            && s.srtt > 0.0
     }
 
     /// The PTO from now, capped by the RTO's deadline (armed by then).
-    fn tlp_deadline(&self, now: Time) -> Time {
-        let (slack, delack) = self.p.tlp_times;
-        let one = self.max_sent - self.una <= self.p.mss as u64;
-        let pto = 2 * self.srtt as Time + if one { delack } else { slack };
+    /// `times`: what the PTO adds to 2·srtt with more than one segment out
+    /// and with one (`tlp_slack`, `tlp_delack`).
+    fn deadline(s: &Snd, now: Time, (slack, delack): (Time, Time)) -> Time {
+        let one = s.max_sent - s.una <= s.p.mss as u64;
+        let pto = 2 * s.srtt as Time + if one { delack } else { slack };
         let at = now + pto;
-        if self.rto_deadline == 0 {
+        if s.rto_deadline == 0 {
             at
         } else {
-            at.min(self.rto_deadline)
+            at.min(s.rto_deadline)
         }
     }
 
     /// The ACK's part for TLP, before the ACK is processed: does it settle
-    /// the episode (§7.4.2)? `ack`, `sack`: the ACK's fields.
+    /// the episode (§7.4.2)? `ack`, `sack`: the ACK's fields. Some(flight
+    /// in segments when the probe went) when the probe alone repaired a
+    /// loss: the caller cuts cwnd once from it.
     #[cold]
     #[inline(never)]
-    pub(super) fn tlp_ack(&mut self, ack: u64, sack: (u64, u64)) {
-        let (una, mss) = (self.una, self.p.mss as f64);
-        let Some(lx) = self.lx.as_deref_mut() else { return };
-        let t = &mut lx.tlp;
-        if t.end == 0 || ack < t.end {
-            return;
+    pub fn on_ack(&mut self, s: &Snd, ack: u64, sack: (u64, u64)) -> Option<f64> {
+        if self.end == 0 || ack < self.end {
+            return None;
         }
-        if !t.rtx || (ack == una && sack == (0, 0)) {
+        if !self.rtx || (ack == s.una && sack == (0, 0)) {
             // New data acknowledged, or a duplicate of the probe: no loss
             // for TLP to answer.
-            t.end = 0;
-        } else if ack > t.end {
+            self.end = 0;
+            None
+        } else if ack > self.end {
             // Acknowledged beyond the probe with no duplicate on the way:
             // the probe repaired the only loss. Reduce cwnd once.
-            t.end = 0;
-            t.recoveries += 1;
-            let flight = t.flight as f64 / mss;
-            lx.cwr = false;
-            self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight);
-            self.w.cwnd = self.w.ssthresh;
-            self.after_loss();
+            self.end = 0;
+            self.recoveries += 1;
+            Some(self.flight as f64 / s.p.mss as f64)
+        } else {
+            None
         }
     }
 
@@ -150,93 +160,83 @@ impl TcpSender {
     /// below it went a PTO earlier, so RACK would call them lost. Start
     /// fast recovery now.
     #[inline]
-    pub(super) fn tlp_probe_sacked(&self) -> bool {
-        let high = self.high_sack();
-        self.lx.as_deref().is_some_and(|lx| lx.tlp.end != 0 && high > lx.tlp.seq)
+    pub fn probe_sacked(&self, s: &Snd) -> bool {
+        self.end != 0 && s.high_sack() > self.seq
     }
 
     /// After an ACK: an ACK that moved snd_una restarts the PTO; one that
     /// leaves the sender unable to probe stops it.
-    pub(super) fn tlp_after_ack(&mut self, now: Time, progressed: bool) {
-        let may = self.tlp_may_arm();
-        let at = if may { self.tlp_deadline(now) } else { 0 };
-        if let Some(lx) = self.lx.as_deref_mut() {
-            if !may {
-                lx.tlp.pto_at = 0;
-            } else if progressed || lx.tlp.pto_at == 0 {
-                lx.tlp.pto_at = at;
-            }
+    pub fn after_ack(&mut self, s: &Snd, now: Time, progressed: bool, times: (Time, Time)) {
+        if !self.may_arm(s) {
+            self.pto_at = 0;
+        } else if progressed || self.pto_at == 0 {
+            self.pto_at = Tlp::deadline(s, now, times);
         }
     }
 
     /// New data (not a probe) was sent: restart the PTO (§7.2).
-    pub(super) fn tlp_after_send(&mut self, now: Time) {
-        if self.tlp_may_arm() {
-            let at = self.tlp_deadline(now);
-            if let Some(lx) = self.lx.as_deref_mut() {
-                lx.tlp.pto_at = at;
-            }
+    pub fn after_send(&mut self, s: &Snd, now: Time, times: (Time, Time)) {
+        if self.may_arm(s) {
+            self.pto_at = Tlp::deadline(s, now, times);
         }
     }
 
     /// Fast recovery starts or the RTO fires: that answers the loss; no
     /// PTO, no episode.
-    pub(super) fn tlp_reset(&mut self) {
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.tlp.pto_at = 0;
-            lx.tlp.due = false;
-            lx.tlp.end = 0;
-        }
+    pub fn reset(&mut self) {
+        self.pto_at = 0;
+        self.due = false;
+        self.end = 0;
     }
 
     /// The timer fired at `now`: true if it was the PTO, and then the next
     /// segment is the probe (if one may still go) and the RTO is armed
     /// again a full RTO from now (§7.3).
-    pub fn pto_fired(&mut self, now: Time) -> bool {
-        let armed = self.lx.as_deref().map_or(0, |lx| lx.tlp.pto_at);
-        if armed == 0 || armed > now {
+    pub fn fired(&mut self, s: &mut Snd, now: Time) -> bool {
+        if self.pto_at == 0 || self.pto_at > now {
             return false;
         }
-        let may = self.tlp_may_arm();
-        let lx = self.lx.as_deref_mut().expect("an armed PTO lives in LinuxTx");
-        lx.tlp.pto_at = 0;
-        if may {
-            lx.tlp.due = true;
-            self.rto_deadline = now + self.rto;
+        self.pto_at = 0;
+        if self.may_arm(s) {
+            self.due = true;
+            s.rto_deadline = now + s.rto;
         }
         true
     }
 
     /// The probe, if the PTO has fired: one new segment if there is data
     /// and the receive window allows it, else the highest segment again
-    /// (§7.3). Sent whatever cwnd allows.
+    /// (§7.3). Sent whatever cwnd allows. `keeps_sack`: the go-back after
+    /// an RTO skips SACKed data (`rto_sack.rs`).
     #[inline]
-    pub(super) fn tlp_probe(&mut self) -> Option<Segment> {
-        if !self.p.tlp || !self.lx.as_deref().is_some_and(|lx| lx.tlp.due) {
+    pub fn probe(&mut self, s: &mut Snd, keeps_sack: bool) -> Option<Segment> {
+        if !self.due {
             return None;
         }
-        self.tlp_probe_segment()
+        self.probe_segment(s, keeps_sack)
     }
 
     #[cold]
     #[inline(never)]
-    fn tlp_probe_segment(&mut self) -> Option<Segment> {
-        let mss = self.p.mss as u64;
-        let flight = self.max_sent - self.una;
-        let room = self.nxt < self.limit && flight + (self.limit - self.nxt).min(mss) <= self.p.flight_cap;
+    fn probe_segment(&mut self, s: &mut Snd, keeps_sack: bool) -> Option<Segment> {
+        let mss = s.p.mss as u64;
+        let flight = s.max_sent - s.una;
+        let room = s.nxt < s.limit && flight + (s.limit - s.nxt).min(mss) <= s.p.flight_cap;
         let seg = if room {
-            self.new_data()?
+            if keeps_sack {
+                s.skip_sacked();
+            }
+            s.new_data()?
         } else {
             let len = flight.min(mss);
             if len == 0 {
                 return None;
             }
-            Segment { seq: self.max_sent - len, len: len as u32, retransmit: true, cwr: false }
+            Segment { seq: s.max_sent - len, len: len as u32, retransmit: true, cwr: false }
         };
-        let end = self.max_sent;
-        let lx = self.lx.as_deref_mut().expect("TLP lives in LinuxTx");
-        lx.tlp = Tlp { seq: seg.seq, end, rtx: seg.retransmit, flight, probes: lx.tlp.probes + 1, ..lx.tlp };
-        lx.tlp.due = false;
+        let end = s.max_sent;
+        *self = Tlp { seq: seg.seq, end, rtx: seg.retransmit, flight, probes: self.probes + 1, ..*self };
+        self.due = false;
         Some(seg)
     }
 }
@@ -244,7 +244,8 @@ impl TcpSender {
 #[cfg(test)]
 pub(super) mod tests {
     use crate::config::TransportCfg;
-    use crate::host::tcp_tx::{Segment, TcpSender};
+    use crate::host::snd::Segment;
+    use crate::host::tcp_tx::TcpSender;
     use crate::units::Time;
 
     const MSS: u64 = 1460;
@@ -271,8 +272,7 @@ pub(super) mod tests {
     }
 
     fn probes(s: &TcpSender) -> (u32, u32) {
-        let t = &s.lx.as_ref().unwrap().tlp;
-        (t.probes, t.recoveries)
+        s.rec.as_ref().unwrap().tlp_counts()
     }
 
     /// RFC 8985 §7.2: PTO = 2·srtt (+ Linux's 2 ms with more than one

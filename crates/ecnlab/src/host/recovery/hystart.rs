@@ -56,6 +56,7 @@
 //! does.
 
 use crate::config::param::section;
+use crate::host::snd::Snd;
 use crate::units::Time;
 
 section! {
@@ -70,6 +71,18 @@ section! {
         hystart: bool = false, resolved Given, source "Linux tcp_cubic.c hystart_update; Ha & Rhee, Computer Networks 2011";
     }
 }
+
+/// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
+pub const DECL: super::MechanismDecl = super::MechanismDecl {
+    about: crate::switch::scheme::About {
+        params: &[HystartParams::PARAMS],
+        ..crate::switch::scheme::About::new(
+            "hystart",
+            "CUBIC's HyStart (with cc = \"cubic\"): slow start ended on a long ACK train or a rising RTT, before the buffer overflows",
+            "Linux tcp_cubic.c hystart_update; Ha & Rhee, Computer Networks 2011",
+        )
+    },
+};
 
 impl HystartParams {
     pub fn of(t: &crate::config::TransportCfg) -> HystartParams {
@@ -131,23 +144,6 @@ pub struct HyAck {
     pub epoch_start: Option<Time>,
 }
 
-/// cubictcp_acked's RTT sample `rtt` at `now`, in µs (at least 1), and
-/// `delay_min` (0: none yet) lowered to it; None, and nothing kept, when a
-/// congestion-avoidance epoch began less than a second ago (the delays
-/// right after a recovery are not the path's). Linux keeps one delay_min
-/// for HyStart and CUBIC; here each keeps its copy by this one rule
-/// (`cc/cubic_linux.rs`).
-pub fn note_delay(delay_min: &mut u64, now: Time, epoch_start: Option<Time>, rtt: Time) -> Option<u64> {
-    if epoch_start.is_some_and(|s| now.saturating_sub(s) < crate::units::PS_PER_S) {
-        return None;
-    }
-    let delay = (rtt / PS_PER_US).max(1);
-    if *delay_min == 0 || *delay_min > delay {
-        *delay_min = delay;
-    }
-    Some(delay)
-}
-
 impl Hystart {
     /// An RTO: back to the start (bictcp_reset, bictcp_hystart_reset).
     pub fn reset(&mut self, now: Time, nxt: u64) {
@@ -166,7 +162,7 @@ impl Hystart {
     /// An ACK with an RTT sample (cubictcp_acked): the exit found by it,
     /// if any; the caller then sets ssthresh = cwnd.
     pub fn on_ack(&mut self, a: &HyAck) -> Option<Exit> {
-        let delay = note_delay(&mut self.delay_min, a.now, a.epoch_start, a.rtt)?;
+        let delay = crate::host::cc::cubic_linux::note_delay(&mut self.delay_min, a.now, a.epoch_start, a.rtt)?;
         let cwnd = a.cwnd.floor(); // Linux's snd_cwnd, whole segments
         if self.found.is_some() || cwnd >= a.ssthresh || cwnd < LOW_WINDOW {
             return None;
@@ -215,39 +211,25 @@ fn ack_delay(a: &HyAck, cwnd: f64) -> u64 {
     (GSO_MAX_BYTES * 4 * 1_000_000 / rate.max(1)).min(1000)
 }
 
-impl super::tcp_tx::TcpSender {
+impl Hystart {
     /// An ACK that advanced snd_una with an RTT sample `rtt`, before the
     /// congestion control grows the window (Linux calls pkts_acked from
     /// tcp_clean_rtx_queue, before cong_avoid): an exit ends slow start.
-    pub(super) fn hystart_ack(&mut self, now: Time, rtt: Time) {
+    pub fn sender_ack(&mut self, s: &mut Snd, now: Time, rtt: Time) {
         let a = HyAck {
             now,
             rtt,
-            una: self.una,
-            nxt: self.nxt,
-            cwnd: self.w.cwnd,
-            ssthresh: self.w.ssthresh,
-            srtt: self.srtt as Time,
-            mss: self.p.mss,
-            epoch_start: self.cc.cubic_epoch_start(),
+            una: s.una,
+            nxt: s.nxt,
+            cwnd: s.w.cwnd,
+            ssthresh: s.w.ssthresh,
+            srtt: s.srtt as Time,
+            mss: s.p.mss,
+            epoch_start: s.cc.cubic_epoch_start(),
         };
-        let lx = self.lx.as_deref_mut().expect("HyStart keeps its state in LinuxTx");
-        if lx.hystart.on_ack(&a).is_some() {
-            self.w.ssthresh = self.w.cwnd;
+        if self.on_ack(&a).is_some() {
+            s.w.ssthresh = s.w.cwnd;
         }
-    }
-
-    /// The retransmission timer fired (Linux: TCP_CA_Loss resets it all).
-    pub(super) fn hystart_reset(&mut self, now: Time) {
-        let una = self.una;
-        if let Some(lx) = self.lx.as_deref_mut() {
-            lx.hystart.reset(now, una);
-        }
-    }
-
-    /// How HyStart ended slow start, if it did.
-    pub fn hystart_exit(&self) -> Option<Exit> {
-        self.lx.as_deref().and_then(|lx| lx.hystart.found)
     }
 }
 
