@@ -466,15 +466,9 @@ fn transport_keys() -> Vec<(&'static Param, Vec<&'static str>)> {
     // and a profile's own keys work with every congestion control, with or
     // without the profile.
     let every: Vec<&'static str> = ccs().iter().map(|d| d.about.name).collect();
-    for d in crate::host::recovery::MECHANISMS {
-        for p in d.about.params.iter().flat_map(|t| t.iter()) {
-            if !keys.iter().any(|(q, _)| q.key == p.key) {
-                keys.push((p, every.clone()));
-            }
-        }
-    }
-    for d in profiles() {
-        for p in d.about.params.iter().flat_map(|t| t.iter()) {
+    let mechanisms = crate::host::recovery::MECHANISMS.iter().map(|d| &d.about);
+    for about in mechanisms.chain(profiles().into_iter().map(|d| &d.about)) {
+        for p in about.params.iter().flat_map(|t| t.iter()) {
             if !keys.iter().any(|(q, _)| q.key == p.key) {
                 keys.push((p, every.clone()));
             }

@@ -185,7 +185,7 @@ impl Snd {
     /// (`from_cwnd`: Linux's ssthresh hooks, `recovery/linux_cwnd.rs`), or
     /// FlightSize (RFC 5681 §3.1).
     #[inline]
-    pub fn loss_flight_segs(&self, from_cwnd: bool) -> f64 {
+    fn loss_flight_segs(&self, from_cwnd: bool) -> f64 {
         if from_cwnd {
             self.w.cwnd
         } else {
@@ -193,10 +193,22 @@ impl Snd {
         }
     }
 
-    /// A loss answered at once: ssthresh from the congestion control,
-    /// cwnd set to it.
-    pub fn loss_cut(&mut self, from_cwnd: bool) {
+    /// The congestion control's ssthresh for a loss (segments; it may
+    /// note the loss, as CUBIC notes W_max).
+    #[inline]
+    pub fn loss_ssthresh(&mut self, from_cwnd: bool) -> f64 {
         let flight_segs = self.loss_flight_segs(from_cwnd);
+        self.cc.loss_ssthresh(&self.w, flight_segs)
+    }
+
+    /// A loss answered at once: ssthresh as `loss_ssthresh`, cwnd set to it.
+    pub fn loss_cut(&mut self, from_cwnd: bool) {
+        self.cut_from(self.loss_flight_segs(from_cwnd));
+    }
+
+    /// ssthresh from the congestion control for a flight of `flight_segs`
+    /// segments, cwnd set to it.
+    pub fn cut_from(&mut self, flight_segs: f64) {
         self.w.ssthresh = self.cc.loss_ssthresh(&self.w, flight_segs);
         self.w.cwnd = self.w.ssthresh;
     }
@@ -221,8 +233,13 @@ impl Snd {
         }
     }
 
-    /// The next new (or, after an RTO, not yet resent) segment at snd_nxt.
-    pub fn new_data(&mut self) -> Option<Segment> {
+    /// The next new (or, after an RTO, not yet resent) segment at snd_nxt;
+    /// `skip_sacked`: past the SACKed data a kept scoreboard shows
+    /// (`recovery/rto_sack.rs`).
+    pub fn new_data(&mut self, skip_sacked: bool) -> Option<Segment> {
+        if skip_sacked {
+            self.skip_sacked();
+        }
         if self.nxt >= self.limit {
             return None;
         }

@@ -112,21 +112,12 @@ impl TcpSender {
 
     #[inline]
     pub(super) fn rtt_sample(&mut self, r: Time) {
-        match self.rec.as_deref_mut() {
-            Some(rec) => rec.rtt_sample(&mut self.s, r),
-            None => self.s.rfc6298_sample(r),
-        }
-    }
-
-    /// RACK's mark for the scoreboard's holes (0: none).
-    #[inline]
-    fn lost_end(&self) -> u64 {
-        self.rec.as_deref().map_or(0, |r| r.lost_end())
+        rtt_sample(&mut self.s, self.rec.as_deref_mut(), r);
     }
 
     /// RFC 6675's pipe (`scoreboard.rs`).
     pub fn pipe(&self) -> u64 {
-        self.s.pipe(self.lost_end())
+        self.s.pipe(lost_end(self.rec.as_deref()))
     }
 
     /// Process an ACK with one SACK block. Returns true when it made
@@ -182,10 +173,7 @@ impl TcpSender {
             s.max_sent = s.max_sent.max(ack);
             s.dupacks = 0;
             let rtt = now.saturating_sub(ts_echo);
-            match rec.as_deref_mut() {
-                Some(r) => r.rtt_sample(s, rtt),
-                None => s.rfc6298_sample(rtt),
-            }
+            rtt_sample(s, rec.as_deref_mut(), rtt);
             s.add_sacks(sack, more);
             s.trim_sacks();
             let delivered = if s.p.count_delivered { s.newly_delivered(before) } else { acked };
@@ -274,9 +262,7 @@ impl TcpSender {
                 // go-back-N retransmission into a slow start that overruns
                 // the buffer it was lost in.
                 if !s.in_recovery && s.una >= s.recover {
-                    let from_cwnd = self.rec.as_deref().is_some_and(|r| r.ssthresh_from_cwnd());
-                    let flight_segs = s.loss_flight_segs(from_cwnd);
-                    s.w.ssthresh = s.cc.loss_ssthresh(&s.w, flight_segs);
+                    s.w.ssthresh = s.loss_ssthresh(self.rec.as_deref().is_some_and(|r| r.ssthresh_from_cwnd()));
                 }
                 s.cc.on_timeout();
                 let keeps_sack = self.rec.as_deref_mut().is_some_and(|r| r.on_timeout(s, now));
@@ -348,7 +334,7 @@ impl TcpSender {
             if let Some(g) = resend {
                 g
             } else {
-                let lost_end = rec.as_deref().map_or(0, |r| r.lost_end());
+                let lost_end = lost_end(rec.as_deref());
                 let pipe = s.pipe(lost_end);
                 if pipe + mss > cwnd_bytes.max(mss) && !s.rtx_first {
                     return None;
@@ -474,6 +460,22 @@ impl TcpSender {
     }
 }
 
+/// An RTT sample `r`: the recovery mechanisms' estimator (Linux's, when
+/// on), else RFC 6298's.
+#[inline]
+fn rtt_sample(s: &mut Snd, rec: Option<&mut Recovery>, r: Time) {
+    match rec {
+        Some(rec) => rec.rtt_sample(s, r),
+        None => s.rfc6298_sample(r),
+    }
+}
+
+/// RACK's mark for the scoreboard's holes (0: none).
+#[inline]
+fn lost_end(rec: Option<&Recovery>) -> u64 {
+    rec.map_or(0, |r| r.lost_end())
+}
+
 /// Fast recovery starts: the window cut (RFC 5681 §3.2, or by the
 /// recovery mechanisms), then the core's part.
 fn enter_recovery(s: &mut Snd, rec: Option<&mut Recovery>) {
@@ -491,7 +493,7 @@ fn enter_recovery(s: &mut Snd, rec: Option<&mut Recovery>) {
 fn new_data(s: &mut Snd, rec: Option<&Recovery>) -> Option<Segment> {
     match rec {
         Some(r) => r.new_data(s),
-        None => s.new_data(),
+        None => s.new_data(false),
     }
 }
 #[cfg(test)]

@@ -225,8 +225,7 @@ impl Recovery {
         }
         if let Some(flight) = self.tlp.on_ack(s, ack, sack) {
             self.red.cwr = false;
-            s.w.ssthresh = s.cc.loss_ssthresh(&s.w, flight);
-            s.w.cwnd = s.w.ssthresh;
+            s.cut_from(flight);
             s.after_loss();
         }
     }
@@ -308,8 +307,7 @@ impl Recovery {
         } else if !self.red.continue_into_recovery() {
             // PRR: ssthresh now, cwnd brought down ACK by ACK.
             let prior = s.w.cwnd;
-            let flight_segs = s.loss_flight_segs(self.ssthresh_from_cwnd());
-            s.w.ssthresh = s.cc.loss_ssthresh(&s.w, flight_segs);
+            s.w.ssthresh = s.loss_ssthresh(self.ssthresh_from_cwnd());
             self.red.start(s, prior, false);
         } else if let Some(x) = s.cc.recovery_in_cwr(&s.w) {
             s.w.ssthresh = x;
@@ -386,10 +384,7 @@ impl Recovery {
     /// scoreboard was kept (`rto_sack.rs`).
     #[inline]
     pub fn new_data(&self, s: &mut Snd) -> Option<Segment> {
-        if self.p.rto_keeps_sack {
-            s.skip_sacked();
-        }
-        s.new_data()
+        s.new_data(self.p.rto_keeps_sack)
     }
 
     /// A segment is going at `now`, before the core arms its timer: the

@@ -223,10 +223,7 @@ impl Tlp {
         let flight = s.max_sent - s.una;
         let room = s.nxt < s.limit && flight + (s.limit - s.nxt).min(mss) <= s.p.flight_cap;
         let seg = if room {
-            if keeps_sack {
-                s.skip_sacked();
-            }
-            s.new_data()?
+            s.new_data(keeps_sack)?
         } else {
             let len = flight.min(mss);
             if len == 0 {
