@@ -138,14 +138,20 @@ NS2_BUILD ?= /tmp/ns2build
 crosscheck: build
 	$(PY) crosscheck/crosscheck.py --ns2-build $(NS2_BUILD) $(CROSSCHECK_ARGS)
 
+# cargo fmt follows only plain `mod` lines; the files a registry macro
+# declares (host/cc/, host/recovery/, switch/) are named to rustfmt too.
+RUST_FILES = $$(git ls-files 'crates/*.rs') $$(git ls-files --others --exclude-standard 'crates/*.rs')
+
 lint: $(STAMP)
 	cargo fmt --all -- --check
+	rustfmt --edition 2021 --check $(RUST_FILES)
 	cargo clippy --release --all-targets -p ecnlab -- -D warnings
 	$(VENV)/bin/ruff check python tests bench crosscheck docs/tools
 	$(VENV)/bin/ruff format --check python tests bench crosscheck docs/tools
 
 fmt: $(STAMP)
 	cargo fmt --all
+	rustfmt --edition 2021 $(RUST_FILES)
 	$(VENV)/bin/ruff format python tests bench crosscheck docs/tools
 
 clean:

@@ -33,9 +33,9 @@
 //! reaches; the buffer limit bounds the queues there.
 
 use super::buffer::Buffer;
+use super::qdisc::QdiscDecl;
 use super::scheme::RecipeValue::{Derived, Json};
 use super::scheme::{rtt_ratio, rtt_scaled, About, RecipeDecl, RecipeFill};
-use super::qdisc::QdiscDecl;
 use super::whole::{DropReason, Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::config::param::section;

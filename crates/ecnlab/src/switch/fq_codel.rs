@@ -35,8 +35,8 @@ use std::collections::VecDeque;
 
 use super::buffer::Buffer;
 use super::codel::{self, Codel, CodelParams, CodelState, Judged};
-use super::scheme::{About, RecipeDecl, RecipeFill, RecipeValue::Json};
 use super::qdisc::QdiscDecl;
+use super::scheme::{About, RecipeDecl, RecipeFill, RecipeValue::Json};
 use super::whole::{DropReason, Held, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::config::param::section;
@@ -81,7 +81,11 @@ pub const DECL: QdiscDecl = QdiscDecl {
         let p = c.read(FqParams::read)?;
         if let Some(n) = p.fq_flows {
             if !(1..=65_536).contains(&n) {
-                return Err(bad(&c.key("fq_flows"), n, "must be 1 to 65536 hash buckets (Linux's default and the paper's: 1024)"));
+                return Err(bad(
+                    &c.key("fq_flows"),
+                    n,
+                    "must be 1 to 65536 hash buckets (Linux's default and the paper's: 1024)",
+                ));
             }
         }
         if p.fq_quantum.is_some_and(|b| b.0 == 0) {
@@ -345,7 +349,14 @@ impl FqCodel {
 
 impl WholeDiscipline for FqCodel {
     #[inline]
-    fn enqueue(&mut self, now: Time, id: u32, p: &Packet, drops: &mut Vec<u32>, tally: &mut Tally) -> Result<(), DropReason> {
+    fn enqueue(
+        &mut self,
+        now: Time,
+        id: u32,
+        p: &Packet,
+        drops: &mut Vec<u32>,
+        tally: &mut Tally,
+    ) -> Result<(), DropReason> {
         FqCodel::enqueue(self, now, id, p, drops, tally);
         Ok(())
     }

@@ -23,8 +23,8 @@
 //! dozen packets); the buffer is a `Vec` that grows to its peak once.
 
 use super::buffer::Buffer;
-use super::scheme::{no_checks, About, RecipeDecl, RecipeFill, RecipeValue::Json};
 use super::qdisc::QdiscDecl;
+use super::scheme::{no_checks, About, RecipeDecl, RecipeFill, RecipeValue::Json};
 use super::whole::{DropReason, Tally, WholeDiscipline};
 use super::{Qdisc, Whole};
 use crate::packet::{Arena, Packet};
@@ -143,11 +143,24 @@ impl PFabric {
 
 impl WholeDiscipline for PFabric {
     #[inline]
-    fn enqueue(&mut self, _now: Time, id: u32, p: &Packet, drops: &mut Vec<u32>, tally: &mut Tally) -> Result<(), DropReason> {
+    fn enqueue(
+        &mut self,
+        _now: Time,
+        id: u32,
+        p: &Packet,
+        drops: &mut Vec<u32>,
+        tally: &mut Tally,
+    ) -> Result<(), DropReason> {
         PFabric::enqueue(self, id, p, drops, tally)
     }
     #[inline]
-    fn dequeue(&mut self, _now: Time, _arena: &mut Arena, _drops: &mut Vec<u32>, _tally: &mut Tally) -> Option<(u32, u32)> {
+    fn dequeue(
+        &mut self,
+        _now: Time,
+        _arena: &mut Arena,
+        _drops: &mut Vec<u32>,
+        _tally: &mut Tally,
+    ) -> Option<(u32, u32)> {
         PFabric::dequeue(self)
     }
     fn occupancy(&self) -> (u64, u64) {

@@ -158,11 +158,7 @@ impl Rfc {
         let t = secs(now.saturating_sub(self.start));
         // W_est grows by α per window, α = 3(1 − β)/(1 + β), Reno's 1 once
         // W_est has passed the window of the last reduction (§4.3).
-        let alpha = if self.w_est >= self.cwnd_prior as f64 {
-            1.0
-        } else {
-            3.0 * (1.0 - beta) / (1.0 + beta)
-        };
+        let alpha = if self.w_est >= self.cwnd_prior as f64 { 1.0 } else { 3.0 * (1.0 - beta) / (1.0 + beta) };
         self.w_est += alpha * segs / w.cwnd;
         let w_est = self.w_est;
         if self.w_cubic(t) < w_est {
@@ -264,7 +260,18 @@ mod tests {
     }
 
     fn ack(now: Time, srtt: Time) -> AckInfo {
-        AckInfo { acked: MSS as u64, delivered: MSS as u64, ece: false, una: 0, snd_max: 0, mss: MSS, cwnd_limited: true, now, srtt, rtt: srtt }
+        AckInfo {
+            acked: MSS as u64,
+            delivered: MSS as u64,
+            ece: false,
+            una: 0,
+            snd_max: 0,
+            mss: MSS,
+            cwnd_limited: true,
+            now,
+            srtt,
+            rtt: srtt,
+        }
     }
 
     /// After a loss at cwnd 100 the window is 70 (β = 0.7), and then, one

@@ -29,7 +29,11 @@ impl DctcpParams {
 pub const DECL: CcDecl = CcDecl {
     about: crate::switch::scheme::About {
         params: &[DctcpParams::PARAMS],
-        ..crate::switch::scheme::About::new("dctcp", "DCTCP: cuts cwnd by α/2 on ECE, α the EWMA of the fraction of marked bytes per window", "Alizadeh et al., Data Center TCP (SIGCOMM 2010)")
+        ..crate::switch::scheme::About::new(
+            "dctcp",
+            "DCTCP: cuts cwnd by α/2 on ECE, α the EWMA of the fraction of marked bytes per window",
+            "Alizadeh et al., Data Center TCP (SIGCOMM 2010)",
+        )
     },
     defaults: &[],
     echo: EchoMode::Exact,
@@ -108,7 +112,8 @@ impl Dctcp {
                 // dctcp_update_alpha: every window, also one with nothing
                 // acknowledged; the first ends at the first ACK.
                 let fx = (self.alpha * super::dctcp_linux::MAX_ALPHA as f64) as u32;
-                let fx = super::dctcp_linux::update_alpha(fx, self.acked_bytes as u64, self.marked_bytes as u64, k as u32);
+                let fx =
+                    super::dctcp_linux::update_alpha(fx, self.acked_bytes as u64, self.marked_bytes as u64, k as u32);
                 self.alpha = fx as f64 / super::dctcp_linux::MAX_ALPHA as f64;
             } else if self.acked_bytes > 0 {
                 let f = self.marked_bytes as f64 / self.acked_bytes as f64;
@@ -182,7 +187,18 @@ mod tests {
     use super::*;
 
     fn ack(una: u64, snd_max: u64, ece: bool) -> AckInfo {
-        AckInfo { acked: 1460, delivered: 1460, ece, una, snd_max, mss: 1460, cwnd_limited: true, now: 0, srtt: 0, rtt: 0 }
+        AckInfo {
+            acked: 1460,
+            delivered: 1460,
+            ece,
+            una,
+            snd_max,
+            mss: 1460,
+            cwnd_limited: true,
+            now: 0,
+            srtt: 0,
+            rtt: 0,
+        }
     }
 
     /// α is the EWMA of the marked fraction: with half of every window

@@ -9,7 +9,11 @@ use super::{AckInfo, CcDecl, CongestionControl, EchoMode, OncePerWindow, Window,
 pub const DECL: CcDecl = CcDecl {
     about: crate::switch::scheme::About {
         params: &[],
-        ..crate::switch::scheme::About::new("ecn-star", "RFC 3168 ECN TCP: halves its window on ECE, at most once per window, and sets CWR", "Tuning ECN §2.2, §3.1; RFC 3168 §6.1.2")
+        ..crate::switch::scheme::About::new(
+            "ecn-star",
+            "RFC 3168 ECN TCP: halves its window on ECE, at most once per window, and sets CWR",
+            "Tuning ECN §2.2, §3.1; RFC 3168 §6.1.2",
+        )
     },
     defaults: &[],
     echo: EchoMode::Latched,

@@ -13,10 +13,18 @@ use super::{AckInfo, CcDecl, CongestionControl, EchoMode, Fill, Window};
 pub const DECL: CcDecl = CcDecl {
     about: crate::switch::scheme::About {
         params: &[],
-        ..crate::switch::scheme::About::new("pfabric", "pFabric's minimal rate control: no ECN, a BDP initial window, a small fixed RTO, timeouts only; \
-          stamps each packet with its flow's remaining bytes", "Alizadeh et al., pFabric (SIGCOMM 2013) §4.2; ns-2 MinTCP")
+        ..crate::switch::scheme::About::new(
+            "pfabric",
+            "pFabric's minimal rate control: no ECN, a BDP initial window, a small fixed RTO, timeouts only; \
+          stamps each packet with its flow's remaining bytes",
+            "Alizadeh et al., pFabric (SIGCOMM 2013) §4.2; ns-2 MinTCP",
+        )
     },
-    defaults: &[("init_cwnd", Fill::Json("12")), ("min_rto", Fill::Json("\"45us\"")), ("init_rto", Fill::Json("\"45us\""))],
+    defaults: &[
+        ("init_cwnd", Fill::Json("12")),
+        ("min_rto", Fill::Json("\"45us\"")),
+        ("init_rto", Fill::Json("\"45us\"")),
+    ],
     echo: EchoMode::None,
     pfabric: true,
     rdma: false,
@@ -42,7 +50,18 @@ mod tests {
     use crate::config::TransportCfg;
 
     fn ack(acked: u64) -> AckInfo {
-        AckInfo { acked, delivered: acked, ece: false, una: 0, snd_max: 0, mss: 1460, cwnd_limited: false, now: 0, srtt: 0, rtt: 0 }
+        AckInfo {
+            acked,
+            delivered: acked,
+            ece: false,
+            una: 0,
+            snd_max: 0,
+            mss: 1460,
+            cwnd_limited: false,
+            now: 0,
+            srtt: 0,
+            rtt: 0,
+        }
     }
 
     /// One segment per ACK in slow start even when the ACK covers two

@@ -16,7 +16,11 @@ impl CongestionControl for Reno {
 pub const DECL: CcDecl = CcDecl {
     about: crate::switch::scheme::About {
         params: &[],
-        ..crate::switch::scheme::About::new("reno", "Reno/NewReno without ECN: data is Not-ECT, the window halves on loss", "RFC 5681, RFC 6582")
+        ..crate::switch::scheme::About::new(
+            "reno",
+            "Reno/NewReno without ECN: data is Not-ECT, the window halves on loss",
+            "RFC 5681, RFC 6582",
+        )
     },
     defaults: &[],
     echo: EchoMode::None,

@@ -62,10 +62,7 @@ pub const DECL: MarkingDecl = MarkingDecl {
         let Some(k2) = p.cedm_k2 else {
             return Err(missing(
                 &c.key("cedm_k2"),
-                &format!(
-                    "marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\"{}",
-                    RECIPE.hint(c.port)
-                ),
+                &format!("marking \"cedm\" needs K2 >= threshold (K1), e.g. \"30pkt\"{}", RECIPE.hint(c.port)),
             ));
         };
         if k2.0.bytes(c.pkt) < c.k() {

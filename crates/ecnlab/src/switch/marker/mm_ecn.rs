@@ -60,7 +60,11 @@ pub const DECL: MarkingDecl = MarkingDecl {
         let p = c.read(MmEcnParams::read)?;
         if let Some(lo) = p.mmecn_k_low {
             if lo.0.bytes(c.pkt) > c.k() {
-                return Err(bad(&c.key("mmecn_k_low"), lo.0, &format!("must not exceed threshold (K_high = {}B)", c.k())));
+                return Err(bad(
+                    &c.key("mmecn_k_low"),
+                    lo.0,
+                    &format!("must not exceed threshold (K_high = {}B)", c.k()),
+                ));
             }
         }
         if let Some(x) = p.mmecn_pmax {

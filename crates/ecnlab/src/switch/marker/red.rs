@@ -86,7 +86,8 @@ impl RedParams {
         let amt = |a: Option<Amt>| a.map(|a| a.0.bytes(c.pkt)).unwrap_or(0);
         let slot = tx_time(c.pkt, c.rate_bps);
         let (min, max, pmax) = (amt(self.red_min), amt(self.red_max), self.red_pmax.unwrap_or(1.0));
-        let mut red = Red::new(min, max, pmax, self.red_wq, self.red_gentle, self.red_spacing, slot, c.port.queues as usize);
+        let mut red =
+            Red::new(min, max, pmax, self.red_wq, self.red_gentle, self.red_spacing, slot, c.port.queues as usize);
         red.at_dequeue = self.red_at_dequeue;
         red
     }
