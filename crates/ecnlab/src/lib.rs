@@ -64,7 +64,7 @@ pub const UNMOVED_SINCE: u32 = 4;
 /// result store keys its run by, so that a run the last change left alone
 /// keeps its stored result (and a figure's record stays current).
 pub fn model_of(cfg: &Config) -> u32 {
-    if host::recovery::linux_cwnd::moved_by_model_5(&cfg.transport) {
+    if host::recovery::moved_by_model_5(&cfg.transport) {
         MODEL_VERSION
     } else {
         UNMOVED_SINCE

@@ -261,11 +261,14 @@ impl TcpSender {
                 // old hole, often hundreds of segments, and send the
                 // go-back-N retransmission into a slow start that overruns
                 // the buffer it was lost in.
+                if let Some(r) = self.rec.as_deref_mut() {
+                    r.on_timeout(s, now);
+                }
                 if !s.in_recovery && s.una >= s.recover {
                     s.w.ssthresh = s.loss_ssthresh(self.rec.as_deref().is_some_and(|r| r.ssthresh_from_cwnd()));
                 }
                 s.cc.on_timeout();
-                let keeps_sack = self.rec.as_deref_mut().is_some_and(|r| r.on_timeout(s, now));
+                let keeps_sack = self.rec.as_deref().is_some_and(|r| r.keeps_sack());
                 s.w.cwnd = 1.0;
                 s.in_recovery = false;
                 s.dupacks = 0;
@@ -302,7 +305,7 @@ impl TcpSender {
         let fired = self.rec.as_deref_mut().map_or(Fired::No, |r| r.fired(&mut self.s, now));
         match fired {
             Fired::Probe => TimerAction::Probe,
-            Fired::Marked => TimerAction::Nothing,
+            Fired::Marked | Fired::Recover => TimerAction::Nothing,
             Fired::No if self.on_timeout(now) => TimerAction::ResendSyn,
             Fired::No => TimerAction::Nothing,
         }
@@ -456,7 +459,7 @@ impl TcpSender {
 
     /// How HyStart ended slow start, if it did (`recovery/hystart.rs`).
     pub fn hystart_exit(&self) -> Option<super::recovery::hystart::Exit> {
-        self.rec.as_deref().and_then(|r| r.hystart_exit())
+        self.rec.as_deref().and_then(|r| r.hystart.found)
     }
 }
 

@@ -55,7 +55,9 @@
 //! updated): the delay test then usually ends slow start, as the kernel's
 //! does.
 
+use super::mechanism::{Mechanism, MechanismDecl, Shared};
 use crate::config::param::section;
+use crate::config::TransportCfg;
 use crate::host::snd::Snd;
 use crate::units::Time;
 
@@ -73,7 +75,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[HystartParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -230,6 +232,25 @@ impl Hystart {
         if self.on_ack(&a).is_some() {
             s.w.ssthresh = s.w.cwnd;
         }
+    }
+}
+
+impl Mechanism for Hystart {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        active(t).then_some(())
+    }
+
+    #[inline]
+    fn on_rtt_ack(&mut self, _: &(), s: &mut Snd, now: Time, rtt: Time) {
+        self.sender_ack(s, now, rtt);
+    }
+
+    /// Linux: TCP_CA_Loss resets it all.
+    fn on_timeout(&mut self, _: &(), _: &mut Shared, s: &Snd, now: Time) {
+        self.reset(now, s.una);
     }
 }
 

@@ -29,7 +29,9 @@
 //! RTO is what the cumulative ACK at the end of the go-back covers; `prr`
 //! and `lost_retransmit` take ssthresh from cwnd (`loss_flight_segs`).
 
+use super::mechanism::{Mechanism, MechanismDecl, Traits};
 use crate::config::param::section;
+use crate::config::TransportCfg;
 
 section! {
     /// The key of Linux's window accounting, in `[transport]`.
@@ -43,7 +45,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[LinuxCwndParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -60,29 +62,33 @@ impl LinuxCwndParams {
     }
 }
 
-/// Whether `t`'s runs use what model 5 changed: this key, or the four
-/// mechanisms that take part of it (`crate::model_of`).
-pub fn moved_by_model_5(t: &crate::config::TransportCfg) -> bool {
-    LinuxCwndParams::of(t).linux_cwnd
-        || super::prr::PrrParams::of(t).prr != super::prr::PrrKind::Off
-        || super::rto_sack::RtoSackParams::of(t).rto_keeps_sack
-        || super::lost_rtx::LostRtxParams::of(t).lost_retransmit
-        || crate::host::cc::cubic_linux::active(t)
-}
+/// The mechanism has no state: it changes what the core counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinuxCwnd;
 
-/// Whether a loss takes ssthresh from cwnd rather than FlightSize
-/// (`Snd::loss_flight_segs`): under Linux's accounting; with PRR, whose
-/// proportional part sends ssthresh/prior_cwnd of what is delivered and
-/// so must have ssthresh below the cwnd it starts from (Linux's pairing;
-/// a flight swollen by SACKed data gave ssthresh 280 from a cwnd near 90,
-/// and PRR then sent three segments per one delivered into CoDel, 7× the
-/// drops); and with lost-retransmission detection, whose recoveries
-/// outlive the stuck hole's lost copies while new data goes out behind
-/// it, so that snd_max − snd_una ends up mostly data SACKed rounds ago
-/// (`lost_rtx.rs`); else from snd_max − snd_una (RFC 5681 Eq. 4).
-pub fn ssthresh_from_cwnd(linux_cwnd: bool, prr: super::prr::PrrKind) -> bool {
-    // lost_retransmit needs prr (`recovery::validate`), so prr covers it.
-    linux_cwnd || prr != super::prr::PrrKind::Off
+impl Mechanism for LinuxCwnd {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        LinuxCwndParams::of(t).linux_cwnd.then_some(())
+    }
+
+    /// Both halves of Linux's accounting. A loss takes ssthresh from cwnd
+    /// rather than FlightSize (`Snd::loss_flight_segs`) here and with PRR
+    /// (`prr.rs`), whose proportional part sends ssthresh/prior_cwnd of
+    /// what is delivered and so must have ssthresh below the cwnd it starts
+    /// from (Linux's pairing; a flight swollen by SACKed data gave ssthresh
+    /// 280 from a cwnd near 90, and PRR then sent three segments per one
+    /// delivered into CoDel, 7× the drops). Lost-retransmission detection
+    /// needs PRR (`recovery::validate`), so PRR covers its recoveries,
+    /// which outlive the stuck hole's lost copies while new data goes out
+    /// behind it, so that snd_max − snd_una ends up mostly data SACKed
+    /// rounds ago. Else: from snd_max − snd_una (RFC 5681 Eq. 4).
+    fn traits(_: &(), t: &mut Traits) {
+        t.ssthresh_from_cwnd = true;
+        t.grows_by_delivered = true;
+    }
 }
 
 #[cfg(test)]

@@ -25,8 +25,11 @@
 //! without, not yet explained). Not modelled from RACK: time-based loss marking with a
 //! reordering window, and the tail loss probe.
 
+use super::mechanism::{Mechanism, MechanismDecl, Shared};
 use crate::config::param::section;
+use crate::config::TransportCfg;
 use crate::host::snd::{Segment, Snd};
+use crate::units::Time;
 
 section! {
     /// The key of lost-retransmission detection in `[transport]`.
@@ -39,7 +42,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[LostRtxParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -108,6 +111,39 @@ impl LostRtx {
         }
         self.mark(s);
         Some(Segment { seq: una, len, retransmit: true, cwr: false })
+    }
+}
+
+impl Mechanism for LostRtx {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        LostRtxParams::of(t).lost_retransmit.then_some(())
+    }
+
+    fn on_recovery_ack(&mut self, _: &(), _: &mut Shared, s: &mut Snd, _: u64, una_moved: bool, _: Option<u64>) {
+        if una_moved {
+            self.una_moved(s);
+        }
+        self.check(s);
+    }
+
+    fn enter(&mut self, _: &()) {
+        self.reset();
+    }
+
+    fn on_timeout(&mut self, _: &(), _: &mut Shared, _: &Snd, _: Time) {
+        self.reset();
+    }
+
+    #[inline]
+    fn resend_lost(&mut self, _: &(), s: &Snd) -> Option<Segment> {
+        self.resend(s)
+    }
+
+    fn on_hole_resent(&mut self, _: &(), s: &Snd) {
+        self.mark(s);
     }
 }
 

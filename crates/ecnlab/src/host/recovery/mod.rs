@@ -1,74 +1,133 @@
 //! Loss recovery beyond RFC 6675's fast retransmit and RFC 6298's RTO:
 //! the mechanisms of Linux's TCP that ecnlab models, each in its own file
 //! with its `[transport]` key, its state and its rules, and each off by
-//! default (the `linux` profile, `host/linux.rs`, turns them all on).
+//! default (the `linux` profile, `host/linux.rs`, turns them on).
 //!
-//! A sender with any of them on holds one boxed `Recovery` (None
-//! otherwise, so `Flow` stays small and the default sender pays one
-//! branch per hook). The sender (`tcp_tx.rs`) calls it at named hooks,
-//! and each hook calls the mechanisms that act there, in a fixed order:
+//! A mechanism is a type implementing `Mechanism` (`mechanism.rs`): hooks
+//! with do-nothing defaults, of which it writes those it acts at. The
+//! `recovery!` list below is the registry, one line each: from it come
+//! `MECHANISMS` (whose keys join `[transport]`, `registry.rs`),
+//! `RecoveryParams` (each mechanism's settings, None when off) and
+//! `Recovery` (each one's state). A sender with any mechanism on holds one
+//! boxed `Recovery` (None otherwise, so `Flow` stays small and the default
+//! sender pays one branch per hook). The sender (`tcp_tx.rs`) calls it at
+//! named hooks, and each hook calls every mechanism that is on, in the
+//! list's order (calls that no mechanism overrides compile to nothing):
 //!
 //! | hook | when | mechanisms |
 //! |---|---|---|
-//! | `rtt_sample` | an RTT sample | `rto_linux` |
+//! | `rtt_sample`, `resume` | an RTT sample; a persistent connection's next flow | `rto_linux` |
 //! | `on_ack_arrival` | an ACK, before anything moves | `tlp` |
-//! | `reduction_sacked`, `cwr_done`, `on_reduction_ack` | ACKs in a reduction | `prr` |
+//! | `reduction_sacked`, `cwr_done`, `on_reduction_ack`, `on_ecn_cut` | ACKs in a reduction | `prr` |
 //! | `on_rtt_ack` | an ACK that moved snd_una | `hystart` |
-//! | `on_recovery_ack`, `on_recovery_dupack` | ACKs in fast recovery | `lost_rtx`, `prr` |
-//! | `on_ecn_cut` | the congestion control cut cwnd | `prr` |
+//! | `on_recovery_ack` | ACKs in fast recovery | `prr`, `lost_rtx` |
 //! | `loss_is_detected` | a duplicate ACK | `tlp` |
-//! | `enter`, `after_recovery_start` | fast recovery starts | `lost_rtx`, `tlp`, `prr`, `linux_cwnd` |
-//! | `after_ack` | the ACK is done | `rack`, `tlp` |
-//! | `on_timeout` | the RTO fired | `hystart`, `prr`, `lost_rtx`, `tlp`, `rack`, `rto_sack` |
+//! | `enter`, `set_recovery_window`, `after_recovery_start` | fast recovery starts | `prr`, `lost_rtx`, `tlp` |
+//! | `after_ack` | the ACK is done | `tlp`, `rack` |
+//! | `on_timeout` | the RTO fired, before the core acts | `prr`, `lost_rtx`, `tlp`, `rack`, `hystart` |
 //! | `resend_lost`, `on_hole_resent` | a segment in recovery | `lost_rtx` |
-//! | `probe`, `open_flight`, `new_data` | a segment in the open state | `tlp`, `rto_sack` |
-//! | `on_send`, `after_send` | a segment goes | `rto_rearm`, `prr`, `tlp` |
+//! | `probe`, `open_flight` | a segment in the open state | `tlp`, `rto_sack` |
+//! | `on_send`, `after_send` | a segment goes | `prr`, `rto_rearm`, `tlp` |
 //! | `deadline`, `fired` | the sender's timer | `tlp`, `rack` |
-//! | `resume` | a persistent connection's next flow | `rto_linux` |
 //!
 //! Each mechanism's file holds its state type and the rules over it,
 //! taking the core state (`Snd`) as an argument; none imports another or
-//! the sender, and this file is the only one that knows them all.
-//! `MECHANISMS` is their registry: the keys they declare join
-//! `[transport]` from it (`registry.rs`), one line each.
+//! the sender. What one must know of another is in `mechanism.rs`'s
+//! `Shared` (per connection: PRR's CWR state, RACK's lost mark) and
+//! `Traits` (per run: whether the scoreboard outlives an RTO, what a loss
+//! takes ssthresh from, what cwnd grows by).
 
-pub mod hystart;
-pub mod linux_cwnd;
-pub mod lost_rtx;
-pub mod prr;
-pub mod rack;
-pub mod rto_linux;
-pub mod rto_rearm;
-pub mod rto_sack;
-pub mod tlp;
+pub mod mechanism;
 
 use super::snd::{Segment, Snd};
 use crate::config::TransportCfg;
 use crate::units::Time;
-use prr::{PrrKind, Reduction};
-use rack::RackFired;
+pub use mechanism::{Fired, Mechanism, MechanismDecl, Shared, Traits};
 use std::sync::Arc;
 
-/// One mechanism's declaration, beside its code: its name (its key's),
-/// what it does, its source and its `[transport]` keys.
-pub struct MechanismDecl {
-    pub about: crate::switch::scheme::About,
+/// The registry: from one line per mechanism (its file's name and its
+/// state's type), the module, the list of declarations, the run's settings
+/// and a connection's state, and `each!`, which calls a hook on every
+/// mechanism that is on.
+macro_rules! recovery {
+    ($($name:ident: $ty:ident,)*) => {
+        $(pub mod $name;)*
+
+        /// Every loss-recovery mechanism, in the registry's order: their keys
+        /// join `[transport]` from here (`registry.rs`), whatever the
+        /// congestion control, and `ecnlab keys` lists them.
+        pub const MECHANISMS: &[&MechanismDecl] = &[$(&<$name::$ty as Mechanism>::DECL),*];
+
+        /// The mechanisms' settings for a run (None: off), shared by its
+        /// connections.
+        #[derive(Debug)]
+        pub struct RecoveryParams {
+            run: Traits,
+            $($name: Option<<$name::$ty as Mechanism>::Params>,)*
+        }
+
+        impl RecoveryParams {
+            /// `t`'s settings, or None when every mechanism is off.
+            pub fn of(t: &TransportCfg) -> Option<RecoveryParams> {
+                let mut p = RecoveryParams { run: Traits::default(), $($name: <$name::$ty as Mechanism>::params(t),)* };
+                let any = false $(|| p.$name.is_some())*;
+                $(if let Some(q) = &p.$name { <$name::$ty as Mechanism>::traits(q, &mut p.run); })*
+                any.then_some(p)
+            }
+        }
+
+        /// A connection's loss-recovery state: each mechanism's, the state
+        /// they share, and the run's settings.
+        #[derive(Debug)]
+        pub struct Recovery {
+            p: Arc<RecoveryParams>,
+            x: Shared,
+            $(pub $name: $name::$ty,)*
+        }
+
+        impl Recovery {
+            pub fn new(p: &Arc<RecoveryParams>) -> Recovery {
+                Recovery { x: Shared { run: p.run, ..Shared::default() }, p: Arc::clone(p), $($name: $name::$ty::default(),)* }
+            }
+        }
+
+        /// `each!(self, |m, q, x| body)`: `body` for every mechanism that is
+        /// on, in order, with `m` its state, `q` its settings and `x` the
+        /// shared state.
+        macro_rules! each {
+            ($r:ident, |$m:ident, $q:ident, $x:ident| $body:expr) => {
+                $(if let Some($q) = &$r.p.$name {
+                    let ($m, $x) = (&mut $r.$name, &mut $r.x);
+                    let _ = &$x;
+                    $body;
+                })*
+            };
+        }
+
+        /// `each_ref!`: as `each!`, for the hooks that only read.
+        macro_rules! each_ref {
+            ($r:ident, |$m:ident, $q:ident, $x:ident| $body:expr) => {
+                $(if let Some($q) = &$r.p.$name {
+                    let ($m, $x) = (&$r.$name, &$r.x);
+                    let _ = &$x;
+                    $body;
+                })*
+            };
+        }
+    };
 }
 
-/// Every loss-recovery mechanism, one line each: their keys join
-/// `[transport]` from here (`registry.rs`), whatever the congestion
-/// control, and `ecnlab keys` lists them.
-pub const MECHANISMS: &[&MechanismDecl] = &[
-    &rto_linux::DECL,
-    &prr::DECL,
-    &lost_rtx::DECL,
-    &rto_sack::DECL,
-    &rto_rearm::DECL,
-    &tlp::DECL,
-    &rack::DECL,
-    &hystart::DECL,
-    &linux_cwnd::DECL,
-];
+recovery! {
+    rto_linux: LinuxRtt,
+    prr: Reduction,
+    lost_rtx: LostRtx,
+    rto_sack: RtoSack,
+    rto_rearm: RtoRearm,
+    tlp: Tlp,
+    rack: Rack,
+    hystart: Hystart,
+    linux_cwnd: LinuxCwnd,
+}
 
 /// Checks across the mechanisms' keys: lost-retransmission
 /// detection has been validated only with PRR pacing the recovery (with
@@ -76,7 +135,7 @@ pub const MECHANISMS: &[&MechanismDecl] = &[
 /// without: not understood yet), so it needs `prr`.
 pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::ConfigError> {
     let lost = lost_rtx::LostRtxParams::of(t).lost_retransmit;
-    if lost && prr::PrrParams::of(t).prr == PrrKind::Off {
+    if lost && prr::PrrParams::of(t).prr == prr::PrrKind::Off {
         return Err(crate::config::bad(
             "transport.lost_retransmit",
             true,
@@ -94,355 +153,228 @@ pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::Co
     Ok(())
 }
 
-/// The mechanisms' settings for a run, shared by its connections.
-#[derive(Debug)]
-pub struct RecoveryParams {
-    /// Linux's RTO estimator (`rto_linux.rs`).
-    linux_rto: bool,
-    /// PRR and its reduction bound (`prr.rs`).
-    prr: PrrKind,
-    /// Lost-retransmission detection (`lost_rtx.rs`).
-    lost_retransmit: bool,
-    /// The SACK scoreboard kept across an RTO (`rto_sack.rs`).
-    rto_keeps_sack: bool,
-    /// The timer restarted at a retransmission of snd_una (`rto_rearm.rs`).
-    rto_rearm_head: bool,
-    /// The tail loss probe, and the PTO's additions to 2·srtt with more
-    /// than one segment out and with one (`tlp.rs`).
-    tlp: bool,
-    tlp_times: (Time, Time),
-    /// RACK's time-based loss detection (`rack.rs`).
-    rack: bool,
-    /// CUBIC's HyStart (`hystart.rs`; only with cc = "cubic").
-    hystart: bool,
-    /// Linux's window accounting (`linux_cwnd.rs`).
-    linux_cwnd: bool,
+/// Whether `t`'s runs use what model 5 changed: Linux's window
+/// accounting (`linux_cwnd.rs`), or the four mechanisms that take part of
+/// it (`crate::model_of`).
+pub fn moved_by_model_5(t: &TransportCfg) -> bool {
+    linux_cwnd::LinuxCwndParams::of(t).linux_cwnd
+        || prr::PrrParams::of(t).prr != prr::PrrKind::Off
+        || rto_sack::RtoSackParams::of(t).rto_keeps_sack
+        || lost_rtx::LostRtxParams::of(t).lost_retransmit
+        || crate::host::cc::cubic_linux::active(t)
 }
 
 impl RecoveryParams {
-    /// `t`'s settings, or None when every mechanism is off.
-    pub fn of(t: &TransportCfg) -> Option<RecoveryParams> {
-        let tlp = tlp::TlpParams::of(t);
-        let p = RecoveryParams {
-            linux_rto: rto_linux::LinuxRtoParams::of(t).linux_rto,
-            prr: prr::PrrParams::of(t).prr,
-            lost_retransmit: lost_rtx::LostRtxParams::of(t).lost_retransmit,
-            rto_keeps_sack: rto_sack::RtoSackParams::of(t).rto_keeps_sack,
-            rto_rearm_head: rto_rearm::RtoRearmParams::of(t).rto_rearm_head,
-            tlp: tlp.tlp,
-            tlp_times: (tlp.tlp_slack.0, tlp.tlp_delack.0),
-            rack: rack::RackParams::of(t).rack,
-            hystart: hystart::active(t),
-            linux_cwnd: linux_cwnd::LinuxCwndParams::of(t).linux_cwnd,
-        };
-        let any = p.linux_rto
-            || p.prr != PrrKind::Off
-            || p.lost_retransmit
-            || p.rto_keeps_sack
-            || p.rto_rearm_head
-            || p.tlp
-            || p.rack
-            || p.hystart
-            || p.linux_cwnd;
-        any.then_some(p)
-    }
-
-    /// Whether ACKs must count the bytes they newly deliver: cwnd grows by
-    /// that count (`linux_cwnd`; `rto_keeps_sack`, whose kept SACKed data
-    /// a cumulative ACK must not count again).
+    /// Whether ACKs must count the bytes they newly deliver (`Traits`).
     pub fn grows_by_delivered(&self) -> bool {
-        self.linux_cwnd || self.rto_keeps_sack
+        self.run.grows_by_delivered
     }
-}
-
-/// A connection's loss-recovery state: each mechanism's, and the run's
-/// settings.
-#[derive(Debug)]
-pub struct Recovery {
-    p: Arc<RecoveryParams>,
-    rtt: rto_linux::LinuxRtt,
-    red: Reduction,
-    lost: lost_rtx::LostRtx,
-    tlp: tlp::Tlp,
-    rack: rack::Rack,
-    hystart: hystart::Hystart,
 }
 
 impl Recovery {
-    pub fn new(p: &Arc<RecoveryParams>) -> Recovery {
-        Recovery {
-            p: Arc::clone(p),
-            rtt: Default::default(),
-            red: Default::default(),
-            lost: Default::default(),
-            tlp: Default::default(),
-            rack: Default::default(),
-            hystart: Default::default(),
-        }
-    }
-
     /// RACK's mark above the highest SACK, for the scoreboard's holes.
     #[inline]
     pub fn lost_end(&self) -> u64 {
-        self.rack.lost_end
+        self.x.lost_end
     }
 
     pub fn grows_by_delivered(&self) -> bool {
-        self.p.grows_by_delivered()
+        self.x.run.grows_by_delivered
     }
 
-    /// Whether a loss takes ssthresh from cwnd (`linux_cwnd.rs`).
+    /// Whether a loss takes ssthresh from cwnd (`Traits`).
     pub fn ssthresh_from_cwnd(&self) -> bool {
-        linux_cwnd::ssthresh_from_cwnd(self.p.linux_cwnd, self.p.prr)
+        self.x.run.ssthresh_from_cwnd
     }
 
-    /// An RTT sample `r`: Linux's estimator (`rto_linux.rs`: RTO = srtt +
-    /// max(4·mdev peak, rto_min), `rttvar` holding that second term), or
-    /// RFC 6298's.
+    /// Whether the RTO keeps the SACK scoreboard (`rto_sack.rs`); else the
+    /// go-back is to N.
+    pub fn keeps_sack(&self) -> bool {
+        self.x.run.keeps_sack
+    }
+
+    /// An RTT sample `r`: a mechanism's estimator, or RFC 6298's.
     #[inline]
     pub fn rtt_sample(&mut self, s: &mut Snd, r: Time) {
-        if !self.p.linux_rto {
-            return s.rfc6298_sample(r);
+        let mut taken = false;
+        each!(self, |m, q, x| taken = taken || Mechanism::rtt_sample(m, q, s, r));
+        if !taken {
+            s.rfc6298_sample(r);
         }
-        let (una, nxt, min_rto) = (s.una, s.nxt, s.p.min_rto as f64);
-        let rto = self.rtt.sample(&mut s.srtt, r as f64, una, nxt, min_rto) as Time;
-        s.rttvar = self.rtt.var;
-        s.set_rto(rto);
     }
 
     /// A persistent connection resumes with a carried `rttvar`.
     pub fn resume(&mut self, rttvar: f64, min_rto: Time) {
-        self.rtt.resume(rttvar, min_rto as f64);
+        each!(self, |m, q, x| Mechanism::resume(m, q, rttvar, min_rto));
     }
 
     /// An ACK (`ack`, first SACK block `sack`) arrives, before anything
-    /// moves: TLP's episode is settled; a probe that alone repaired a loss
-    /// cuts cwnd once (`tlp.rs`).
+    /// moves.
     #[inline]
     pub fn on_ack_arrival(&mut self, s: &mut Snd, ack: u64, sack: (u64, u64)) {
-        if !self.p.tlp {
-            return;
-        }
-        if let Some(flight) = self.tlp.on_ack(s, ack, sack) {
-            self.red.cwr = false;
-            s.cut_from(flight);
-            s.after_loss();
-        }
+        each!(self, |m, q, x| Mechanism::on_ack_arrival(m, q, x, s, ack, sack));
     }
 
-    /// In a PRR-paced reduction: the SACKed bytes before this ACK.
+    /// In a paced reduction: the SACKed bytes before this ACK.
     #[inline]
     pub fn reduction_sacked(&self, s: &Snd) -> Option<u64> {
-        self.red.sacked_before(s, self.p.prr)
+        let mut r = None;
+        each_ref!(self, |m, q, x| r = r.or_else(|| Mechanism::reduction_sacked(m, q, x, s)));
+        r
     }
 
-    /// snd_una moved in CWR: true if the cut's window is now acknowledged
-    /// and the reduction ended.
+    /// snd_una moved out of recovery: true if a CWR reduction ended.
     pub fn cwr_done(&mut self, s: &mut Snd) -> bool {
-        self.red.cwr_done(s)
+        let mut done = false;
+        each!(self, |m, q, x| done |= Mechanism::cwr_done(m, q, x, s));
+        done
     }
 
-    /// An ACK that moved snd_una with RTT sample `rtt` (`hystart.rs`).
+    /// An ACK that moved snd_una with RTT sample `rtt`.
     #[inline]
     pub fn on_rtt_ack(&mut self, s: &mut Snd, now: Time, rtt: Time) {
-        if self.p.hystart {
-            self.hystart.sender_ack(s, now, rtt);
-        }
+        each!(self, |m, q, x| Mechanism::on_rtt_ack(m, q, s, now, rtt));
     }
 
     /// An ACK in fast recovery that moved snd_una by `acked`.
     pub fn on_recovery_ack(&mut self, s: &mut Snd, acked: u64, sacked_before: Option<u64>) {
-        if self.p.lost_retransmit {
-            self.lost.una_moved(s);
-            self.lost.check(s);
-        }
-        if let Some(before) = sacked_before {
-            self.on_reduction_ack(s, acked, before, true);
-        }
+        each!(self, |m, q, x| Mechanism::on_recovery_ack(m, q, x, s, acked, true, sacked_before));
     }
 
     /// A duplicate ACK in fast recovery.
     pub fn on_recovery_dupack(&mut self, s: &mut Snd, sacked_before: Option<u64>) {
-        if self.p.lost_retransmit {
-            self.lost.check(s);
-        }
-        if let Some(before) = sacked_before {
-            self.on_reduction_ack(s, 0, before, false);
-        }
+        each!(self, |m, q, x| Mechanism::on_recovery_ack(m, q, x, s, 0, false, sacked_before));
     }
 
-    /// The ACK in a reduction: PRR sets cwnd (`prr.rs`).
+    /// An ACK in a reduction outside recovery (CWR).
     pub fn on_reduction_ack(&mut self, s: &mut Snd, acked: u64, sacked_before: u64, safe: bool) {
-        let (kind, lost_end) = (self.p.prr, self.rack.lost_end);
-        self.red.on_ack(s, kind, lost_end, acked, sacked_before, safe);
+        each!(self, |m, q, x| Mechanism::on_reduction_ack(m, q, x, s, acked, sacked_before, safe));
     }
 
-    /// The congestion control cut cwnd from `prior` on ECE: with PRR, the
-    /// cut is paced over the round trip instead (Linux's CWR state).
+    /// The congestion control cut cwnd from `prior` on ECE.
     pub fn on_ecn_cut(&mut self, s: &mut Snd, prior: f64, acked: u64, sacked_before: u64, safe: bool) {
-        if self.p.prr != PrrKind::Off {
-            self.red.start(s, prior, true);
-            self.on_reduction_ack(s, acked, sacked_before, safe);
-        }
+        each!(self, |m, q, x| Mechanism::on_ecn_cut(m, q, x, s, prior, acked, sacked_before, safe));
     }
 
     /// A duplicate ACK: has a loss been found beyond the duplicate count?
-    /// A SACK of a tail loss probe starts recovery at once (`tlp.rs`).
     #[inline]
     pub fn loss_is_detected(&self, s: &Snd) -> bool {
-        self.p.tlp && self.tlp.probe_sacked(s)
+        let mut found = false;
+        each_ref!(self, |m, q, x| found = found || Mechanism::loss_is_detected(m, q, s));
+        found
     }
 
-    /// Fast recovery starts: the window is set (at once, or PRR's start,
-    /// or the CWR reduction under way carried on), then the core's part.
+    /// Fast recovery starts: the window is set (by a mechanism, else at
+    /// once), then the core's part.
     pub fn enter(&mut self, s: &mut Snd) {
-        if self.p.lost_retransmit {
-            self.lost.reset();
-        }
-        if self.p.tlp {
-            self.tlp.reset();
-        }
-        if self.p.prr == PrrKind::Off {
-            s.loss_cut(self.ssthresh_from_cwnd());
-        } else if !self.red.continue_into_recovery() {
-            // PRR: ssthresh now, cwnd brought down ACK by ACK.
-            let prior = s.w.cwnd;
-            s.w.ssthresh = s.loss_ssthresh(self.ssthresh_from_cwnd());
-            self.red.start(s, prior, false);
-        } else if let Some(x) = s.cc.recovery_in_cwr(&s.w) {
-            s.w.ssthresh = x;
+        each!(self, |m, q, x| Mechanism::enter(m, q));
+        let mut set = false;
+        each!(self, |m, q, x| set = set || Mechanism::set_recovery_window(m, q, x, s));
+        if !set {
+            s.loss_cut(self.x.run.ssthresh_from_cwnd);
         }
         s.begin_recovery();
     }
 
     /// Recovery has just started with `sacked_before` SACKed before the
-    /// ACK (or timer) that started it: PRR's first step.
+    /// ACK (or timer) that started it.
     pub fn after_recovery_start(&mut self, s: &mut Snd, sacked_before: u64) {
-        if self.p.prr != PrrKind::Off {
-            self.on_reduction_ack(s, 0, sacked_before, false);
-        }
+        each!(self, |m, q, x| Mechanism::after_recovery_start(m, q, x, s, sacked_before));
     }
 
-    /// The ACK at `now` echoing `ts_echo` is done: RACK judges the holes,
-    /// then TLP arms or stops its timer.
-    pub fn after_ack(&mut self, s: &Snd, now: Time, ts_echo: Time, progressed: bool) {
-        if self.p.rack {
-            self.rack.after_ack(s, now, ts_echo);
-        }
-        if self.p.tlp {
-            self.tlp.after_ack(s, now, progressed, self.p.tlp_times);
-        }
+    /// The ACK at `now` echoing `ts_echo` is done.
+    pub fn after_ack(&mut self, s: &mut Snd, now: Time, ts_echo: Time, progressed: bool) {
+        each!(self, |m, q, x| Mechanism::after_ack(m, q, x, s, now, ts_echo, progressed));
     }
 
-    /// The RTO fired: every reduction, mark and timer ends. True if the
-    /// scoreboard is kept (`rto_sack.rs`), else the go-back is to N.
-    pub fn on_timeout(&mut self, s: &Snd, now: Time) -> bool {
-        if self.p.hystart {
-            // Linux: TCP_CA_Loss resets it all.
-            self.hystart.reset(now, s.una);
-        }
-        self.red.cwr = false;
-        self.lost.reset();
-        self.tlp.reset();
-        self.rack.reset();
-        self.p.rto_keeps_sack
+    /// The RTO fired, before the core acts: every reduction, mark and timer
+    /// ends.
+    pub fn on_timeout(&mut self, s: &Snd, now: Time) {
+        each!(self, |m, q, x| Mechanism::on_timeout(m, q, x, s, now));
     }
 
-    /// In recovery: a lost retransmission of the first hole, to go again
-    /// at once (`lost_rtx.rs`).
+    /// In recovery: a segment to resend at once.
     #[inline]
     pub fn resend_lost(&mut self, s: &Snd) -> Option<Segment> {
-        self.lost.resend(s)
+        let mut g = None;
+        each!(self, |m, q, x| g = g.or_else(|| Mechanism::resend_lost(m, q, s)));
+        g
     }
 
-    /// The hole at snd_una was retransmitted (`lost_rtx.rs` watches it).
+    /// The hole at snd_una was retransmitted.
     pub fn on_hole_resent(&mut self, s: &Snd) {
-        if self.p.lost_retransmit {
-            self.lost.mark(s);
-        }
+        each!(self, |m, q, x| Mechanism::on_hole_resent(m, q, s));
     }
 
-    /// In the open state: the tail loss probe, if its timer fired, sent
-    /// whatever cwnd says (`tlp.rs`).
+    /// In the open state: a segment to send whatever cwnd says.
     #[inline]
     pub fn probe(&mut self, s: &mut Snd) -> Option<Segment> {
-        if !self.p.tlp {
-            return None;
-        }
-        self.tlp.probe(s, self.p.rto_keeps_sack)
+        let mut g = None;
+        each!(self, |m, q, x| if g.is_none() {
+            g = Mechanism::probe(m, q, x, s)
+        });
+        g
     }
 
     /// The flight the window is checked against in the open state, where
-    /// it is not snd_nxt − snd_una: going back after an RTO with the
-    /// scoreboard kept, SACKed data is not in flight (`rto_sack.rs`).
+    /// it is not snd_nxt − snd_una.
     #[inline]
     pub fn open_flight(&self, s: &Snd) -> Option<u64> {
-        (self.p.rto_keeps_sack && s.una < s.recover).then(|| s.flight_less_sacked())
+        let mut f = None;
+        each_ref!(self, |m, q, x| f = f.or_else(|| Mechanism::open_flight(m, q, s)));
+        f
     }
 
     /// The next new (or not yet resent) segment, past SACKed data when the
     /// scoreboard was kept (`rto_sack.rs`).
     #[inline]
     pub fn new_data(&self, s: &mut Snd) -> Option<Segment> {
-        s.new_data(self.p.rto_keeps_sack)
+        s.new_data(self.x.run.keeps_sack)
     }
 
-    /// A segment is going at `now`, before the core arms its timer: the
-    /// timer restarts at a retransmission of snd_una in recovery
-    /// (`rto_rearm.rs`); PRR counts what a reduction sends.
+    /// A segment is going at `now`, before the core arms its timer.
     #[inline]
     pub fn on_send(&mut self, s: &mut Snd, now: Time, seg: &Segment) {
-        if seg.retransmit && self.p.rto_rearm_head && s.in_recovery && seg.seq == s.una {
-            s.rto_deadline = now + s.rto;
-        }
-        self.red.sent(s, seg.len);
+        each!(self, |m, q, x| Mechanism::on_send(m, q, x, s, now, seg));
     }
 
-    /// A segment went: new data restarts the PTO (`tlp.rs`).
+    /// A segment went.
     #[inline]
     pub fn after_send(&mut self, s: &Snd, now: Time, seg: &Segment) {
-        if self.p.tlp && !seg.retransmit {
-            self.tlp.after_send(s, now, self.p.tlp_times);
-        }
+        each!(self, |m, q, x| Mechanism::after_send(m, q, s, now, seg));
     }
 
-    /// The sender's next timer (0: none): the RTO's `rto` deadline, or
-    /// earlier a tail loss probe's PTO or RACK's reordering timer, which
-    /// stand in front of it.
+    /// The sender's next timer (0: none): the RTO's `rto` deadline, or a
+    /// mechanism's earlier one, which stands in front of it.
     #[inline]
     pub fn deadline(&self, rto: Time) -> Time {
-        [self.tlp.pto_at, self.rack.reo_at]
-            .into_iter()
-            .filter(|&t| t != 0)
-            .fold(rto, |a, t| if a == 0 { t } else { a.min(t) })
+        let mut at = rto;
+        each_ref!(self, |m, _q, x| {
+            let t = Mechanism::deadline(m);
+            if t != 0 && (at == 0 || t < at) {
+                at = t;
+            }
+        });
+        at
     }
 
-    /// The sender's timer fired at `now`: whose it was.
-    pub fn fired(&mut self, s: &mut Snd, now: Time) -> Fired {
-        if self.pto_fired(s, now) {
-            Fired::Probe
-        } else if self.reo_fired(s, now) {
-            Fired::Marked
-        } else {
-            Fired::No
-        }
-    }
-
-    /// True if the timer was TLP's PTO (`tlp.rs`).
+    /// For tests: the timer fired at `now`; true if it was TLP's PTO.
+    #[cfg(test)]
     pub fn pto_fired(&mut self, s: &mut Snd, now: Time) -> bool {
-        self.tlp.fired(s, now)
+        let Some(q) = &self.p.tlp else { return false };
+        Mechanism::fired(&mut self.tlp, q, &mut self.x, s, now) == Fired::Probe
     }
 
-    /// True if the timer was RACK's (`rack.rs`), and then, if the hole is
-    /// still there, fast recovery has started.
+    /// For tests: the timer fired at `now`; true if it was RACK's (and
+    /// then, if the hole is still there, fast recovery has started).
+    #[cfg(test)]
     pub fn reo_fired(&mut self, s: &mut Snd, now: Time) -> bool {
-        match self.rack.fired(s, now) {
-            RackFired::No => false,
-            RackFired::Marked => true,
-            RackFired::Recover => {
+        let Some(q) = &self.p.rack else { return false };
+        match Mechanism::fired(&mut self.rack, q, &mut self.x, s, now) {
+            Fired::No | Fired::Probe => false,
+            Fired::Marked => true,
+            Fired::Recover => {
                 self.enter(s);
-                // No ACK to pace by: cwnd at the pipe; the first
-                // retransmission goes anyway (RFC 6675 §5 step 4.3).
                 let sacked = s.sacked_bytes();
                 self.after_recovery_start(s, sacked);
                 true
@@ -450,31 +382,23 @@ impl Recovery {
         }
     }
 
-    /// How HyStart ended slow start, if it did.
-    pub fn hystart_exit(&self) -> Option<hystart::Exit> {
-        self.hystart.found
+    /// The sender's timer fired at `now`: whose it was. A mechanism's
+    /// timer that found a loss starts fast recovery here.
+    pub fn fired(&mut self, s: &mut Snd, now: Time) -> Fired {
+        let mut f = Fired::No;
+        each!(self, |m, q, x| if f == Fired::No {
+            f = Mechanism::fired(m, q, x, s, now)
+        });
+        if f == Fired::Recover {
+            self.enter(s);
+            // No ACK to pace by: cwnd at the pipe; the first
+            // retransmission goes anyway (RFC 6675 §5 step 4.3).
+            let sacked = s.sacked_bytes();
+            self.after_recovery_start(s, sacked);
+            return Fired::Marked;
+        }
+        f
     }
-
-    /// TLP's counts: probes sent, losses a probe alone repaired.
-    pub fn tlp_counts(&self) -> (u32, u32) {
-        (self.tlp.probes, self.tlp.recoveries)
-    }
-
-    /// RACK's counts: recoveries its timer started, tails it marked lost.
-    pub fn rack_counts(&self) -> (u32, u32) {
-        (self.rack.marks, self.rack.tails)
-    }
-}
-
-/// What the sender's timer was, when a recovery mechanism's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fired {
-    /// Neither's: the RTO, if due.
-    No,
-    /// The PTO: the next segment is the probe.
-    Probe,
-    /// RACK's: holes marked lost, recovery under way if there were any.
-    Marked,
 }
 
 #[cfg(test)]

@@ -29,9 +29,12 @@
 //! FlightSize, which counts SACKed data and can exceed cwnd several times
 //! (`linux_cwnd.rs`, `loss_flight_segs`).
 
+use super::mechanism::{Mechanism, MechanismDecl, Shared, Traits};
 use crate::config::param::section;
 use crate::config::values::by_name;
-use crate::host::snd::Snd;
+use crate::config::TransportCfg;
+use crate::host::snd::{Segment, Snd};
+use crate::units::Time;
 
 by_name! {
     /// `transport.prr`: PRR and its reduction bound.
@@ -61,7 +64,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[PrrParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -141,40 +144,23 @@ impl Prr {
     }
 }
 
-/// A window reduction under way, paced by PRR: loss recovery, or an ECN
-/// cut in Linux's CWR state (tcp_init_cwnd_reduction to
-/// tcp_end_cwnd_reduction). Kept in `Recovery`, whatever `prr` says, since
-/// TLP and the recovery's start read the CWR state.
+/// A connection's PRR state: the reduction under way, in loss recovery
+/// or in Linux's CWR state after an ECN cut (tcp_init_cwnd_reduction to
+/// tcp_end_cwnd_reduction). The CWR state itself is in `Shared`, since
+/// TLP's cut and the RTO end it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reduction {
     pub prr: Prr,
-    /// In Linux's CWR state: an ECN cut under way, PRR-paced, until snd_una
-    /// reaches `cwr_end`.
-    pub cwr: bool,
-    pub cwr_end: u64,
 }
 
 impl Reduction {
-    /// PRR is on (`kind`) and a reduction (recovery or CWR) is under way:
-    /// the SACKed bytes before this ACK, to measure what it delivers.
-    #[inline]
-    pub fn sacked_before(&self, s: &Snd, kind: PrrKind) -> Option<u64> {
-        (kind != PrrKind::Off && (s.in_recovery || self.cwr)).then(|| s.sacked_bytes())
-    }
-
     /// Start a PRR reduction from cwnd `prior` (segments): loss recovery
     /// entered (ssthresh already set), or an ECN cut (`cwr`).
-    pub fn start(&mut self, s: &mut Snd, prior: f64, cwr: bool) {
+    pub fn start(&mut self, x: &mut Shared, s: &mut Snd, prior: f64, cwr: bool) {
         self.prr = Prr::start((prior * s.p.mss as f64) as u64);
-        self.cwr = cwr;
-        self.cwr_end = s.max_sent;
+        x.cwr = cwr;
+        x.cwr_end = s.max_sent;
         s.w.cwnd = prior;
-    }
-
-    /// Loss recovery starts while an ECN reduction is under way: Linux
-    /// carries on with that reduction (no second ssthresh). True if so.
-    pub fn continue_into_recovery(&mut self) -> bool {
-        std::mem::take(&mut self.cwr)
     }
 
     /// The ACK in a reduction that moved snd_una by `acked` bytes, with
@@ -193,24 +179,106 @@ impl Reduction {
             s.w.cwnd = ((pipe + sndcnt) as f64 + 0.5) / mss as f64;
         }
     }
+}
+
+impl Mechanism for Reduction {
+    type Params = PrrKind;
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<PrrKind> {
+        let kind = PrrParams::of(t).prr;
+        (kind != PrrKind::Off).then_some(kind)
+    }
+
+    /// PRR's proportional part sends ssthresh/prior_cwnd of what is
+    /// delivered, so ssthresh must come from the cwnd it starts from
+    /// (`linux_cwnd.rs`).
+    fn traits(_: &PrrKind, t: &mut Traits) {
+        t.ssthresh_from_cwnd = true;
+    }
+
+    /// A reduction (recovery or CWR) is under way: the SACKed bytes
+    /// before this ACK, to measure what it delivers.
+    #[inline]
+    fn reduction_sacked(&self, _: &PrrKind, x: &Shared, s: &Snd) -> Option<u64> {
+        (s.in_recovery || x.cwr).then(|| s.sacked_bytes())
+    }
 
     /// In CWR with the cut's window acknowledged (snd_una at `cwr_end`):
     /// the reduction ends with cwnd = ssthresh (Linux
-    /// tcp_end_cwnd_reduction). True if it just ended.
-    pub fn cwr_done(&mut self, s: &mut Snd) -> bool {
-        if self.cwr && s.una >= self.cwr_end {
-            self.cwr = false;
+    /// tcp_end_cwnd_reduction).
+    fn cwr_done(&mut self, _: &PrrKind, x: &mut Shared, s: &mut Snd) -> bool {
+        if x.cwr && s.una >= x.cwr_end {
+            x.cwr = false;
             s.w.cwnd = s.w.ssthresh;
             return true;
         }
         false
     }
 
-    /// A segment of `len` bytes was sent during a reduction (prr_out).
+    fn on_recovery_ack(
+        &mut self,
+        &kind: &PrrKind,
+        x: &mut Shared,
+        s: &mut Snd,
+        acked: u64,
+        una_moved: bool,
+        sacked_before: Option<u64>,
+    ) {
+        if let Some(before) = sacked_before {
+            self.on_ack(s, kind, x.lost_end, acked, before, una_moved);
+        }
+    }
+
+    fn on_reduction_ack(&mut self, &kind: &PrrKind, x: &mut Shared, s: &mut Snd, acked: u64, before: u64, safe: bool) {
+        self.on_ack(s, kind, x.lost_end, acked, before, safe);
+    }
+
+    /// The congestion control cut cwnd on ECE: the cut is paced over the
+    /// round trip instead (Linux's CWR state).
+    #[allow(clippy::too_many_arguments)]
+    fn on_ecn_cut(
+        &mut self,
+        &kind: &PrrKind,
+        x: &mut Shared,
+        s: &mut Snd,
+        prior: f64,
+        acked: u64,
+        before: u64,
+        safe: bool,
+    ) {
+        self.start(x, s, prior, true);
+        self.on_ack(s, kind, x.lost_end, acked, before, safe);
+    }
+
+    /// Fast recovery starts: ssthresh now, cwnd brought down ACK by ACK;
+    /// or, with an ECN reduction under way, Linux carries on with that
+    /// one (no second ssthresh).
+    fn set_recovery_window(&mut self, _: &PrrKind, x: &mut Shared, s: &mut Snd) -> bool {
+        if !std::mem::take(&mut x.cwr) {
+            let prior = s.w.cwnd;
+            s.w.ssthresh = s.loss_ssthresh(x.run.ssthresh_from_cwnd);
+            self.start(x, s, prior, false);
+        } else if let Some(v) = s.cc.recovery_in_cwr(&s.w) {
+            s.w.ssthresh = v;
+        }
+        true
+    }
+
+    /// PRR's first step, on the ACK (or timer) that started recovery.
+    fn after_recovery_start(&mut self, &kind: &PrrKind, x: &mut Shared, s: &mut Snd, sacked_before: u64) {
+        self.on_ack(s, kind, x.lost_end, 0, sacked_before, false);
+    }
+
+    fn on_timeout(&mut self, _: &PrrKind, x: &mut Shared, _: &Snd, _: Time) {
+        x.cwr = false;
+    }
+
+    /// A segment sent during a reduction counts in prr_out.
     #[inline]
-    pub fn sent(&mut self, s: &Snd, len: u32) {
-        if s.in_recovery || self.cwr {
-            self.prr.out += len as u64;
+    fn on_send(&mut self, _: &PrrKind, x: &Shared, s: &mut Snd, _: Time, seg: &Segment) {
+        if s.in_recovery || x.cwr {
+            self.prr.out += seg.len as u64;
         }
     }
 }

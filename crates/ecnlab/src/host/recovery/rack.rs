@@ -35,7 +35,9 @@
 //! `lost_rtx.rs`'s. Not modelled: RACK's adaptive reordering window (no
 //! DSACK in ecnlab), and its time order of retransmissions.
 
+use super::mechanism::{Fired, Mechanism, MechanismDecl, Shared};
 use crate::config::param::section;
+use crate::config::TransportCfg;
 use crate::host::snd::Snd;
 use crate::units::Time;
 
@@ -52,7 +54,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[RackParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -78,24 +80,9 @@ pub struct Rack {
     pub reo_at: Time,
     /// When the recovery under way began (0: none).
     pub rec_start: Time,
-    /// In recovery: the data below this, sent before the recovery, is
-    /// marked lost (0: nothing beyond the SACKed holes).
-    pub lost_end: u64,
     /// Recoveries the timer started, and tails it marked lost in recovery.
     pub marks: u32,
     pub tails: u32,
-}
-
-/// What a fired timer was to RACK (`Rack::fired`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RackFired {
-    /// Not RACK's timer, or not due.
-    No,
-    /// Its deadline: a recovery's tail marked lost, or nothing to do.
-    Marked,
-    /// The hole above which data is SACKed is still there: the caller
-    /// starts fast recovery.
-    Recover,
 }
 
 impl Rack {
@@ -106,10 +93,12 @@ impl Rack {
 
     /// After an ACK at `now` echoing a send time `ts_echo`: note the RTT;
     /// in the open state arm the timer on the first SACK above a hole and
-    /// stop it when the hole is gone; in recovery judge the tail.
+    /// stop it when the hole is gone; in recovery judge the tail, marking
+    /// the data below `lost_end` lost (`Shared::lost_end`; 0: nothing
+    /// beyond the SACKed holes).
     #[cold]
     #[inline(never)]
-    pub fn after_ack(&mut self, s: &Snd, now: Time, ts_echo: Time) {
+    pub fn after_ack(&mut self, s: &Snd, lost_end: &mut u64, now: Time, ts_echo: Time) {
         let waiting = Rack::waiting(s);
         let (srtt, in_recovery, high, recover) = (s.srtt as Time, s.in_recovery, s.high_sack(), s.recover);
         let r = self;
@@ -120,7 +109,7 @@ impl Rack {
         let reo_wnd = (r.min_rtt / 4).min(srtt);
         if !in_recovery {
             r.rec_start = 0;
-            r.lost_end = 0;
+            *lost_end = 0;
             if !waiting {
                 r.reo_at = 0;
             } else if r.reo_at == 0 {
@@ -139,11 +128,11 @@ impl Rack {
         // recovery; the tail went before it, so RACK calls it lost once
         // that lead exceeds reo_wnd, by now if ts_echo is that far past
         // the recovery's start, else by a timer (an upper bound, as above).
-        if r.lost_end >= recover || high >= recover || ts_echo < r.rec_start {
+        if *lost_end >= recover || high >= recover || ts_echo < r.rec_start {
             return;
         }
         if ts_echo >= r.rec_start + reo_wnd {
-            r.lost_end = recover;
+            *lost_end = recover;
             r.tails += 1;
             r.reo_at = 0;
         } else if r.reo_at == 0 {
@@ -152,31 +141,58 @@ impl Rack {
     }
 
     /// The timer fired at `now`: was it RACK's, and must fast recovery
-    /// start (the hole is still there)?
-    pub fn fired(&mut self, s: &Snd, now: Time) -> RackFired {
+    /// start (the hole is still there: `Recover`)?
+    pub fn fired(&mut self, s: &Snd, lost_end: &mut u64, now: Time) -> Fired {
         if self.reo_at == 0 || self.reo_at > now {
-            return RackFired::No;
+            return Fired::No;
         }
         self.reo_at = 0;
         if s.in_recovery {
             // The tail's deadline (`after_ack`): mark it lost.
-            if self.lost_end < s.recover {
-                self.lost_end = s.recover;
+            if *lost_end < s.recover {
+                *lost_end = s.recover;
                 self.tails += 1;
             }
         } else if Rack::waiting(s) {
             self.marks += 1;
             self.rec_start = now;
-            return RackFired::Recover;
+            return Fired::Recover;
         }
-        RackFired::Marked
+        Fired::Marked
     }
 
     /// An RTO fired: the timer stops, the recovery's marks go.
     pub fn reset(&mut self) {
         self.reo_at = 0;
         self.rec_start = 0;
-        self.lost_end = 0;
+    }
+}
+
+impl Mechanism for Rack {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        RackParams::of(t).rack.then_some(())
+    }
+
+    fn after_ack(&mut self, _: &(), x: &mut Shared, s: &mut Snd, now: Time, ts_echo: Time, _: bool) {
+        self.after_ack(s, &mut x.lost_end, now, ts_echo);
+    }
+
+    /// An RTO: the timer stops, the recovery's marks go.
+    fn on_timeout(&mut self, _: &(), x: &mut Shared, _: &Snd, _: Time) {
+        self.reset();
+        x.lost_end = 0;
+    }
+
+    #[inline]
+    fn deadline(&self) -> Time {
+        self.reo_at
+    }
+
+    fn fired(&mut self, _: &(), x: &mut Shared, s: &mut Snd, now: Time) -> Fired {
+        self.fired(s, &mut x.lost_end, now)
     }
 }
 

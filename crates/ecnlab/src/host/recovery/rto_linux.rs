@@ -21,7 +21,11 @@
 //! srtt + var. The first sample R gives srtt = R, 4·mdev = 2R and var =
 //! max(2R, rto_min): RTO = max(3R, R + rto_min).
 
+use super::mechanism::{Mechanism, MechanismDecl};
 use crate::config::param::section;
+use crate::config::TransportCfg;
+use crate::host::snd::Snd;
+use crate::units::Time;
 
 section! {
     /// The key of Linux's RTO estimator in `[transport]`.
@@ -34,7 +38,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[LinuxRtoParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -108,6 +112,30 @@ impl LinuxRtt {
         self.mdev = var;
         self.mdev_max = self.var;
         self.rtt_seq = 0;
+    }
+}
+
+impl Mechanism for LinuxRtt {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        LinuxRtoParams::of(t).linux_rto.then_some(())
+    }
+
+    /// RTO = srtt + max(4·mdev peak, rto_min), `rttvar` holding that
+    /// second term.
+    #[inline]
+    fn rtt_sample(&mut self, _: &(), s: &mut Snd, r: Time) -> bool {
+        let (una, nxt, min_rto) = (s.una, s.nxt, s.p.min_rto as f64);
+        let rto = self.sample(&mut s.srtt, r as f64, una, nxt, min_rto) as Time;
+        s.rttvar = self.var;
+        s.set_rto(rto);
+        true
+    }
+
+    fn resume(&mut self, _: &(), rttvar: f64, min_rto: Time) {
+        LinuxRtt::resume(self, rttvar, min_rto as f64);
     }
 }
 

@@ -13,7 +13,11 @@
 //! retransmission that is lost still ends in an RTO, one RTO after it was
 //! sent.
 
+use super::mechanism::{Mechanism, MechanismDecl, Shared};
 use crate::config::param::section;
+use crate::config::TransportCfg;
+use crate::host::snd::{Segment, Snd};
+use crate::units::Time;
 
 section! {
     /// The key of the timer restart at a retransmission of snd_una, in `[transport]`.
@@ -26,7 +30,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[RtoRearmParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -40,6 +44,26 @@ pub const DECL: super::MechanismDecl = super::MechanismDecl {
 impl RtoRearmParams {
     pub fn of(t: &crate::config::TransportCfg) -> RtoRearmParams {
         t.scheme_keys(RtoRearmParams::read).expect("a checked config")
+    }
+}
+
+/// The mechanism has no state of its own: it moves the core's timer.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RtoRearm;
+
+impl Mechanism for RtoRearm {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        RtoRearmParams::of(t).rto_rearm_head.then_some(())
+    }
+
+    #[inline]
+    fn on_send(&mut self, _: &(), _: &Shared, s: &mut Snd, now: Time, seg: &Segment) {
+        if seg.retransmit && s.in_recovery && seg.seq == s.una {
+            s.rto_deadline = now + s.rto;
+        }
     }
 }
 

@@ -16,7 +16,10 @@
 //! above it (Linux counts a segment delivered once, `linux_cwnd.rs`;
 //! counting it again sent a window-sized burst after every RTO).
 
+use super::mechanism::{Mechanism, MechanismDecl, Traits};
 use crate::config::param::section;
+use crate::config::TransportCfg;
+use crate::host::snd::Snd;
 
 section! {
     /// The key of the scoreboard kept across an RTO, in `[transport]`.
@@ -29,7 +32,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[RtoSackParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -43,6 +46,34 @@ pub const DECL: super::MechanismDecl = super::MechanismDecl {
 impl RtoSackParams {
     pub fn of(t: &crate::config::TransportCfg) -> RtoSackParams {
         t.scheme_keys(RtoSackParams::read).expect("a checked config")
+    }
+}
+
+/// The mechanism has no state of its own: the core keeps the scoreboard.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RtoSack;
+
+impl Mechanism for RtoSack {
+    type Params = ();
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<()> {
+        RtoSackParams::of(t).rto_keeps_sack.then_some(())
+    }
+
+    /// The go-back skips SACKed data; and since the cumulative ACK at the
+    /// end of it covers the SACKed data kept, cwnd must grow by what is
+    /// newly delivered, not by what is acknowledged.
+    fn traits(_: &(), t: &mut Traits) {
+        t.keeps_sack = true;
+        t.grows_by_delivered = true;
+    }
+
+    /// Going back after an RTO with the scoreboard kept, SACKed data is
+    /// not in flight.
+    #[inline]
+    fn open_flight(&self, _: &(), s: &Snd) -> Option<u64> {
+        (s.una < s.recover).then(|| s.flight_less_sacked())
     }
 }
 

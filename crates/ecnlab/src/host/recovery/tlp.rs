@@ -43,8 +43,10 @@
 //! recovery would (ssthresh from the flight when the probe went, cwnd set
 //! to it: Linux's tcp_init_cwnd_reduction then tcp_end_cwnd_reduction).
 
+use super::mechanism::{Fired, Mechanism, MechanismDecl, Shared};
 use crate::config::param::section;
 use crate::config::values::Dur;
+use crate::config::TransportCfg;
 use crate::host::snd::{Segment, Snd};
 use crate::units::Time;
 
@@ -67,7 +69,7 @@ section! {
 }
 
 /// The mechanism's declaration: its registry line is in `recovery/mod.rs`.
-pub const DECL: super::MechanismDecl = super::MechanismDecl {
+pub const DECL: MechanismDecl = MechanismDecl {
     about: crate::switch::scheme::About {
         params: &[TlpParams::PARAMS],
         ..crate::switch::scheme::About::new(
@@ -238,6 +240,76 @@ impl Tlp {
     }
 }
 
+/// What the PTO adds to 2·srtt with more than one segment out and with
+/// one (`tlp_slack`, `tlp_delack`).
+fn times(p: &TlpParams) -> (Time, Time) {
+    (p.tlp_slack.0, p.tlp_delack.0)
+}
+
+impl Mechanism for Tlp {
+    type Params = TlpParams;
+    const DECL: MechanismDecl = DECL;
+
+    fn params(t: &TransportCfg) -> Option<TlpParams> {
+        let p = TlpParams::of(t);
+        p.tlp.then_some(p)
+    }
+
+    /// The episode is settled; a probe that alone repaired a loss cuts
+    /// cwnd once, which ends any CWR reduction under way.
+    #[inline]
+    fn on_ack_arrival(&mut self, _: &TlpParams, x: &mut Shared, s: &mut Snd, ack: u64, sack: (u64, u64)) {
+        if let Some(flight) = self.on_ack(s, ack, sack) {
+            x.cwr = false;
+            s.cut_from(flight);
+            s.after_loss();
+        }
+    }
+
+    #[inline]
+    fn loss_is_detected(&self, _: &TlpParams, s: &Snd) -> bool {
+        self.probe_sacked(s)
+    }
+
+    fn enter(&mut self, _: &TlpParams) {
+        self.reset();
+    }
+
+    fn after_ack(&mut self, p: &TlpParams, _: &mut Shared, s: &mut Snd, now: Time, _: Time, progressed: bool) {
+        self.after_ack(s, now, progressed, times(p));
+    }
+
+    fn on_timeout(&mut self, _: &TlpParams, _: &mut Shared, _: &Snd, _: Time) {
+        self.reset();
+    }
+
+    #[inline]
+    fn probe(&mut self, _: &TlpParams, x: &Shared, s: &mut Snd) -> Option<Segment> {
+        self.probe(s, x.run.keeps_sack)
+    }
+
+    /// New data restarts the PTO.
+    #[inline]
+    fn after_send(&mut self, p: &TlpParams, s: &Snd, now: Time, seg: &Segment) {
+        if !seg.retransmit {
+            self.after_send(s, now, times(p));
+        }
+    }
+
+    #[inline]
+    fn deadline(&self) -> Time {
+        self.pto_at
+    }
+
+    fn fired(&mut self, _: &TlpParams, _: &mut Shared, s: &mut Snd, now: Time) -> Fired {
+        if self.fired(s, now) {
+            Fired::Probe
+        } else {
+            Fired::No
+        }
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use crate::config::TransportCfg;
@@ -269,7 +341,7 @@ pub(super) mod tests {
     }
 
     fn probes(s: &TcpSender) -> (u32, u32) {
-        s.rec.as_ref().unwrap().tlp_counts()
+        (s.rec.as_ref().unwrap().tlp.probes, s.rec.as_ref().unwrap().tlp.recoveries)
     }
 
     /// RFC 8985 §7.2: PTO = 2·srtt (+ Linux's 2 ms with more than one
