@@ -63,6 +63,9 @@ STACKS: dict[str, tuple[dict[str, Any], str | None, bool]] = {
     "hystart": ({"hystart": True}, "cubic", False),
     "cubic_linux": ({"cubic_linux": True}, "cubic", False),
     "dctcp_linux": ({"dctcp_linux": True}, "dctcp", False),
+    # F-RTO (RFC 5682) is not in the profile yet (it moves its outputs):
+    # tried where Linux runs it, beside everything else the profile has.
+    "linux_frto": ({"profile": "linux", "frto": True}, None, True),
 }
 
 CCS = ["reno", "cubic", "dctcp", "ecn-star"]

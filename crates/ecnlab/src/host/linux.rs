@@ -29,6 +29,10 @@
 //! and Linux's defaults where ecnlab has the key: CUBIC, IW 10, RTO 200 ms
 //! to 120 s starting at 1 s, retransmissions Not-ECT (RFC 3168).
 //!
+//! Not yet in it: F-RTO (`recovery/frto.rs`), which Linux runs by
+//! default; turning it on moves this profile's outputs, so it waits for
+//! the next model version.
+//!
 //! The mechanisms' state and rules are in `recovery/`, and the checks
 //! across their keys; this file is the list of values that turns them on.
 
