@@ -35,6 +35,10 @@ EARLY_RETRANS_SYSCTL = "net.ipv4.tcp_early_retrans"
 """3 (a namespace's default) sends tail loss probes, 0 does not
 (tcp_schedule_loss_probe tests for 3 or 4)."""
 
+FRTO_SYSCTL = "net.ipv4.tcp_frto"
+"""2 (a namespace's default) runs F-RTO, SACK-enhanced (tcp_enter_loss);
+0 does not."""
+
 
 def rto_max_settable() -> bool:
     """Whether this kernel has the per-namespace RTO ceiling."""
@@ -94,6 +98,12 @@ KERNEL: dict[str, KernelKey] = {
         f"the kernel sends tail loss probes ({EARLY_RETRANS_SYSCTL} = 3, its default); "
         "false sets it to 0, which turns them off",
         off=(EARLY_RETRANS_SYSCTL, "0"),
+    ),
+    "frto": KernelKey(
+        True,
+        f"the kernel detects spurious RTOs with F-RTO ({FRTO_SYSCTL} = 2, its default: the "
+        "SACK-enhanced algorithm); false sets it to 0, which turns it off",
+        off=(FRTO_SYSCTL, "0"),
     ),
     "tlp_slack": KernelKey(
         "2ms",
