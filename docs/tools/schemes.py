@@ -167,7 +167,7 @@ SCHEMES: dict[str, Scheme] = {
         [("marking", "pie"), ("recipe", "pie")],
         [
             ("switch/marker/pie.rs", r"."),
-            ("warnings/recipe_tests.rs", r"pie"),
+            ("declarations/warnings/recipe_tests.rs", r"pie"),
             ("tests/scenarios/test_pie.py", r"."),
         ],
     ),
@@ -192,7 +192,7 @@ SCHEMES: dict[str, Scheme] = {
         [("qdisc", "dualpi2"), ("recipe", "dualpi2")],
         [
             ("switch/dualpi2.rs", r"."),
-            ("warnings/recipe_tests.rs", r"dualpi2"),
+            ("declarations/warnings/recipe_tests.rs", r"dualpi2"),
             ("tests/scenarios/test_dualpi2.py", r"."),
         ],
     ),

@@ -3,7 +3,7 @@
 The flows table's ``ideal_fct`` is the flow's FCT alone in the empty
 network, replayed by the engine with the run's own TCP (handshake, slow
 start from the initial window, delayed ACKs, serialisation at every link
-and propagation; see ``crates/ecnlab/src/ideal.rs``), measured as ``fct``
+and propagation; see ``crates/ecnlab/src/network/ideal.rs``), measured as ``fct``
 is; ``slowdown = fct / ideal_fct``, 1 for a flow that met its ideal. Long-
 lived, incast and rate-limited flows have none (NaN).
 

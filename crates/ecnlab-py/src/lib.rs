@@ -158,7 +158,7 @@ fn ideal_fcts(config_json: &str) -> PyResult<Vec<f64>> {
 /// or a CSV path. Returns a raw u64 column.
 #[pyfunction]
 fn sample_flow_sizes<'py>(py: Python<'py>, distribution: &str, n: usize, seed: u64) -> PyResult<Bound<'py, PyAny>> {
-    let d = ecnlab::dist::SizeDist::resolve(distribution).map_err(ConfigError::new_err)?;
+    let d = ecnlab::traffic::dist::SizeDist::resolve(distribution).map_err(ConfigError::new_err)?;
     let mut rng = ecnlab::rng::Rng::new(seed);
     let sizes: Vec<u64> = (0..n).map(|_| d.sample(&mut rng)).collect();
     column(py, &Column::U64(sizes))
@@ -167,7 +167,7 @@ fn sample_flow_sizes<'py>(py: Python<'py>, distribution: &str, n: usize, seed: u
 /// Mean (bytes) of a distribution as sampled (linear interpolation).
 #[pyfunction]
 fn distribution_mean(distribution: &str) -> PyResult<f64> {
-    ecnlab::dist::SizeDist::resolve(distribution).map(|d| d.mean()).map_err(ConfigError::new_err)
+    ecnlab::traffic::dist::SizeDist::resolve(distribution).map(|d| d.mean()).map_err(ConfigError::new_err)
 }
 
 /// Every output table's columns with no rows, by table name (the same raw
@@ -176,7 +176,7 @@ fn distribution_mean(distribution: &str) -> PyResult<f64> {
 #[pyfunction]
 fn table_schemas(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
-    for t in ecnlab::tables::empty_tables() {
+    for t in ecnlab::outputs::tables::empty_tables() {
         out.set_item(t.name, columns(py, &t)?)?;
     }
     Ok(out)
@@ -191,13 +191,13 @@ fn version() -> String {
 /// JSON.
 #[pyfunction]
 fn keys_catalog() -> String {
-    ecnlab::keys::catalog().to_string()
+    ecnlab::declarations::keys::catalog().to_string()
 }
 
 /// The experiment-file reference in Markdown (`docs/reference.md`).
 #[pyfunction]
 fn reference_markdown() -> String {
-    ecnlab::keys::reference_markdown()
+    ecnlab::declarations::keys::reference_markdown()
 }
 
 /// The engine's model version: what a run computes.

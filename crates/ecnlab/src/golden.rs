@@ -6,8 +6,8 @@
 //! and the model version they were made at: an output that moves without
 //! a new [`crate::MODEL_VERSION`] fails `cargo test` (tests/golden.rs).
 
-use crate::output::Sink;
-use crate::report::{Column, Table};
+use crate::outputs::output::Sink;
+use crate::outputs::report::{Column, Table};
 use crate::{Config, RunError};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

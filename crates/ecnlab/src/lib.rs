@@ -5,42 +5,48 @@
 //! the event loop to the configured duration and hands its columnar tables
 //! to a [`Sink`] as it goes; [`run`] keeps them all in a [`Report`].
 //! A run is a pure function of its config (and the seed inside it).
+//!
+//! The rooms, from what everything uses to what uses everything: each
+//! uses only rooms above it in this list (`tests/architecture.rs` holds
+//! that no two rooms use each other, directly or round a circle):
+//!
+//! | room | what it is |
+//! |---|---|
+//! | `units`, `rng`, `packet`, `prefetch`, `huge_pages` | time and sizes, the seeded RNG, the packet and its arena, memory hints |
+//! | `config` | the experiment file's tables and the `section!` declarations every scheme writes |
+//! | `traffic` | flow-size CDFs, Poisson arrivals, the ns-2 generators' replay |
+//! | `switch` | a port's queue disciplines: classifier, schedulers, markers, whole disciplines, PFC |
+//! | `host` | TCP: the sender's core, loss recovery, congestion control, the NIC, the applications' state |
+//! | `rdma` | RoCEv2 transports: DCQCN, HPCC, TIMELY, DCTCP over RDMA |
+//! | `outputs` | tables, their streaming and report, collectors, packet captures |
+//! | `declarations` | the registry of schemes, `ecnlab keys`, reading a file whole, the resource guard, warnings |
+//! | `network` | topology builders and links, routes, ECMP, a flow's ideal FCT |
+//! | `engine` | the event queue (a timing wheel) |
+//! | `world` | one run: the event loop and its handlers, the fabric, hosts, applications, recorder, parallel parts |
+//! | `golden`, `testbed` | the golden corpus's fingerprint of a run; the kernel testbed's switch |
 
-pub mod budget;
 pub mod config;
-pub mod dist;
-pub mod ecmp;
+pub mod declarations;
 pub mod engine;
 pub mod golden;
 pub mod host;
 pub mod huge_pages;
-pub mod ideal;
-pub mod keys;
-pub mod load;
-pub mod ns2_arrivals;
-pub mod output;
+pub mod network;
+pub mod outputs;
 pub mod packet;
-pub mod pcap;
 pub mod prefetch;
 pub mod rdma;
-pub mod registry;
-pub mod report;
 pub mod rng;
-pub mod routes;
-pub mod stats;
 pub mod switch;
-pub mod tables;
 #[cfg(target_os = "linux")]
 pub mod testbed;
-pub mod topology;
+pub mod traffic;
 pub mod units;
-pub mod warnings;
-pub mod workload;
 pub mod world;
 
 pub use config::{Config, ConfigError};
-pub use output::{Collect, Sink};
-pub use report::{Column, Report, Table};
+pub use outputs::output::{Collect, Sink};
+pub use outputs::report::{Column, Report, Table};
 pub use world::{RunError, Stop, World};
 
 /// The model version: what a run computes. It changes exactly when some
@@ -97,7 +103,7 @@ pub fn run_into(
     // Settings that cannot act where they are (`warnings.rs`); the key is
     // left out when there are none, so a run without any writes the
     // summary it always has.
-    let mut warnings = warnings::of(cfg);
+    let mut warnings = declarations::warnings::of(cfg);
     // The run's own warnings (PFC: lossless drops, a deadlock) after them.
     if let Some(serde_json::Value::Array(run)) = summary.remove("warnings") {
         warnings.extend(run.into_iter().filter_map(|w| w.as_str().map(String::from)));

@@ -192,13 +192,17 @@ fn the_reader_finds_what_it_should() {
     for r in [
         "",
         "config",
+        "declarations",
         "engine",
         "host",
         "host/cc",
         "host/recovery",
+        "network",
+        "outputs",
         "switch",
         "switch/marker",
         "switch/scheduler",
+        "traffic",
         "world",
     ] {
         assert!(names.contains(&r.to_string()), "{r} is not a room: {names:?}");

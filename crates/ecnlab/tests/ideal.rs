@@ -1,6 +1,6 @@
 //! The ideal FCT against the engine itself: a flow alone in the network
 //! must take exactly its ideal (slowdown 1), on every topology and with the
-//! transport settings the replay follows (`ecnlab::ideal`). The replay runs
+//! transport settings the replay follows (`ecnlab::network::ideal`). The replay runs
 //! the engine's own TCP, so agreement to the picosecond is expected; the
 //! tolerance only absorbs the division of two integers. The ideal leaves
 //! out the hosts' timing jitter (`host.jitter`), so these runs turn it off:

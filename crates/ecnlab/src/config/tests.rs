@@ -583,8 +583,8 @@ fn a_misspelled_name_gets_did_you_mean_in_every_closed_set() {
         ("switch.marking", MARKINGS.iter().map(|d| d.about.name).collect()),
         ("switch.scheduler", SCHEDULERS.iter().map(|d| d.about.name).collect()),
         ("switch.qdisc", QDISCS.iter().map(|d| d.about.name).collect()),
-        ("transport.cc", crate::registry::ccs().iter().map(|d| d.about.name).collect()),
-        ("transport.profile", crate::registry::profiles().iter().map(|d| d.about.name).collect()),
+        ("transport.cc", crate::declarations::registry::ccs().iter().map(|d| d.about.name).collect()),
+        ("transport.profile", crate::declarations::registry::profiles().iter().map(|d| d.about.name).collect()),
         ("switch.recipe", RECIPES.iter().map(|d| d.about.name).collect()),
     ];
     for (key, names) in kinds {

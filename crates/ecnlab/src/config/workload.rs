@@ -114,18 +114,9 @@ impl WorkloadCfg {
                 ));
             }
         }
-        for (i, name) in w.distribution_names().iter().enumerate() {
-            if let Err(m) = crate::dist::SizeDist::resolve(name) {
-                let key = if w.distributions.is_some() {
-                    format!("workload.distributions[{i}]")
-                } else {
-                    "workload.distribution".into()
-                };
-                let mut names: Vec<&str> = crate::dist::BUILT_IN.to_vec();
-                names.push("mix");
-                return Err(ConfigError(format!("{key}: {m}{}", super::error::did_you_mean(name, &names))));
-            }
-        }
+        // The distributions' names are checked against the built-in CDFs
+        // by `traffic::dist::check_names` (declarations/load.rs), so that
+        // this room does not import the traffic it describes.
         match (w.service_mapping, &w.service_weights) {
             (ServiceMapping::ByPair | ServiceMapping::BySource, Some(_)) => {
                 return Err(ConfigError(

@@ -22,9 +22,9 @@ use super::slab::{FrameSlab, FRAME_MAX};
 use super::socket::PacketSocket;
 use super::spec::SwitchSpec;
 use super::txring::TxRing;
+use crate::network::topology::switch_qdisc;
 use crate::packet::{Arena, Ecn, Kind, Packet};
 use crate::switch::{Qdisc, QueueCounters};
-use crate::topology::switch_qdisc;
 use crate::units::{secs, Time};
 use crate::Config;
 

@@ -14,9 +14,9 @@ use crate::host::apps::persistent::{Assigned, PairConnections};
 use crate::host::cc::EchoMode;
 use crate::host::tcp_rx::TcpReceiver;
 use crate::host::tcp_tx::{TcpParams, TcpSender};
+use crate::network::topology::Network;
 use crate::packet::{Kind, Packet};
 use crate::switch::classifier::StageClasses;
-use crate::topology::Network;
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,7 +205,7 @@ impl Apps {
             }
         };
         for (entry, f) in cfg.flows.iter().enumerate() {
-            let own = (f.cc.is_some() || f.ect1.is_some()).then(|| crate::registry::flow_transport(t, f));
+            let own = (f.cc.is_some() || f.ect1.is_some()).then(|| crate::declarations::registry::flow_transport(t, f));
             let own_echo = own.as_ref().map(|ft| crate::host::cc::decl(ft.cc.as_str()).expect("a checked cc").echo);
             for i in 0..f.count {
                 let (kind, size) = match f.size {
@@ -246,8 +246,10 @@ impl Apps {
         if let Some(w) = &cfg.workload {
             let rates: Vec<u64> = (0..net.hosts).map(|h| cfg.topology.host_rate(h)).collect();
             let arrivals = match w.arrivals {
-                crate::config::Arrivals::Poisson => crate::workload::poisson(w, &rates, t.mss, t.header, cfg.run.seed),
-                crate::config::Arrivals::Ns2 => crate::ns2_arrivals::arrivals(w, &rates, t.mss),
+                crate::config::Arrivals::Poisson => {
+                    crate::traffic::workload::poisson(w, &rates, t.mss, t.header, cfg.run.seed)
+                }
+                crate::config::Arrivals::Ns2 => crate::traffic::ns2_arrivals::arrivals(w, &rates, t.mss),
             }
             .map_err(|m| ConfigError(format!("workload: {m}")))?;
             for a in arrivals {

@@ -3,7 +3,7 @@
 //! no table at all when it names none.
 
 use crate::config::Config;
-use crate::report::{Column, Report};
+use crate::outputs::report::{Column, Report};
 
 /// Two DCTCP flows into host 2 of a 10 Gbps star marking above 20 packets
 /// (K below the 2 × 10-segment initial burst plus what slow start adds,

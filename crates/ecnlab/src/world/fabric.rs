@@ -8,14 +8,14 @@
 use super::partition::LOCAL;
 use super::World;
 use crate::config::{Config, EcmpMode};
-use crate::ecmp::{self, Ecmp};
 use crate::engine::EventQueue;
 use crate::host::nic::jitter::HostJitter;
+use crate::network::ecmp::{self, Ecmp};
+use crate::network::topology::{Network, NodeKind};
 use crate::packet::{Arena, Kind, Packet, NO_HOP};
 use crate::rng::hash64;
 use crate::switch::marker::Marker;
 use crate::switch::Qdisc;
-use crate::topology::{Network, NodeKind};
 use crate::units::{secs, Time};
 
 /// Switch names a flow's data cross, then its ACKs' (see `World::flow_paths`).
@@ -616,7 +616,7 @@ impl World<'_> {
 /// free to send now (the caller starts it); otherwise make sure a departure
 /// is due, unless one already is.
 #[inline(always)]
-pub(super) fn arm_departure(p: &mut crate::topology::Port, q: &mut EventQueue, port: u32, now: Time) -> bool {
+pub(super) fn arm_departure(p: &mut crate::network::topology::Port, q: &mut EventQueue, port: u32, now: Time) -> bool {
     if p.txdone_pending || (p.lazy && p.qdisc.packets > 1) {
         // Pending already; or busy, or a departure due now that runs after
         // this arrival (see `catch_up`).

@@ -63,7 +63,7 @@ impl Hosts {
             flow_ect = vec![(ect_new, ect_rtx); flows];
             let mut id = 0;
             for f in &cfg.flows {
-                let ft = crate::registry::flow_transport(t, f);
+                let ft = crate::declarations::registry::flow_transport(t, f);
                 let own = crate::host::cc::decl(ft.cc.as_str()).expect("a checked cc").echo;
                 flow_ect[id..id + f.count as usize].fill(codepoints(&ft, own));
                 id += f.count as usize;
@@ -514,7 +514,7 @@ mod tests {
         let (mut seen, mut dropped) = (0, 0);
         for ms in (20..=300).step_by(20) {
             let cfg = Config::from_toml(&text.replace("300ms", &format!("{ms}ms"))).unwrap();
-            let mut sink = crate::output::Collect::default();
+            let mut sink = crate::outputs::output::Collect::default();
             let mut w = World::new(&cfg, &mut sink).unwrap();
             let _ = w.run(&mut |_, _| true);
             let live = w.arena.live_packets();

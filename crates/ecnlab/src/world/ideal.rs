@@ -1,11 +1,11 @@
-//! Each flow's ideal FCT (`crate::ideal`), for the flows table's
+//! Each flow's ideal FCT (`crate::network::ideal`), for the flows table's
 //! `ideal_fct` and `slowdown`: worked out once, when the table is written.
 
 use super::apps::FlowKind;
 use super::World;
 use crate::config::FctEnd;
 use crate::host::tcp_tx::TcpParams;
-use crate::ideal::{path, Hop, Lone, Replay};
+use crate::network::ideal::{path, Hop, Lone, Replay};
 use crate::units::Time;
 use std::collections::HashMap;
 
@@ -32,7 +32,7 @@ impl World<'_> {
         for f in &cfg.flows {
             let mine = f.cc.is_some() || f.ect1.is_some();
             if mine {
-                transports.push(crate::registry::flow_transport(&cfg.transport, f));
+                transports.push(crate::declarations::registry::flow_transport(&cfg.transport, f));
             }
             own.extend(std::iter::repeat_n(if mine { transports.len() - 1 } else { 0 }, f.count as usize));
         }

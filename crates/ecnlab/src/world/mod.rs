@@ -38,10 +38,10 @@ pub use recorder::Recorder;
 
 use crate::config::{Config, ConfigError};
 use crate::engine::{Event, EventQueue};
-use crate::output::Sink;
+use crate::network::topology::NodeKind;
+use crate::outputs::output::Sink;
 use crate::packet::{Arena, NO_HOP};
 use crate::prefetch::{prefetch, prefetch_all};
-use crate::topology::NodeKind;
 use crate::units::{secs, Time};
 use hosts::Hosts;
 

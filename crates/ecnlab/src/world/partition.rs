@@ -15,8 +15,8 @@
 use crate::config::{Config, ConfigError, TopologyKind};
 use crate::engine::Event;
 use crate::host::sack_blocks::More;
+use crate::network::topology::{Network, NodeKind};
 use crate::packet::Packet;
-use crate::topology::{Network, NodeKind};
 use crate::units::Time;
 
 /// `run.partitions = 0` cuts the fabric in two (a fat-tree of k = 32 on 2

@@ -23,12 +23,12 @@ use super::apps::UNSIZED;
 use super::World;
 use crate::config::Config;
 use crate::engine::Event;
+use crate::network::topology::Network;
 use crate::packet::{Ecn, Kind, Packet};
 use crate::rdma::cc::{Ack, QpEnv, RateControl};
 use crate::rdma::int::{IntHop, IntSlab};
 use crate::rdma::qp::{GoBack, QpReceiver, QpSender};
 use crate::rdma::RdmaKeys;
-use crate::topology::Network;
 use crate::units::Time;
 
 /// What an `Event::Rdma` is about (the top three bits; a flow below).
@@ -172,8 +172,8 @@ fn longest_rtt(cfg: &Config, net: &Network, flows: &[super::Flow], int_bytes: u3
         if !seen.insert((f.src, f.dst)) {
             continue;
         }
-        crate::ideal::path(net, f.src, f.dst, &mut fwd);
-        crate::ideal::path(net, f.dst, f.src, &mut rev);
+        crate::network::ideal::path(net, f.src, f.dst, &mut fwd);
+        crate::network::ideal::path(net, f.dst, f.src, &mut rev);
         let out: Time = fwd.iter().map(|h| h.delay + h.rate.tx_time(data)).sum();
         let back: Time = rev.iter().map(|h| h.delay + h.rate.tx_time(hdr)).sum();
         longest = longest.max(out + back);

@@ -7,11 +7,11 @@ use super::apps::{Flow, FlowKind};
 use super::World;
 use crate::config::{Config, ConfigError, OneOrList};
 use crate::engine::Event;
-use crate::output::{Output, Sink};
-use crate::pcap::Capture;
-use crate::stats::Stats;
-use crate::tables::{FlowRows, PortRows};
-use crate::topology::Network;
+use crate::network::topology::Network;
+use crate::outputs::output::{Output, Sink};
+use crate::outputs::pcap::Capture;
+use crate::outputs::stats::Stats;
+use crate::outputs::tables::{FlowRows, PortRows};
 use crate::units::{secs, Time};
 use serde_json::{json, Map, Value};
 

@@ -280,7 +280,7 @@ fn the_experiment_files_set_ups_are_the_recipes() {
 /// [transport]).
 #[test]
 fn every_recipe_fills_declared_keys() {
-    let groups = crate::keys::groups();
+    let groups = crate::declarations::keys::groups();
     for r in RECIPES {
         for f in r.fills {
             if let RecipeValue::Json(text) = f.value {
@@ -289,7 +289,7 @@ fn every_recipe_fills_declared_keys() {
             let (sec, key) = f.key.split_once('.').unwrap();
             let sec = if sec == "fabric" || sec == "nic" { "switch" } else { sec };
             let declared = groups.iter().any(|g| {
-                let table = if g.kind == "section" { g.name } else { crate::keys::section_of(g.kind) };
+                let table = if g.kind == "section" { g.name } else { crate::declarations::keys::section_of(g.kind) };
                 table == sec && g.params.iter().any(|p| p.key == key)
             });
             assert!(declared, "{}: {} is no declared key", r.about.name, f.key);

@@ -22,9 +22,9 @@
 use super::World;
 use crate::config::{Config, ConfigError};
 use crate::engine::Event;
+use crate::network::topology::Network;
 use crate::switch::pfc::{Admitted, Ingress, PfcKeys, Thresholds, PRIORITIES};
 use crate::switch::shared_buffer::{dynamic_limit, Accounting, Charge, Pool, SharedBufferKeys};
-use crate::topology::Network;
 use crate::units::Time;
 use std::collections::VecDeque;
 

@@ -11,7 +11,7 @@ impl World<'_> {
     /// counted.
     pub(in crate::world) fn lossless_table(&mut self) {
         let now = self.rec.stopped;
-        let mut rows = crate::tables::PfcRows::default();
+        let mut rows = crate::outputs::tables::PfcRows::default();
         let ll = self.lossless.as_deref().expect("a lossless run");
         let net = &self.fabric.net;
         for (i, (s, g)) in ll.prio.iter().zip(&ll.ingress).enumerate() {
@@ -54,7 +54,7 @@ impl World<'_> {
     /// A `buffer` row per switch at sample time `t` (seconds).
     pub(in crate::world) fn sample_buffers(&mut self, t: f64) {
         let ll = self.lossless.as_deref().expect("a lossless run");
-        let mut rows = crate::tables::BufferRows::default();
+        let mut rows = crate::outputs::tables::BufferRows::default();
         let mut headroom = vec![0u64; ll.pools.len()];
         for (i, g) in ll.ingress.iter().enumerate() {
             if let Some(sw) = self.fabric.net.ports[i / PRIORITIES].switch {

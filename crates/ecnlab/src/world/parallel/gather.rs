@@ -3,8 +3,8 @@
 
 use super::super::partition::Partitioning;
 use super::super::World;
-use crate::output::{Collect, Sink};
-use crate::report::{Column, Table};
+use crate::outputs::output::{Collect, Sink};
+use crate::outputs::report::{Column, Table};
 
 /// Move what each part owns into part 0, whose `finish` then writes the
 /// run's tables: every port from its node's part, every flow's sender from

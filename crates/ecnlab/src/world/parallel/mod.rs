@@ -37,7 +37,7 @@ use super::{RunError, World};
 use crate::config::{Config, ConfigError};
 use crate::engine::Event;
 use crate::host::sack_blocks::NO_MORE;
-use crate::output::{Collect, Sink};
+use crate::outputs::output::{Collect, Sink};
 use crate::prefetch::{prefetch, prefetch_all};
 use crate::units::{secs, Time};
 use gather::{gather, write_tables};

@@ -3,7 +3,7 @@
 
 use super::gather::{f64s, u32s};
 use crate::config::Config;
-use crate::report::Column;
+use crate::outputs::report::Column;
 use serde_json::Value;
 
 fn fat_tree(extra: &str) -> String {
@@ -203,7 +203,7 @@ fn serial_chains_run_in_their_senders_parts() {
 #[test]
 fn an_incast_sender_nearer_than_the_lookahead_is_refused_by_name() {
     let cfg = Config::from_toml(&incast("threads = 2", "")).unwrap();
-    let mut collect = crate::output::Collect::default();
+    let mut collect = crate::outputs::output::Collect::default();
     let w = super::World::new_until(&cfg, &mut collect, &mut || true).unwrap().unwrap();
     let mut parts = super::Partitioning::new(&cfg, &w.fabric.net).unwrap();
     assert!(super::check(&cfg, &w, &parts).is_ok());
@@ -227,7 +227,7 @@ fn traces_and_captures_come_from_their_ports_parts() {
         crate::run(&Config::from_toml(&fat_tree(&format!("{extra}\n{run}"))).unwrap(), &mut |_, _| true).unwrap()
     };
     let (one, two, seq) = (report("threads = 1"), report("threads = 2"), report(""));
-    let trace = |r: &crate::report::Report| {
+    let trace = |r: &crate::outputs::report::Report| {
         let t = r.table("trace").expect("a trace table");
         let Some(Column::I64(c)) = t.column("event") else { panic!("trace.event is a column of i64") };
         let (a, b) = (f64s(t, "time"), u32s(t, "port"));

@@ -15,7 +15,7 @@
 use crate::config::param::{parse, Acts};
 use crate::config::{Amt, TopologyKind};
 use crate::config::{Config, Dur, OneOrList, PortCfg};
-use crate::registry::{self, PortKey};
+use crate::declarations::registry::{self, PortKey};
 use crate::switch::recipe;
 use crate::units::{fmt_duration, fmt_rate, tx_time};
 use serde_json::{Map, Value};

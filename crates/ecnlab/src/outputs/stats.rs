@@ -2,8 +2,8 @@
 //! samples, ping RTTs and incast rounds. Each holds only the rows not yet
 //! handed to the run's output (see `output.rs`).
 
-use crate::output::Output;
-use crate::tables::{CwndRows, GoodputRows, IncastRows, QueueRows, RttRows, TraceRows};
+use crate::outputs::output::Output;
+use crate::outputs::tables::{CwndRows, GoodputRows, IncastRows, QueueRows, RttRows, TraceRows};
 use crate::units::{secs, Time};
 
 /// Payload delivered in order at receivers, per service, in bins of
@@ -146,8 +146,8 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::Collect;
-    use crate::report::Column;
+    use crate::outputs::output::Collect;
+    use crate::outputs::report::Column;
 
     fn table(c: &Collect) -> (Vec<f64>, Vec<u32>, Vec<f64>) {
         let t = c.tables.iter().find(|t| t.name == "goodput").expect("goodput sent");

@@ -78,7 +78,7 @@ fn horizon(cfg: &Config) -> Result<(Time, String), ConfigError> {
     }
     if let Some(w) = &cfg.workload {
         let rates: Vec<u64> = (0..cfg.hosts()).map(|h| t.host_rate(h)).collect();
-        let span = crate::workload::arrival_span(w, &rates, cfg.transport.mss, cfg.transport.header)
+        let span = crate::traffic::workload::arrival_span(w, &rates, cfg.transport.mss, cfg.transport.header)
             .map_err(|m| ConfigError(format!("workload: {m}")))?;
         let s = secs(w.start.0) + span;
         if s > end {
@@ -251,7 +251,7 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
     if let Some(w) = &cfg.workload {
         // The extra one-packet and rate-limited flows count too.
         let rates: Vec<u64> = (0..cfg.hosts()).map(|h| cfg.topology.host_rate(h)).collect();
-        let n = crate::workload::flow_count(w, &rates, cfg.transport.mss, cfg.transport.header)
+        let n = crate::traffic::workload::flow_count(w, &rates, cfg.transport.mss, cfg.transport.header)
             .map_err(|m| ConfigError(format!("workload: {m}")))?;
         let key = if n > w.flows as f64 {
             format!("workload.flows = {} with its extra one-packet and rate-limited flows", w.flows)
@@ -295,7 +295,7 @@ fn estimate(cfg: &Config) -> Result<Vec<Part>, ConfigError> {
     for (i, name) in names.iter().enumerate() {
         let packets = 2.0 * fastest as f64 * secs(t_end) / (8.0 * pkt);
         parts.push(Part {
-            bytes: packets * crate::pcap::RECORD_BYTES as f64,
+            bytes: packets * crate::outputs::pcap::RECORD_BYTES as f64,
             what: format!(
                 "run.pcap[{i}] = {name:?}: up to {} packets at {} over {over}",
                 count(packets),

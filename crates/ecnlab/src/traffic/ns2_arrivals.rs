@@ -30,8 +30,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::dist::SizeDist;
-use crate::workload::{size_dists, Arrival};
+use crate::traffic::dist::SizeDist;
+use crate::traffic::workload::{size_dists, Arrival};
 
 /// ns-2's MRG32k3a (L'Ecuyer's combined multiple recursive generator, as
 /// in ns-2.35 `tools/rng.cc`), seeded the way `$rng seed N` seeds it.

@@ -41,7 +41,7 @@
 use crate::config::TransportCfg;
 use crate::host::tcp_rx::{AckOut, TcpReceiver};
 use crate::host::tcp_tx::{TcpParams, TcpSender};
-use crate::topology::Network;
+use crate::network::topology::Network;
 use crate::units::{LineRate, Time};
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -4,14 +4,33 @@
 //! says where each comes from); a user's own CSV (`size_bytes,cdf`) works
 //! the same way.
 
+use crate::config::{ConfigError, WorkloadCfg};
 use crate::rng::Rng;
 
-const WEB_SEARCH: &str = include_str!("../workloads/web_search.csv");
-const DATA_MINING: &str = include_str!("../workloads/data_mining.csv");
-const CACHE: &str = include_str!("../workloads/cache.csv");
-const HADOOP: &str = include_str!("../workloads/hadoop.csv");
+const WEB_SEARCH: &str = include_str!("../../workloads/web_search.csv");
+const DATA_MINING: &str = include_str!("../../workloads/data_mining.csv");
+const CACHE: &str = include_str!("../../workloads/cache.csv");
+const HADOOP: &str = include_str!("../../workloads/hadoop.csv");
 
 pub const BUILT_IN: [&str; 4] = ["web_search", "data_mining", "cache", "hadoop"];
+
+/// `[workload]`'s distributions name a built-in CDF, a CSV file or a mix
+/// (`SizeDist::resolve`): one error naming the key and the names allowed.
+pub fn check_names(w: &WorkloadCfg) -> Result<(), ConfigError> {
+    for (i, name) in w.distribution_names().iter().enumerate() {
+        if let Err(m) = SizeDist::resolve(name) {
+            let key = if w.distributions.is_some() {
+                format!("workload.distributions[{i}]")
+            } else {
+                "workload.distribution".into()
+            };
+            let mut names: Vec<&str> = BUILT_IN.to_vec();
+            names.push("mix");
+            return Err(ConfigError(format!("{key}: {m}{}", crate::config::error::did_you_mean(name, &names))));
+        }
+    }
+    Ok(())
+}
 
 #[derive(Clone, Debug)]
 pub struct EmpiricalCdf {

@@ -103,10 +103,16 @@ pub fn groups() -> Vec<Group> {
     g.extend(QDISCS.iter().map(|d| scheme("qdisc", &d.about)));
     g.extend(SCHEDULERS.iter().map(|d| scheme("scheduler", &d.about)));
     g.extend(MARKINGS.iter().map(|d| scheme("marking", &d.about)));
-    g.extend(crate::registry::ccs().iter().map(|d| Group { fills: fills(d.defaults), ..scheme("cc", &d.about) }));
+    g.extend(
+        crate::declarations::registry::ccs()
+            .iter()
+            .map(|d| Group { fills: fills(d.defaults), ..scheme("cc", &d.about) }),
+    );
     g.extend(crate::host::recovery::MECHANISMS.iter().map(|d| scheme("recovery", &d.about)));
     g.extend(
-        crate::registry::profiles().iter().map(|d| Group { fills: fills(d.fills), ..scheme("profile", &d.about) }),
+        crate::declarations::registry::profiles()
+            .iter()
+            .map(|d| Group { fills: fills(d.fills), ..scheme("profile", &d.about) }),
     );
     g.extend(RECIPES.iter().map(|d| Group {
         fills: d.fills.iter().map(|f| (f.key, recipe::value_text(f))).collect(),

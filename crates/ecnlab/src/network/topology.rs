@@ -7,8 +7,8 @@
 //! (`routes.rs` keeps the table.)
 
 use crate::config::{Config, PortCfg, TopologyKind};
-use crate::registry::build_qdisc;
-use crate::routes::RouteTable;
+use crate::declarations::registry::build_qdisc;
+use crate::network::routes::RouteTable;
 use crate::switch::buffer::Buffer;
 use crate::switch::marker::Marker;
 use crate::switch::scheduler::{Scheduler, Sp};

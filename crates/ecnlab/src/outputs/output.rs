@@ -3,7 +3,7 @@
 //! run ends), so it holds at most one batch per table, never a whole
 //! series: a run's memory is its simulation state plus a constant.
 
-use crate::report::{Report, Table};
+use crate::outputs::report::{Report, Table};
 
 /// Rows a table gathers before they go to the sink: large enough that a
 /// batch costs little to hand over, small enough (about 2 MiB for queue
@@ -114,14 +114,14 @@ macro_rules! table_rows {
             }
 
             /// The first `n` rows (at most) as a batch.
-            fn take(&mut self, n: usize) -> $crate::report::Table {
+            fn take(&mut self, n: usize) -> $crate::outputs::report::Table {
                 self.sent = true;
                 let n = n.min(self.len());
-                $crate::report::Table {
+                $crate::outputs::report::Table {
                     name: $name,
                     columns: vec![$((
                         stringify!($col),
-                        $crate::report::Column::$kind({
+                        $crate::outputs::report::Column::$kind({
                             let rest = self.$col.split_off(n);
                             std::mem::replace(&mut self.$col, rest)
                         }),
@@ -132,14 +132,14 @@ macro_rules! table_rows {
             /// Hand over full batches of exactly `BATCH_ROWS` rows, so that
             /// batch boundaries fall at the same rows in every run.
             #[inline]
-            pub fn flush_full(&mut self, out: &mut $crate::output::Output) {
-                while self.len() >= $crate::output::BATCH_ROWS {
-                    out.send(self.take($crate::output::BATCH_ROWS));
+            pub fn flush_full(&mut self, out: &mut $crate::outputs::output::Output) {
+                while self.len() >= $crate::outputs::output::BATCH_ROWS {
+                    out.send(self.take($crate::outputs::output::BATCH_ROWS));
                 }
             }
 
             /// Hand over what is left, and an empty batch if none went yet.
-            pub fn flush(&mut self, out: &mut $crate::output::Output) {
+            pub fn flush(&mut self, out: &mut $crate::outputs::output::Output) {
                 self.flush_full(out);
                 if !self.is_empty() || !self.sent {
                     out.send(self.take(usize::MAX));

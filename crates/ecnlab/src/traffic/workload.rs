@@ -2,8 +2,8 @@
 //! the distributions of `dist.rs`, scaled to a target load, with their
 //! services and host pairs.
 
-use crate::dist::SizeDist;
 use crate::rng::Rng;
+use crate::traffic::dist::SizeDist;
 
 /// One generated flow.
 #[derive(Clone, Copy, Debug)]
@@ -401,7 +401,7 @@ mod endpoint_tests {
         // odd hosts. Their flows against the even (data mining) hosts'.
         let cache = flows.iter().filter(|f| f.src % 2 == 1).count() as f64;
         let ratio = cache / (flows.len() as f64 - cache);
-        let dm = |n: &str| super::wire(crate::dist::EmpiricalCdf::built_in(n).unwrap().mean(), 1460, 40);
+        let dm = |n: &str| super::wire(crate::traffic::dist::EmpiricalCdf::built_in(n).unwrap().mean(), 1460, 40);
         let want = dm("data_mining") / dm("cache");
         assert!((want - 8.2).abs() < 0.1, "{want}");
         // 100,000 flows, about 11,000 from data mining hosts: sd of the

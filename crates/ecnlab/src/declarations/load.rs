@@ -5,7 +5,7 @@
 //! each value in one canonical spelling.
 
 use crate::config::{Config, ConfigError};
-use crate::registry::{self, PortEnv};
+use crate::declarations::registry::{self, PortEnv};
 use crate::switch::recipe;
 use serde_json::{Map, Value};
 
@@ -30,7 +30,7 @@ impl Config {
     /// Read and check an experiment given as a JSON object. A key given in
     /// the wrong table is pointed to the one it belongs to.
     pub fn load(v: &Value) -> Result<Config, ConfigError> {
-        Config::load_here(v).map_err(crate::keys::point_to_home)
+        Config::load_here(v).map_err(crate::declarations::keys::point_to_home)
     }
 
     /// The experiment with its recipe applied (`switch/recipe.rs`), read
@@ -95,11 +95,14 @@ impl Config {
         crate::switch::pfc::validate_network(self)?;
         crate::rdma::validate_network(self)?;
         self.validate_rest()?;
+        if let Some(w) = &self.workload {
+            crate::traffic::dist::check_names(w)?;
+        }
         registry::check_transport(&self.transport)?;
         for (i, f) in self.flows.iter().enumerate() {
             registry::check_flow_transport(&self.transport, f, i)?;
         }
-        crate::budget::check(self)
+        crate::declarations::budget::check(self)
     }
 
     /// What checking and building ports need of the rest of the config.

@@ -1,8 +1,8 @@
 //! The output tables and their columns, in the order they are written
 //! (docs/guide/running.md: "Each run writes these files").
 
-use crate::output::table_rows;
-use crate::report::Table;
+use crate::outputs::output::table_rows;
+use crate::outputs::report::Table;
 
 table_rows! {
     /// Per flow, written when the run ends (its counters can change until then).

@@ -30,7 +30,7 @@
 //! a run without captures never gets here (one flag per port is tested).
 
 use crate::host::sack_blocks::More;
-use crate::output::Output;
+use crate::outputs::output::Output;
 use crate::packet::{Ecn, Kind, Packet};
 use crate::units::Time;
 
@@ -249,7 +249,7 @@ fn sack_blocks(p: &Packet, more: &More) -> usize {
 mod tests {
     use super::*;
     use crate::host::sack_blocks::NO_MORE;
-    use crate::output::Collect;
+    use crate::outputs::output::Collect;
 
     /// A data packet with CE and CWR, and an ACK with ECE and a SACK block:
     /// every field where a reader expects it (offsets from RFC 791 and 793).

@@ -28,8 +28,8 @@
 //! raises that uplink's load by the same factor.
 
 use crate::config::EcmpMode;
+use crate::network::topology::{Network, NodeKind};
 use crate::rng::{hash64, Rng};
-use crate::topology::{Network, NodeKind};
 
 pub struct Ecmp {
     mode: EcmpMode,

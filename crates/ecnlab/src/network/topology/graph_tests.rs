@@ -3,7 +3,7 @@
 //! route for route. (The config checks are in `config/graph_tests.rs`.)
 
 use crate::config::Config;
-use crate::topology::{Network, NodeKind};
+use crate::network::topology::{Network, NodeKind};
 
 fn graph(hosts: u32, switches: u32, links: &str) -> Config {
     let text = format!(

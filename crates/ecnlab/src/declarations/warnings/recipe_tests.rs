@@ -4,7 +4,7 @@
 //! buffer's 240 us.
 
 use crate::config::Config;
-use crate::report::{Column, Report};
+use crate::outputs::report::{Column, Report};
 use serde_json::json;
 
 /// A 4 → 1 star at 10 Gbps, 25 us links (100 us base RTT), the default
@@ -79,10 +79,10 @@ fn the_dualpi2_recipe_is_rfc_9332s_formulas_at_the_base_rtt() {
 fn pie_marks_on_a_data_centre_port_with_its_recipe() {
     let plain = star("marking = \"pie\"", "cc = \"dctcp\"");
     assert_eq!(outcome(&plain).0, 0);
-    assert!(!crate::warnings::of(&plain).is_empty());
+    assert!(!crate::declarations::warnings::of(&plain).is_empty());
     for cc in ["dctcp", "ecn-star"] {
         let c = star("recipe = \"pie\"", &format!("cc = \"{cc}\""));
-        assert!(crate::warnings::of(&c).is_empty(), "{cc}: {:?}", crate::warnings::of(&c));
+        assert!(crate::declarations::warnings::of(&c).is_empty(), "{cc}: {:?}", crate::declarations::warnings::of(&c));
         let (marks, _, mean) = outcome(&c);
         assert!(marks > 0, "{cc}: no marks");
         assert!((7.5..=30.0).contains(&mean), "{cc}: mean queueing delay {mean} us");
@@ -98,7 +98,7 @@ fn dualpi2_marks_on_a_data_centre_port_with_its_recipe() {
     let plain = star("qdisc = \"dualpi2\"", "cc = \"dctcp\"\nect1 = true");
     assert_eq!(outcome(&plain).0, 0);
     let c = star("recipe = \"dualpi2\"", "cc = \"dctcp\"\nect1 = true");
-    assert!(crate::warnings::of(&c).is_empty(), "{:?}", crate::warnings::of(&c));
+    assert!(crate::declarations::warnings::of(&c).is_empty(), "{:?}", crate::declarations::warnings::of(&c));
     let (marks, drops, mean) = outcome(&c);
     assert!(marks > 0 && drops == 0, "marks {marks}, drops {drops}");
     assert!(mean > 0.0 && mean < 21.429, "mean queueing delay {mean} us");
