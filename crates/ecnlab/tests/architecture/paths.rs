@@ -395,9 +395,11 @@ impl Crate {
             }
             room.edges.entry(own_name.clone()).or_default();
             for (from, to, at) in &uses {
-                // A file's use of its parent's file (`super::World`): the
-                // room's shared declarations, which its files are for.
-                if to == r && from.len() == r.len() + 1 {
+                // A use of the room's own file (`super::World`) by a file of
+                // the room, at any depth (world/lossless/frames.rs extends
+                // `World` as world/apps.rs does): the room's shared
+                // declarations, which its files are for.
+                if to == r && from.len() > r.len() {
                     continue;
                 }
                 if let (Some(a), Some(b)) = (member(from), member(to)) {
