@@ -143,13 +143,21 @@ pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::Co
             "needs transport.prr (\"crb\", \"ssrb\" or \"linux\"): it is not validated with prr = \"off\"",
         ));
     }
+    // pFabric's sender (`host/pfabric.rs`) has its own timeout and probe
+    // mode, and never reaches the hooks these act at.
     let pfabric = crate::host::cc::decl(t.cc.as_str()).is_some_and(|d| d.pfabric);
-    if pfabric && tlp::TlpParams::of(t).tlp {
-        return Err(crate::config::bad(
-            "transport.tlp",
-            true,
-            "is not for cc = \"pfabric\", whose sender has its own timeout and no window to probe",
-        ));
+    let inert = [
+        ("transport.tlp", tlp::TlpParams::of(t).tlp, "no window to probe"),
+        ("transport.frto", frto::FrtoParams::of(t).frto, "no RTO to undo"),
+    ];
+    for (key, on, why) in inert {
+        if pfabric && on {
+            return Err(crate::config::bad(
+                key,
+                true,
+                &format!("is not for cc = \"pfabric\", whose sender has its own timeout and {why}"),
+            ));
+        }
     }
     Ok(())
 }
@@ -405,6 +413,19 @@ impl Recovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pFabric's sender runs neither TLP nor F-RTO: each is refused there,
+    /// naming its key, rather than left to do nothing.
+    #[test]
+    fn pfabric_refuses_the_mechanisms_it_cannot_run() {
+        for key in ["tlp", "frto"] {
+            let t: TransportCfg = serde_json::from_str(&format!(r#"{{"cc": "pfabric", "{key}": true}}"#)).unwrap();
+            let e = validate(&t).expect_err(key).to_string();
+            assert!(e.contains(&format!("transport.{key}")) && e.contains("pfabric"), "{e}");
+            let t: TransportCfg = serde_json::from_str(&format!(r#"{{"cc": "dctcp", "{key}": true}}"#)).unwrap();
+            assert!(validate(&t).is_ok(), "{key} with dctcp");
+        }
+    }
 
     /// The registry is what the seam rests on: each mechanism's name is a
     /// key it declares; the `linux` profile turns every one on (Linux runs
