@@ -60,6 +60,12 @@ impl Snd {
         self.sacked.iter().map(|&(l, h)| h.min(hi).saturating_sub(l.max(lo))).sum()
     }
 
+    /// Whether some byte of [lo, hi) is not SACKed (an ACK that covers it
+    /// reports news).
+    pub fn unsacked_in(&self, lo: u64, hi: u64) -> bool {
+        hi > lo && self.sacked_in(lo, hi) < hi - lo
+    }
+
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked.iter().map(|r| r.1 - r.0).sum()
     }

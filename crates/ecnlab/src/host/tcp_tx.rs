@@ -253,6 +253,10 @@ impl TcpSender {
             TxState::Established if s.una < s.max_sent && self.pf.on => self.pf.timeout(s, now),
             TxState::Established if s.una < s.max_sent => {
                 s.timeouts += 1;
+                // The mechanisms first, on the state the timeout found.
+                if let Some(r) = self.rec.as_deref_mut() {
+                    r.on_timeout(s, now);
+                }
                 // ssthresh answers a loss once (RFC 5681 §3.1): an RTO
                 // during fast recovery, or one repeated before snd_una
                 // passes the last RTO's recovery point, keeps the ssthresh
@@ -261,9 +265,6 @@ impl TcpSender {
                 // old hole, often hundreds of segments, and send the
                 // go-back-N retransmission into a slow start that overruns
                 // the buffer it was lost in.
-                if let Some(r) = self.rec.as_deref_mut() {
-                    r.on_timeout(s, now);
-                }
                 if !s.in_recovery && s.una >= s.recover {
                     s.w.ssthresh = s.loss_ssthresh(self.rec.as_deref().is_some_and(|r| r.ssthresh_from_cwnd()));
                 }

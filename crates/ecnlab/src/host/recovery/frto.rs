@@ -111,11 +111,8 @@ impl Frto {
     /// FLAG_ORIG_SACK_ACKED)?
     fn acks_original(&self, s: &Snd, ack: u64, sack: (u64, u64)) -> bool {
         let lo = self.resent_end.max(self.sacked_floor);
-        let fresh = |a: u64, b: u64| {
-            let (a, b) = (a.max(lo), b.min(self.high));
-            b > a && s.sacked_in(a, b) < b - a
-        };
-        fresh(s.una, ack) || (sack.1 > sack.0 && fresh(sack.0, sack.1))
+        let fresh = |a: u64, b: u64| s.unsacked_in(a.max(lo), b.min(self.high));
+        fresh(s.una, ack) || fresh(sack.0, sack.1)
     }
 
     /// The timeout was spurious: cwnd and ssthresh as before it, and no
@@ -190,8 +187,7 @@ impl Mechanism for Frto {
         let new_sent = self.stage == Stage::NewData && s.max_sent > self.new_from;
         if new_sent {
             let dup = ack == s.una;
-            let sacked = sack.1 > sack.0 && s.sacked_in(sack.0, sack.1) < sack.1 - sack.0;
-            if dup || sacked {
+            if dup || s.unsacked_in(sack.0, sack.1) {
                 return self.give_up(s); // step 3a
             }
         } else if advanced && ack < self.high {

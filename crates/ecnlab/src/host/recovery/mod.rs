@@ -383,9 +383,7 @@ impl Recovery {
             Fired::No | Fired::Probe => false,
             Fired::Marked => true,
             Fired::Recover => {
-                self.enter(s);
-                let sacked = s.sacked_bytes();
-                self.after_recovery_start(s, sacked);
+                self.recover_now(s);
                 true
             }
         }
@@ -399,14 +397,19 @@ impl Recovery {
             f = Mechanism::fired(m, q, x, s, now)
         });
         if f == Fired::Recover {
-            self.enter(s);
-            // No ACK to pace by: cwnd at the pipe; the first
-            // retransmission goes anyway (RFC 6675 §5 step 4.3).
-            let sacked = s.sacked_bytes();
-            self.after_recovery_start(s, sacked);
+            self.recover_now(s);
             return Fired::Marked;
         }
         f
+    }
+
+    /// A mechanism's timer found a loss: fast recovery starts with no ACK
+    /// to pace by, cwnd at the pipe; the first retransmission goes anyway
+    /// (RFC 6675 §5 step 4.3).
+    fn recover_now(&mut self, s: &mut Snd) {
+        self.enter(s);
+        let sacked = s.sacked_bytes();
+        self.after_recovery_start(s, sacked);
     }
 }
 
