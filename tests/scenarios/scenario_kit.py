@@ -136,6 +136,29 @@ def assert_same_outputs(a: dict[str, Any], b: dict[str, Any]) -> None:
             assert fa[name] == fb[name], name
 
 
+# Summary keys that say how the engine ran, not what the run did
+# (crates/ecnlab/src/golden.rs, ENGINE_KEYS).
+ENGINE_KEYS = ("events", "peak_pending_events", "partitions", "lookahead_seconds", "partition_cut")
+
+
+def assert_same_answer(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Both configs give the same run on whatever engine each names: every
+    table and capture byte-identical, and the summary equal but for the
+    engine's own keys (docs/parallel.md)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ra = ecnlab.run(a, out=Path(tmp) / "a", progress=False)
+        rb = ecnlab.run(b, out=Path(tmp) / "b", progress=False)
+        fa, fb = output_files(Path(tmp) / "a"), output_files(Path(tmp) / "b")
+    assert fa.keys() == fb.keys()
+    for name in fa:
+        if name not in ("config.json", "summary.json"):
+            assert fa[name] == fb[name], name
+    skip = set(ENGINE_KEYS) | {"wall_seconds", "events_per_second"}
+    sa = {k: v for k, v in ra.summary.items() if k not in skip}
+    sb = {k: v for k, v in rb.summary.items() if k not in skip}
+    assert sa == sb, {k for k in sa.keys() | sb.keys() if sa.get(k) != sb.get(k)}
+
+
 def assert_refused(cfg: dict[str, Any], want: str, what: Any, check: Any = None) -> None:
     """The config is refused (by ``check``, default ``ecnlab.validate``) with
     an error that starts with ``want``; ``what`` names the case in failures."""

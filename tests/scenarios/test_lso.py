@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 import ecnlab
@@ -61,9 +62,12 @@ def run_with_captures(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, by
     return a.summary, pcaps
 
 
-def back_to_back_runs(pcap: bytes, frame: int, gap_ns: int, after_ns: int) -> np.ndarray:
-    """Lengths of the runs of `frame`-byte frames (original length, Ethernet
-    header included) that left back to back (`gap_ns` apart), after `after_ns`."""
+def back_to_back_runs(
+    pcap: bytes, frame: int, gap_ns: int, after_ns: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lengths and start times (ns) of the runs of `frame`-byte frames
+    (original length, Ethernet header included) that left back to back
+    (`gap_ns` apart), after `after_ns`."""
     ts = []
     at = 24
     while at < len(pcap):
@@ -74,7 +78,8 @@ def back_to_back_runs(pcap: bytes, frame: int, gap_ns: int, after_ns: int) -> np
     t = np.array(ts)
     t = t[t >= after_ns]
     breaks = np.flatnonzero(np.diff(t) != gap_ns)
-    return np.diff(np.concatenate([[-1], breaks, [len(t) - 1]]))
+    starts = t[np.concatenate([[0], breaks + 1])]
+    return np.diff(np.concatenate([[-1], breaks, [len(t) - 1]])), starts
 
 
 def two_flow_leafspine(k: int, host: dict[str, Any]) -> dict[str, Any]:
@@ -106,42 +111,65 @@ def two_flow_leafspine(k: int, host: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def window_bounds(k: int, beta: float, n: int = 2) -> tuple[float, float]:
-    """CEDM Eq. (11): a flow's window when the queue reaches K lies in
-    [(Cd + K)/(N − β), (Cd + K)/(N(1 − β))]."""
-    return (CD + k) / (n - beta), (CD + k) / (n * (1 - beta))
+def cwnd_at(cfg: dict[str, Any], times_ns: np.ndarray) -> np.ndarray:
+    """Flow 0's cwnd (segments) as it was at each of `times_ns`, from a run
+    of `cfg` with its cwnd traced."""
+    cfg = exact(copy.deepcopy(cfg))
+    cfg["run"]["trace_cwnd"] = [0]
+    with tempfile.TemporaryDirectory() as tmp:
+        ecnlab.run(cfg, out=Path(tmp) / "a", progress=False)
+        table = pq.read_table(Path(tmp) / "a" / "cwnd.parquet").to_pandas()
+    at = np.round(table.time.to_numpy() * 1e9)
+    return table.cwnd.to_numpy()[np.searchsorted(at, times_ns, side="right") - 1]
+
+
+# A segment's first packet is captured at leaf0:spine0 one host-link delay
+# and one serialisation after host 0 handed it over.
+HOST_TO_CAPTURE_NS = 12_500 + DATA_GAP_NS
 
 
 @pytest.mark.parametrize("k,beta", [(65, 1 / 3), (65, 0.25), (300, 1 / 3)])
 def test_lso_bursts_are_min_of_lso_max_and_beta_cwnd(k: int, beta: float) -> None:
-    # CEDM §II-A: with LSO the burst length is about min(L, βW). Expected:
-    # K = 65, β = 1/3: W in [88.9, 111.2] (Eq. 11), so runs of βW in
-    # [29.6, 37.1] packets (measured: 31 nearly always); β = 0.25: W in
-    # [84.7, 98.9], runs in [21.2, 24.7] (measured: 22). K = 300: βW >= 128
-    # is beyond L, so every run is L = 43 packets (measured: 43).
-    summary, pcaps = run_with_captures(two_flow_leafspine(k, {**PAPER_LSO, "lso_fraction": beta}))
-    runs = back_to_back_runs(pcaps["leaf0-spine0.pcap"], 1514, DATA_GAP_NS, 20_000_000)
-    lo, hi = window_bounds(k, beta)
-    if beta * lo > LSO_PACKETS:
-        assert np.mean(runs == LSO_PACKETS) >= 0.9, np.unique(runs, return_counts=True)
-    else:
-        med = np.median(runs)
-        assert 0.95 * beta * lo <= med <= beta * hi, (med, beta * lo, beta * hi)
-        # Runs are that one length, not a spread: a burst per allowance.
-        assert np.mean(np.abs(runs - med) <= 1) >= 0.9, np.unique(runs, return_counts=True)
+    # CEDM §II-A: with LSO the burst length is about min(L, βW), W the
+    # sender's window when it sends. Each back-to-back run at leaf0:spine0
+    # is compared with β·cwnd of flow 0 as it was when the run left host 0:
+    # a burst goes once the room reaches β·cwnd, and the room grows by one
+    # or two packets per ACK, so a run is β·cwnd to β·cwnd + 3 packets. Two
+    # bursts can leave back to back (the next allowance came while the NIC
+    # sent the last, as ACKs of a back-to-back burst return at line rate),
+    # so a run is m whole bursts; most are one. K = 300: βW >= 128 is beyond
+    # L, so every run is L = 43 packets. (CEDM Eq. 11's window range when
+    # the queue reaches K, [88.9, 111.2] for K = 65 and β = 1/3, is not
+    # what the flows hold here: with the hosts' jitter they settle unequal,
+    # means 121 and 79; exact, flow 0 ranges 69-129. Model 5's exact run
+    # locked both at 92.2, an artefact of its scheduling-order tie rule.)
+    cfg = two_flow_leafspine(k, {**PAPER_LSO, "lso_fraction": beta})
+    summary, pcaps = run_with_captures(cfg)
+    runs, starts = back_to_back_runs(pcaps["leaf0-spine0.pcap"], 1514, DATA_GAP_NS, 20_000_000)
+    burst = np.minimum(LSO_PACKETS, beta * cwnd_at(cfg, starts - HOST_TO_CAPTURE_NS))
+    m = np.maximum(1, np.round(runs / burst))
+    off = runs - m * burst
+    assert np.mean((off >= -1) & (off <= 3)) >= 0.95, np.percentile(off, [1, 5, 50, 95, 99])
+    assert np.mean(m == 1) >= 0.6, np.unique(m, return_counts=True)
+    if k == 300:
+        assert np.all(runs == LSO_PACKETS), np.unique(runs, return_counts=True)
     assert summary["goodput_gbps_by_service"]["0"] >= 0.99 * LINE
 
 
 def test_without_lso_packets_leave_one_or_two_per_ack() -> None:
     # Without LSO each ACK (one per packet) releases one packet, or two as
-    # the window grows (CEDM §II-A b): at K = 17 the median run is <= 2
-    # (measured: 2), against 17 with LSO (measured; βW with W ≈ 51).
-    _, off = run_with_captures(two_flow_leafspine(17, {"lso": False}))
-    _, on = run_with_captures(two_flow_leafspine(17, PAPER_LSO))
-    r_off = back_to_back_runs(off["leaf0-spine0.pcap"], 1514, DATA_GAP_NS, 20_000_000)
-    r_on = back_to_back_runs(on["leaf0-spine0.pcap"], 1514, DATA_GAP_NS, 20_000_000)
-    assert np.median(r_off) <= 2, np.median(r_off)
-    assert np.median(r_on) >= 12, np.median(r_on)
+    # the window grows (CEDM §II-A b), so host 0's NIC never holds more than
+    # two packets (measured: 2); with LSO it holds a burst of β·W (W ≈ 51
+    # at K = 17: at least 12; measured 26). The back-to-back runs at the
+    # leaf are not the test: they follow the ACKs' spacing, which mirrors
+    # how the two flows' packets interleave at the bottleneck (without
+    # jitter, trains of one flow form there and persist).
+    off = run_checked(exact(two_flow_leafspine(17, {"lso": False})))
+    on = run_checked(exact(two_flow_leafspine(17, PAPER_LSO)))
+    nic_off = port_totals(off)[("host0", "leaf0")]["max_bytes"]
+    nic_on = port_totals(on)[("host0", "leaf0")]["max_bytes"]
+    assert nic_off <= 2 * 1500, nic_off
+    assert nic_on >= 12 * 1500, nic_on
 
 
 def two_flows(cc: str, k: int, lso: bool, offset: str, linux: bool = False) -> float:
@@ -203,7 +231,7 @@ def test_linux_cwr_rule_shortens_dctcp_bursts_and_raises_its_k() -> None:
     # about 65 (full; 9.69 at 40), DCTCP's own 10G recommendation. ECN*,
     # which cuts once per sawtooth, keeps Cor. 2's 125 (measured full).
     _, pcaps = run_with_captures(two_flow_leafspine(65, {"lso": True}))
-    runs = back_to_back_runs(pcaps["leaf0-spine0.pcap"], 1514, DATA_GAP_NS, 20_000_000)
+    runs = back_to_back_runs(pcaps["leaf0-spine0.pcap"], 1514, DATA_GAP_NS, 20_000_000)[0]
     assert np.median(runs) <= 2, np.unique(runs, return_counts=True)
     for offset in OFFSETS:
         off = two_flows("dctcp", 14, False, offset)
@@ -259,7 +287,7 @@ def test_interrupt_coalescing_and_gro_batch_acks(
     data = ports[("switch", "host2")]["sent_packets"]
     acks = ports[("host2", "switch")]["sent_packets"]
     assert abs(data / acks - per_ack) <= 0.05 * per_ack, data / acks
-    runs = back_to_back_runs(pcaps["switch-host0.pcap"], 54, ACK_GAP_NS, 20_000_000)
+    runs = back_to_back_runs(pcaps["switch-host0.pcap"], 54, ACK_GAP_NS, 20_000_000)[0]
     assert np.median(runs) == ack_run, np.unique(runs, return_counts=True)
     assert summary["goodput_gbps_by_service"]["0"] >= 0.99 * LINE
 

@@ -19,9 +19,19 @@
 //! quarter of all instructions; a binary heap for everything beyond the
 //! wheel cost 15% of a sparse run's time.)
 //!
-//! Simultaneous events run in the order they were scheduled: buckets and
-//! slots keep insertion order per time and the sort is stable; an event
-//! due in a slot already being served goes after every entry of its time;
+//! Simultaneous events run in an order defined by the events themselves:
+//! by time, then by `tie`, the event's kind and the one id it names (a
+//! port, a flow, a host, a group), so a run's order never depends on when
+//! an event happened to be scheduled. The partitioned engine
+//! (`world/parallel/`) keeps one such queue per part; a part's events come
+//! out of its queue in the order the one queue of the sequential engine
+//! would run them (the order of a part's events among themselves depends
+//! on that part's events alone), which is what makes the outputs the same
+//! on any number of threads. Only entries equal in both (two packets
+//! landing from one link in the same picosecond, two identical timers) keep
+//! the order they were scheduled in, which is the same in either engine:
+//! buckets and slots keep insertion order, the sorts are stable, an event
+//! due in a slot already being served goes after every entry it ties with,
 //! and the levels hand over a span's entries in that order (see
 //! `levels.rs`). A span's entries can meet a wheel bucket that already
 //! holds events scheduled straight into it (a bucket of the next span is
@@ -78,15 +88,19 @@ pub enum Event {
 
 impl Event {
     /// Kind in the top 4 bits; an Arrive's port in the next 28, its packet
-    /// in the low 32; every other event's one field in the low 32.
+    /// in the low 32; every other event's one field in the low 32. The
+    /// kinds' numbers order the events of one picosecond (`tie`): a
+    /// packet's arrival first, then a port's departure (at equal packet
+    /// times a packet lands as the one ahead of it leaves, and ns-2 runs
+    /// the arrival first), then the rest.
     #[inline(always)]
     fn encode(self) -> u64 {
         let (kind, x): (u64, u64) = match self {
-            Event::TxDone { port } => (0, port as u64),
             Event::Arrive { port, pkt } => {
                 debug_assert!(port < 1 << 28, "port id beyond 28 bits");
-                (1, (port as u64) << 32 | pkt as u64)
+                (0, (port as u64) << 32 | pkt as u64)
             }
+            Event::TxDone { port } => (1, port as u64),
             Event::FlowStart { flow } => (2, flow as u64),
             Event::FlowStop { flow } => (3, flow as u64),
             Event::Rto { flow } => (4, flow as u64),
@@ -109,12 +123,12 @@ impl Event {
         let x = c as u32;
         // Arrivals are most events: test for them first, ahead of the
         // match's jump table.
-        if c >> 60 == 1 {
+        if c >> 60 == 0 {
             return Event::Arrive { port: (c >> 32) as u32 & 0x0FFF_FFFF, pkt: x };
         }
         match c >> 60 {
-            0 => Event::TxDone { port: x },
-            1 => Event::Arrive { port: (c >> 32) as u32 & 0x0FFF_FFFF, pkt: x },
+            0 => Event::Arrive { port: (c >> 32) as u32 & 0x0FFF_FFFF, pkt: x },
+            1 => Event::TxDone { port: x },
             2 => Event::FlowStart { flow: x },
             3 => Event::FlowStop { flow: x },
             4 => Event::Rto { flow: x },
@@ -130,6 +144,23 @@ impl Event {
             _ => Event::Sample,
         }
     }
+}
+
+/// The order among events of one picosecond (see the module doc): an
+/// entry's code without an arrival's packet, which is a slot in its part's
+/// packet arena and so differs between the engines. Branch-free: it runs in
+/// every comparison of a slot's sort.
+#[inline(always)]
+fn tie(code: u64) -> u64 {
+    let arrive = (code >> 60 == 0) as u64;
+    code & !(arrive * 0xFFFF_FFFF)
+}
+
+/// Whether entry `a` runs before `b` (or ties with it, if `or_equal`).
+#[inline(always)]
+fn before(a: &Entry, b: &Entry, or_equal: bool) -> bool {
+    let (ka, kb) = (tie(a.1), tie(b.1));
+    a.0 < b.0 || (a.0 == b.0 && (ka < kb || (or_equal && ka == kb)))
 }
 
 /// Slot width: 2^14 ps = 16.4 ns.
@@ -176,11 +207,11 @@ pub struct EventQueue {
     pub peak: usize,
 }
 
-/// Sort a slot's entries by time, stably (they are in insertion order).
-/// A slot holds about seven entries in random order; an insertion sort's
-/// branches then mispredict on nearly every entry, so small slots are
-/// placed by rank instead: each entry's place is the number of entries
-/// before it in (time, insertion) order, counted without a branch.
+/// Sort a slot's entries by (time, `tie`), stably (they are in insertion
+/// order). A slot holds about seven entries in random order; an insertion
+/// sort's branches then mispredict on nearly every entry, so small slots
+/// are placed by rank instead: each entry's place is the number of entries
+/// that go before it, counted without a branch.
 fn sort_slot(cur: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
     let n = cur.len();
     if n <= 1 {
@@ -190,15 +221,15 @@ fn sort_slot(cur: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
         scratch.clear();
         scratch.resize(n, (0, 0));
         for (i, e) in cur.iter().enumerate() {
-            let t = e.0;
-            let before = cur[..i].iter().filter(|f| f.0 <= t).count();
-            let after = cur[i + 1..].iter().filter(|f| f.0 < t).count();
-            scratch[before + after] = *e;
+            let before_it = cur[..i].iter().filter(|f| before(f, e, true)).count();
+            let after_it = cur[i + 1..].iter().filter(|f| before(f, e, false)).count();
+            scratch[before_it + after_it] = *e;
         }
         std::mem::swap(cur, scratch);
         return;
     }
     radix_sort_slot(cur, scratch);
+    order_ties(cur);
 }
 
 /// A dense slot (a large fabric's busy microsecond: hundreds of events a
@@ -227,6 +258,24 @@ fn radix_sort_slot(cur: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
             at[b] += 1;
         }
         std::mem::swap(cur, scratch);
+    }
+}
+
+/// After the radix sort by time: entries of one time, rare in a dense
+/// slot and few when they occur, put in `tie` order by a stable insertion
+/// sort.
+fn order_ties(cur: &mut [Entry]) {
+    for i in 1..cur.len() {
+        if cur[i].0 != cur[i - 1].0 || tie(cur[i - 1].1) <= tie(cur[i].1) {
+            continue;
+        }
+        let e = cur[i];
+        let mut j = i;
+        while j > 0 && cur[j - 1].0 == e.0 && tie(cur[j - 1].1) > tie(e.1) {
+            cur[j] = cur[j - 1];
+            j -= 1;
+        }
+        cur[j] = e;
     }
 }
 
@@ -295,13 +344,15 @@ impl EventQueue {
         self.levels.push(time, code);
     }
 
-    /// Into the slots being served (an event due within nanoseconds), after
-    /// every entry of the same or an earlier time.
+    /// Into the slots being served (an event due within nanoseconds), in
+    /// (time, `tie`) order after every entry it ties with. One that ties
+    /// with an entry already served, or goes before it (an event for now,
+    /// scheduled by a later one of now), runs next.
     #[cold]
     #[inline(never)]
     fn push_cur(&mut self, time: Time, code: u64) {
         let pending = &self.cur[self.cur_pos..];
-        let i = self.cur_pos + pending.partition_point(|e| e.0 <= time);
+        let i = self.cur_pos + pending.partition_point(|e| before(e, &(time, code), true));
         self.cur.insert(i, (time, code));
     }
 
@@ -323,8 +374,9 @@ impl EventQueue {
     }
 
     /// Move the wheel's earliest occupied slot into `cur` (an entry is
-    /// queued outside it), sorted by time; the slot is in insertion order
-    /// per time and the sort is stable, so ties keep it.
+    /// queued outside it), sorted by (time, `tie`); the slot is in
+    /// insertion order and the sort is stable, so entries equal in both
+    /// keep it.
     fn serve_next_slot(&mut self) {
         loop {
             if let Some(s) = self.next_fine_slot() {
@@ -535,6 +587,43 @@ mod tests {
         }
     }
 
+    /// Ties run in the events' own order, whatever order they were
+    /// scheduled in: here against insertion, in a slot sorted by rank (5),
+    /// one sorted by radix (1000), the slot being served, and across the
+    /// levels (an instant 300 ms ahead, scheduled from far and near). Two
+    /// packets landing from one port at one instant keep their scheduling
+    /// order; packets from different ports go by port, never by packet.
+    #[test]
+    fn ties_run_in_the_events_order_not_the_scheduling_order() {
+        for (base, count) in [(1_000_000, 5), (1_000_000, 1000), (0, 1000), (300_000_000_000, 40)] {
+            let mut q = EventQueue::new();
+            for i in 0..count {
+                q.at(base + ((i * 7919) % 13) as Time, Event::Ping { probe: count - i });
+                if base == 300_000_000_000 && i == count / 2 {
+                    // Time moves on, so the rest are scheduled from nearer.
+                    q.at(base - 10_000_000, Event::Sample);
+                    assert_eq!(q.pop().map(|e| e.1), Some(Event::Sample));
+                }
+            }
+            let mut popped = Vec::new();
+            while let Some((t, Event::Ping { probe })) = q.pop() {
+                popped.push((t, probe));
+            }
+            let mut sorted = popped.clone();
+            sorted.sort();
+            assert_eq!(popped.len(), count as usize);
+            assert_eq!(popped, sorted, "base {base}, {count} entries");
+        }
+        let mut q = EventQueue::new();
+        for (port, pkt) in [(9, 1), (3, 7), (9, 0), (3, 2), (1, 9)] {
+            q.arrive(port, 500, pkt);
+        }
+        q.tx_done(40, 500);
+        let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|e| e.1)).collect();
+        let a = |port, pkt| Event::Arrive { port, pkt };
+        assert_eq!(order, [a(1, 9), a(3, 7), a(3, 2), a(9, 1), a(9, 0), Event::TxDone { port: 40 }]);
+    }
+
     /// Once the wheel has emptied and a far event moved time on by a
     /// second, events within the wheel's 67 µs go into it again, not all into the levels
     /// (which would keep the order but lose the wheel's speed).
@@ -577,7 +666,7 @@ mod tests {
 
     /// Timers, link arrivals and TxDones on several ports, pushed and popped
     /// interleaved with delays from picoseconds to seconds, come out exactly
-    /// in (time, insertion) order, like one sorted list.
+    /// in (time, tie, insertion) order, like one sorted list.
     #[test]
     fn links_timers_and_tx_done_keep_exact_order() {
         const PORTS: u32 = 37;
@@ -585,8 +674,8 @@ mod tests {
         let mut q = EventQueue::new();
         let mut last_arrival = vec![0 as Time; PORTS as usize];
         let mut tx_pending = vec![false; PORTS as usize];
-        let mut reference: Vec<(Time, u32)> = Vec::new();
-        let mut popped: Vec<(Time, u32)> = Vec::new();
+        let mut reference: Vec<(Time, u64, u32)> = Vec::new();
+        let mut popped: Vec<(Time, u64, u32)> = Vec::new();
         let mut id = 0u32;
         // The id each event was scheduled with (one TxDone per port pends).
         let mut txdone_id = vec![0u32; PORTS as usize];
@@ -604,20 +693,20 @@ mod tests {
                     0 => {
                         let t = q.now + rng.next_u64() % scale;
                         q.at(t, Event::Ping { probe: id });
-                        reference.push((t, id));
+                        reference.push((t, tie(Event::Ping { probe: id }.encode()), id));
                     }
                     1 => {
                         let t = (q.now + rng.next_u64() % scale).max(last_arrival[port as usize] + 1);
                         last_arrival[port as usize] = t;
                         q.arrive(port, t, id);
-                        reference.push((t, id));
+                        reference.push((t, tie(Event::Arrive { port, pkt: id }.encode()), id));
                     }
                     _ if !tx_pending[port as usize] => {
                         let t = q.now + rng.next_u64() % scale;
                         tx_pending[port as usize] = true;
                         txdone_id[port as usize] = id;
                         q.tx_done(port, t);
-                        reference.push((t, id));
+                        reference.push((t, tie(Event::TxDone { port }.encode()), id));
                     }
                     _ => continue,
                 }
@@ -636,7 +725,7 @@ mod tests {
                     if let Event::TxDone { port } = ev {
                         tx_pending[port as usize] = false;
                     }
-                    popped.push((t, id_of(ev, &txdone_id)));
+                    popped.push((t, tie(ev.encode()), id_of(ev, &txdone_id)));
                 }
                 None => {
                     let due: Vec<Time> = reference.iter().map(|e| e.0).collect();
@@ -650,10 +739,10 @@ mod tests {
             }
         }
         while let Some((t, ev)) = q.pop() {
-            popped.push((t, id_of(ev, &txdone_id)));
+            popped.push((t, tie(ev.encode()), id_of(ev, &txdone_id)));
         }
         assert!(q.is_empty());
-        reference.sort(); // ids grow with insertion, so this is (time, insertion) order
+        reference.sort(); // ids grow with insertion: (time, tie, insertion) order
         assert_eq!(popped, reference);
     }
 }

@@ -15,6 +15,14 @@ use std::collections::BTreeMap;
 /// Summary keys that measure the machine, not the model.
 pub const WALL_KEYS: [&str; 2] = ["wall_seconds", "events_per_second"];
 
+/// Summary keys that say how the engine computed a run, not what the run
+/// did: the partitioned engine runs more events for the same run (the
+/// departures on links between parts, one sample and round start per
+/// part) and holds others pending, and only it has parts. Every other
+/// summary key and every table is the same on either engine.
+pub const ENGINE_KEYS: [&str; 5] =
+    ["events", "peak_pending_events", "partitions", "lookahead_seconds", "partition_cut"];
+
 /// FNV-1a, 64 bits: a fingerprint against accidents, not adversaries.
 #[derive(Clone, Copy)]
 struct Fnv(u64);
@@ -76,10 +84,21 @@ impl Sink for Fingerprinter {
 /// Run `cfg` and return its fingerprint: `{"summary": digest, TABLE:
 /// "ROWS:digest", ...}` (a capture's entry counts bytes, not rows).
 pub fn fingerprint(cfg: &Config) -> Result<Map<String, Value>, RunError> {
+    fingerprint_without(cfg, &WALL_KEYS)
+}
+
+/// `fingerprint` without the engine's own keys too (`ENGINE_KEYS`): equal
+/// for the sequential and the partitioned engine on any number of threads
+/// and parts.
+pub fn outputs_fingerprint(cfg: &Config) -> Result<Map<String, Value>, RunError> {
+    fingerprint_without(cfg, &[&WALL_KEYS[..], &ENGINE_KEYS[..]].concat())
+}
+
+fn fingerprint_without(cfg: &Config, skip: &[&str]) -> Result<Map<String, Value>, RunError> {
     let mut sink = Fingerprinter::default();
     let mut summary = crate::run_into(cfg, &mut |_, _| true, &mut sink)?;
-    for k in WALL_KEYS {
-        summary.remove(k);
+    for k in skip {
+        summary.remove(*k);
     }
     let mut h = Fnv::new();
     h.bytes(Value::Object(summary).to_string().as_bytes());
@@ -130,6 +149,21 @@ pub fn fingerprint_all(
     corpus: &[(String, Config)],
     threads: usize,
     progress: &(dyn Fn(&str, f64) + Sync),
+) -> Vec<Outcome> {
+    each(corpus, threads, progress, fingerprint)
+}
+
+/// `fingerprint_all` by `outputs_fingerprint`: what must be the same on
+/// every engine.
+pub fn outputs_fingerprint_all(corpus: &[(String, Config)], threads: usize) -> Vec<Outcome> {
+    each(corpus, threads, &|_, _| {}, outputs_fingerprint)
+}
+
+fn each(
+    corpus: &[(String, Config)],
+    threads: usize,
+    progress: &(dyn Fn(&str, f64) + Sync),
+    fingerprint: fn(&Config) -> Result<Map<String, Value>, RunError>,
 ) -> Vec<Outcome> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<Outcome>>> = corpus.iter().map(|_| std::sync::Mutex::new(None)).collect();

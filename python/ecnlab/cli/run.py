@@ -54,7 +54,7 @@ def add_commands(commands: Any) -> None:
         type=non_negative_int,
         default=None,
         help="run on N threads (run.threads): the partitioned engine, whose outputs are the "
-        "same for every N; 0 is the sequential engine (default: the file's, else 0)",
+        "sequential engine's for every N; 0 is the sequential engine (default: the file's, else 0)",
     )
     p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p_run.set_defaults(handler=_cmd_run)

@@ -27,8 +27,7 @@ section! {
         sample_ports: OneOrList<String> = OneOrList::All("auto".into());
         /// Switch ports handle a departure when something next looks at the port instead of with
         /// a TxDone event of its own (a quarter fewer events). false schedules every TxDone, for
-        /// cross-checking: the two differ only in the order of packets that reach one port at the
-        /// same picosecond over different links.
+        /// cross-checking: the runs are the same (every table), only the event count differs.
         lazy_departures: bool = true;
         /// Switch ports ("node:peer", as in sample_ports) whose sent packets are written to one
         /// pcap file each.
@@ -51,14 +50,12 @@ section! {
         /// "sender" (its last byte is acknowledged, as the MQ-ECN authors' ns-2 scripts measure it).
         fct_end: FctEnd = FctEnd::Receiver, resolved Given;
         /// Threads of the partitioned engine (`world/parallel/`). 0: the sequential engine, one
-        /// event queue. N >= 1: the fabric is cut into `run.partitions` parts (pods of a fat-tree,
-        /// groups of leaves) that advance in windows of the shortest link between parts, on N
-        /// threads; its outputs are the same for every N, 1 included, and differ from the
-        /// sequential engine's only in how same-picosecond events of two parts are ordered.
+        /// event queue. N >= 1: the fabric is cut into parts (pods of a fat-tree, groups of leaves)
+        /// that advance in windows of the shortest link between parts, on N threads. A speed
+        /// setting only: every table is the same for every N and the sequential engine's.
         threads: u32 = 0, resolved Given;
         /// Parts of the partitioned engine (with `run.threads`), each whole pods of a fat-tree or
-        /// groups of leaves of a leaf-spine; 0: two. Outputs depend on it, never on the thread
-        /// count: set it to the cores you run on.
+        /// groups of leaves of a leaf-spine; 0: one per thread. A speed setting only, as threads.
         partitions: u32 = 0, resolved Given;
     }
 }

@@ -19,6 +19,9 @@
 //! - `rack` (`recovery/rack.rs`): RACK's time-based loss detection, which starts
 //!   recovery a quarter of min_rtt after SACKs too few for fast
 //!   retransmit, and resends a recovery's lost tail;
+//! - `frto` (`recovery/frto.rs`): F-RTO (RFC 5682, SACK-enhanced, as
+//!   tcp_process_loss), which undoes a spurious timeout's window cut and
+//!   go-back (in the profile from model version 6);
 //! - `hystart` (`recovery/hystart.rs`): CUBIC's HyStart, which ends slow start on
 //!   a long ACK train or a rising RTT before the buffer overflows;
 //! - `linux_cwnd` (`recovery/linux_cwnd.rs`): cwnd grown by what an ACK newly
@@ -28,10 +31,6 @@
 //!
 //! and Linux's defaults where ecnlab has the key: CUBIC, IW 10, RTO 200 ms
 //! to 120 s starting at 1 s, retransmissions Not-ECT (RFC 3168).
-//!
-//! Not yet in it: F-RTO (`recovery/frto.rs`), which Linux runs by
-//! default; turning it on moves this profile's outputs, so it waits for
-//! the next model version.
 //!
 //! The mechanisms' state and rules are in `recovery/`, and the checks
 //! across their keys; this file is the list of values that turns them on.
@@ -52,8 +51,8 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
             "linux",
             "Linux's TCP: CUBIC, Linux's RTO estimator (min 200ms, initial 1s), PRR with Linux's \
              reduction bound for loss and ECN cuts, Linux's delayed ACKs (quick ACKs, every second \
-             segment, 40ms timer), three SACK blocks per ACK, lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, CUBIC's HyStart and Reno-friendly α, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
-            "Linux net/ipv4 tcp_input.c, tcp_output.c, tcp_cubic.c, tcp_dctcp.c; RFC 2018, RFC 6298, RFC 6937, RFC 8985",
+             segment, 40ms timer), three SACK blocks per ACK, lost-retransmission detection, the SACK scoreboard kept across RTOs, the timer restarted at a retransmission of snd_una, RACK-TLP's tail loss probes and reordering timer, F-RTO, CUBIC's HyStart and Reno-friendly α, DCTCP as tcp_dctcp.c (with cc = \"dctcp\"), IW 10, Not-ECT retransmissions; its keys may be set without it",
+            "Linux net/ipv4 tcp_input.c, tcp_output.c, tcp_cubic.c, tcp_dctcp.c; RFC 2018, RFC 5682, RFC 6298, RFC 6937, RFC 8985",
         )
     },
     fills: &[
@@ -67,6 +66,7 @@ pub const PROFILE: super::profile::ProfileDecl = super::profile::ProfileDecl {
         ("rto_rearm_head", Fill::Json("true")),
         ("tlp", Fill::Json("true")),
         ("rack", Fill::Json("true")),
+        ("frto", Fill::Json("true")),
         ("hystart", Fill::Json("true")),
         ("cubic_linux", Fill::Json("true")),
         ("linux_cwnd", Fill::Json("true")),

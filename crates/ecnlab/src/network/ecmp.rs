@@ -35,8 +35,10 @@ pub struct Ecmp {
     mode: EcmpMode,
     /// One salt per switch, from the seed.
     salt: Vec<u32>,
-    /// Per-packet draws; the run's event order makes them reproducible.
-    spray: Rng,
+    /// Per-packet draws, a stream per switch (empty unless spraying): a
+    /// switch's packets come in the same order on either engine
+    /// (`engine.rs`), one stream for all switches would not.
+    spray: Vec<Rng>,
 }
 
 impl Ecmp {
@@ -45,7 +47,10 @@ impl Ecmp {
         Ecmp {
             mode,
             salt: (0..switches as u64).map(|s| (hash64(salt_seed, s) >> 32) as u32).collect(),
-            spray: Rng::stream(seed, 0x5B7A),
+            spray: match mode {
+                EcmpMode::PerPacket => (0..switches as u64).map(|s| Rng::stream(seed, 0x5B7A ^ (s << 20))).collect(),
+                _ => Vec::new(),
+            },
         }
     }
 
@@ -65,17 +70,8 @@ impl Ecmp {
     #[inline(never)]
     fn pick_other(&mut self, sw: u32, flow_hash: u32, n: usize) -> usize {
         match self.mode {
-            EcmpMode::PerPacket => onto((self.spray.next_u64() >> 32) as u32, n),
+            EcmpMode::PerPacket => onto((self.spray[sw as usize].next_u64() >> 32) as u32, n),
             _ => self.per_flow(sw, flow_hash, n),
-        }
-    }
-
-    /// Part `part` of a partitioned run (`world/parallel/`) draws its
-    /// per-packet choices from a stream of its own (part 0 keeps the run's),
-    /// so that parts' switches do not repeat each other's draws.
-    pub fn reseed(&mut self, seed: u64, part: u64) {
-        if part > 0 {
-            self.spray = Rng::stream(seed, 0x5B7A ^ (part << 20));
         }
     }
 

@@ -31,9 +31,6 @@ pub struct Port {
     /// port is next offered a packet, or when the packet on its wire lands,
     /// whichever comes first (see `World::catch_up`).
     pub lazy: bool,
-    /// When the TxDone of a lazy port's pending departure would have been
-    /// scheduled (see `World::catch_up`).
-    pub txdone_sched: Time,
     /// Owned by a switch (counts toward its shared pool), else a host NIC.
     pub switch: Option<u32>,
     /// The packets it sends are captured (`run.pcap`).
@@ -316,7 +313,6 @@ impl Builder {
                     busy_until: 0,
                     txdone_pending: false,
                     lazy: false,
-                    txdone_sched: 0,
                     switch,
                     capture: false,
                     trace: false,

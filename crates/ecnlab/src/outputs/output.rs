@@ -113,6 +113,16 @@ macro_rules! table_rows {
                 self.len() == 0
             }
 
+            /// Every row not yet sent, as one table.
+            pub fn take_all(&mut self) -> $crate::outputs::report::Table {
+                self.take(usize::MAX)
+            }
+
+            /// Move `other`'s rows after these.
+            pub fn append(&mut self, other: &mut Self) {
+                $(self.$col.append(&mut other.$col);)+
+            }
+
             /// The first `n` rows (at most) as a batch.
             fn take(&mut self, n: usize) -> $crate::outputs::report::Table {
                 self.sent = true;

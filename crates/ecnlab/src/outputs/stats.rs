@@ -2,7 +2,8 @@
 //! samples, ping RTTs and incast rounds. Each holds only the rows not yet
 //! handed to the run's output (see `output.rs`).
 
-use crate::outputs::output::Output;
+use crate::outputs::output::{Output, BATCH_ROWS};
+use crate::outputs::report::{Column, Table};
 use crate::outputs::tables::{CwndRows, GoodputRows, IncastRows, QueueRows, RttRows, TraceRows};
 use crate::units::{secs, Time};
 
@@ -21,6 +22,14 @@ pub struct Goodput {
     /// One past the last bin that saw a delivery.
     bins_delivered: u64,
     pub rows: GoodputRows,
+    /// A part of a partitioned run keeps its bins' bytes here instead of
+    /// writing rows (`keep_bytes`): the parts' bytes are summed, then
+    /// written once (`write_summed`), so every row is the sequential
+    /// engine's to the bit (summing the parts' rates would round
+    /// differently). (bin, service, bytes, width).
+    kept: Option<Vec<(u64, u32, u64, Time)>>,
+    /// Written by `write_summed`: `finish` has nothing left to do.
+    done: bool,
 }
 
 impl Goodput {
@@ -33,7 +42,36 @@ impl Goodput {
             active,
             bins_delivered: 0,
             rows: GoodputRows::default(),
+            kept: None,
+            done: false,
         }
+    }
+
+    /// Keep bytes, not rows (see `kept`).
+    pub fn keep_bytes(&mut self) {
+        self.kept = Some(Vec::new());
+    }
+
+    /// The bytes kept, once the run has finished (`finish`).
+    pub fn take_kept(&mut self) -> Vec<(u64, u32, u64, Time)> {
+        self.kept.take().expect("keep_bytes was called")
+    }
+
+    /// Write the rows of the bins that `parts` kept, summed: a bin a part
+    /// did not reach counts zero bytes there.
+    pub fn write_summed(&mut self, parts: Vec<Vec<(u64, u32, u64, Time)>>, out: &mut Output) {
+        let mut bins: std::collections::BTreeMap<(u64, u32), (u64, Time)> = std::collections::BTreeMap::new();
+        for (bin, s, bytes, width) in parts.into_iter().flatten() {
+            let e = bins.entry((bin, s)).or_insert((0, width));
+            debug_assert_eq!(e.1, width, "one bin, one width in every part");
+            e.0 += bytes;
+        }
+        for ((bin, s), (bytes, width)) in bins {
+            self.rows.push(secs(bin * self.bin + width), s, rate(bytes, width));
+            self.rows.flush_full(out);
+        }
+        self.rows.flush(out);
+        self.done = true;
     }
 
     #[inline]
@@ -60,8 +98,10 @@ impl Goodput {
     fn close(&mut self, width: Time, out: &mut Output) {
         let start = self.cur * self.bin;
         for &s in &self.active {
-            let gbps = self.bytes[s] as f64 * 8.0 / secs(width) / 1e9;
-            self.rows.push(secs(start + width), s as u32, gbps);
+            match &mut self.kept {
+                Some(kept) => kept.push((self.cur, s as u32, self.bytes[s], width)),
+                None => self.rows.push(secs(start + width), s as u32, rate(self.bytes[s], width)),
+            }
         }
         self.bytes.fill(0);
         self.cur += 1;
@@ -72,6 +112,9 @@ impl Goodput {
     /// the last one cut short there. With a duration every such bin has a
     /// row; without one the series ends with the last delivery's bin.
     pub fn finish(&mut self, stopped: Time, has_duration: bool, out: &mut Output) {
+        if self.done {
+            return;
+        }
         if self.bytes.iter().any(|&b| b > 0) {
             self.bins_delivered = self.bins_delivered.max(self.cur + 1);
         }
@@ -86,6 +129,67 @@ impl Goodput {
         }
         self.rows.flush(out);
     }
+}
+
+/// The order `Stats::finish` writes a kept series in, by the values of
+/// each row: traces by time, then port (a port's rows of one instant in
+/// the order they happened); windows by time, then flow; round trips by
+/// send time, then sender, receiver, service; rounds by finish, then
+/// start and round.
+fn row_order(t: &Table) -> Vec<(u64, u64, u64, u64)> {
+    let col = |name: &str| -> Vec<u64> {
+        match t.column(name) {
+            Some(Column::F64(v)) => v.iter().map(|x| x.to_bits()).collect(),
+            Some(Column::U32(v)) => v.iter().map(|&x| x as u64).collect(),
+            _ => vec![0; t.rows()],
+        }
+    };
+    let names: [&str; 4] = match t.name {
+        "trace" => ["time", "port", "", ""],
+        "cwnd" => ["time", "flow", "", ""],
+        "rtt" => ["time", "src", "dst", "service"],
+        "incast" => ["finish", "start", "round", ""],
+        other => unreachable!("{other} is not a kept series"),
+    };
+    let [a, b, c, d] = names.map(col);
+    (0..t.rows()).map(|i| (a[i], b[i], c[i], d[i])).collect()
+}
+
+/// `t`'s rows in `row_order` (a stable sort: rows of equal keys keep
+/// theirs).
+fn ordered(mut t: Table) -> Table {
+    let keys = row_order(&t);
+    if keys.windows(2).all(|w| w[0] <= w[1]) {
+        return t;
+    }
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&i| keys[i]);
+    for (_, c) in t.columns.iter_mut() {
+        *c = c.select(&order);
+    }
+    t
+}
+
+fn send_ordered(t: Table, out: &mut Output) {
+    send_batches(ordered(t), out)
+}
+
+/// `t` in batches of `BATCH_ROWS` (one, empty, if it has no rows), as a
+/// series written as it goes would be.
+pub(crate) fn send_batches(t: Table, out: &mut Output) {
+    let rows = t.rows();
+    if rows <= BATCH_ROWS {
+        return out.send(t);
+    }
+    for from in (0..rows).step_by(BATCH_ROWS) {
+        let idx: Vec<usize> = (from..(from + BATCH_ROWS).min(rows)).collect();
+        out.send(Table { name: t.name, columns: t.columns.iter().map(|(n, c)| (*n, c.select(&idx))).collect() });
+    }
+}
+
+/// `bytes` over `width`, in Gbps.
+fn rate(bytes: u64, width: Time) -> f64 {
+    bytes as f64 * 8.0 / secs(width) / 1e9
 }
 
 /// Every time series of a run.
@@ -121,25 +225,42 @@ impl Stats {
         }
     }
 
-    pub fn incast_round(&mut self, round: u32, start: Time, finish: Time, gbps: f64, out: &mut Output) {
+    pub fn incast_round(&mut self, round: u32, start: Time, finish: Time, gbps: f64) {
         self.incast.push(round, secs(start), secs(finish), gbps);
-        self.incast_gbps_sum += gbps;
         self.incast_rounds += 1;
-        self.incast.flush_full(out);
+    }
+
+    /// A partitioned run's other part's rows of the series it keeps to the
+    /// end (`finish` orders them): traces, windows, round trips, rounds.
+    pub fn take_rows_of(&mut self, other: &mut Stats) {
+        self.trace.append(&mut other.trace);
+        self.cwnd.append(&mut other.cwnd);
+        self.rtt.append(&mut other.rtt);
+        self.incast.append(&mut other.incast);
+        self.incast_rounds += other.incast_rounds;
     }
 
     /// Hand over what is left of every series: the run stopped at `stopped`.
+    /// The traces, windows, round trips and rounds are kept to the end and
+    /// written in an order of their own values (`row_order`), the order
+    /// of the events that wrote them being the engine's business: a lazy
+    /// port writes its departures when it catches up, and the parts of a
+    /// partitioned run each keep their own.
     pub fn finish(&mut self, stopped: Time, has_duration: bool, out: &mut Output) {
         self.goodput.finish(stopped, has_duration, out);
         self.queues.flush(out);
         if self.tracing {
-            self.trace.flush(out);
+            send_ordered(self.trace.take_all(), out);
         }
         if self.tracing_cwnd {
-            self.cwnd.flush(out);
+            send_ordered(self.cwnd.take_all(), out);
         }
-        self.rtt.flush(out);
-        self.incast.flush(out);
+        send_ordered(self.rtt.take_all(), out);
+        let rounds = ordered(self.incast.take_all());
+        if let Some(Column::F64(g)) = rounds.column("goodput_gbps") {
+            self.incast_gbps_sum = g.iter().sum();
+        }
+        send_batches(rounds, out);
     }
 }
 

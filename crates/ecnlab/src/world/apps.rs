@@ -138,8 +138,6 @@ pub struct Apps {
     /// `cfg.flows` (its pause); empty when no entry is serial, so other
     /// runs never look.
     pub(super) serial_next: Vec<(u32, u32)>,
-    /// Draws of exponential serial pauses.
-    pub(super) serial_rng: crate::rng::Rng,
     /// Per flow, the write pace of a rate-limited application (`[[flows]]
     /// rate`, the workload's rate-limited share); empty when no flow is.
     pub(super) paced: Vec<Option<Paced>>,
@@ -288,7 +286,6 @@ impl Apps {
             incasts,
             workload,
             serial_next,
-            serial_rng: crate::rng::Rng::stream(cfg.run.seed, 0x005E_41A1),
             paced,
             conns: cfg
                 .workload
@@ -319,7 +316,10 @@ impl World<'_> {
             let pause = match c.serial_gap_kind {
                 GapKind::Fixed => c.serial_gap.0,
                 GapKind::Exponential => {
-                    (-(1.0 - self.apps.serial_rng.uniform()).ln() * c.serial_gap.0 as f64).round() as Time
+                    // Drawn from a stream of the finished flow's own: the
+                    // same pause on either engine, whatever other chains do.
+                    let u = crate::rng::Rng::stream(self.cfg.run.seed, 0x005E_41A1 ^ (fid as u64) << 20).uniform();
+                    (-(1.0 - u).ln() * c.serial_gap.0 as f64).round() as Time
                 }
             };
             let at = self.q.now + pause;

@@ -77,8 +77,11 @@ impl Fabric {
         // departures wake the sender, nor with per-pool marking, where a
         // departure changes what every port of the switch sees.
         let pool_marking = net.ports.iter().any(|p| matches!(p.qdisc.marker, Marker::PerPool(_)));
+        // And not on a link without delay: a departure is caught up by the
+        // landing of the packet before it, and only a delay puts that
+        // landing after the departure's own instant (see `World::catch_up`).
         for p in net.ports.iter_mut() {
-            p.lazy = cfg.run.lazy_departures && p.switch.is_some() && !pool_marking;
+            p.lazy = cfg.run.lazy_departures && p.switch.is_some() && !pool_marking && p.delay > 0;
         }
         Some(net)
     }
@@ -130,33 +133,21 @@ impl World<'_> {
         self.start_tx_at(port, self.q.now)
     }
 
-    /// Run a lazy port's departures due by `now`, each at its own time
-    /// (`busy_until`), so its state is as if TxDone events had run.
-    ///
-    /// `offered` is the packet about to be offered to the port, with the
-    /// port whose link it came over (NO_PORT: from its host). A departure
-    /// due at this very instant then goes first only if its TxDone would
-    /// have been scheduled before the packet's arrival event: simultaneous
-    /// events run in the order they were scheduled, lazy or not. (With
-    /// equal packet times, the usual tie, a data packet's arrival was
-    /// scheduled a link delay before the TxDone and goes first, as in ns-2.)
+    /// Run a lazy port's departures due by `by`, each at its own time
+    /// (`busy_until`), so its state is as if TxDone events had run. An
+    /// arrival runs before a TxDone of its picosecond (`engine.rs`: the
+    /// usual tie, equal packet times, where ns-2 too takes the arrival
+    /// first), so whatever looks at the port at t during an arrival
+    /// catches it up to t - 1: a packet offered to it, and the landing of
+    /// the packet on its wire (other arrivals of that instant may still
+    /// offer it packets). A departure due at t is then caught up at the
+    /// landing of the packet before it, at least a link delay later.
     #[inline]
-    pub(super) fn catch_up(&mut self, port: u32, now: Time, offered: Option<(u32, u32)>) {
+    pub(super) fn catch_up(&mut self, port: u32, by: Time) {
         loop {
             let p = &self.fabric.net.ports[port as usize];
-            if !p.lazy || p.qdisc.packets == 0 || p.busy_until > now {
+            if !p.lazy || p.qdisc.packets == 0 || p.busy_until > by {
                 return;
-            }
-            if let (true, Some((id, from))) = (p.busy_until == now, offered) {
-                // The arrival event was scheduled when the packet began to
-                // leave `from`.
-                let sched = match self.fabric.net.ports.get(from as usize) {
-                    Some(up) => now - up.delay - up.tx_time(self.arena.get(id).size as u64),
-                    None => now,
-                };
-                if p.txdone_sched >= sched {
-                    return; // Runs after this arrival, at the next catch-up.
-                }
             }
             self.start_tx_at(port, p.busy_until);
         }
@@ -165,7 +156,7 @@ impl World<'_> {
     /// Bring every lazy port up to `now` (before reading their state).
     pub(super) fn catch_up_all(&mut self, now: Time) {
         for port in 0..self.fabric.net.ports.len() as u32 {
-            self.catch_up(port, now, None);
+            self.catch_up(port, now);
         }
     }
 
@@ -277,13 +268,9 @@ impl World<'_> {
             self.q.arrive(port, lands, id);
             self.fabric.in_transit += 1;
         }
-        if p.qdisc.packets > 0 {
-            if p.lazy {
-                p.txdone_sched = now;
-            } else {
-                p.txdone_pending = true;
-                self.q.tx_done(port, now + ser);
-            }
+        if p.qdisc.packets > 0 && !p.lazy {
+            p.txdone_pending = true;
+            self.q.tx_done(port, now + ser);
         }
         if p.capture | p.trace {
             self.watch(port, now, id, -1, true);
@@ -318,7 +305,6 @@ impl World<'_> {
             let q = p.qdisc.classify(self.arena.get(id).service);
             let (bytes, packets) = p.qdisc.queue_occupancy(q);
             self.rec.stats.trace.push(secs(now), port, q as u32, event, bytes, packets as u32);
-            self.rec.stats.trace.flush_full(&mut self.rec.out);
         }
         if p.capture && on_wire {
             let c = self.rec.captures.iter_mut().find(|c| c.port == port).expect("a captured port has a capture");
@@ -339,7 +325,7 @@ impl World<'_> {
     #[inline(always)]
     pub(super) fn enqueue(&mut self, port: u32, id: u32, from: u32) {
         if self.fabric.net.ports[port as usize].plain {
-            self.enqueue_plain(port, id, from)
+            self.enqueue_plain(port, id)
         } else {
             self.enqueue_hooked(port, id, from)
         }
@@ -347,8 +333,8 @@ impl World<'_> {
 
     /// `enqueue` at a port on the static path (`Port::plain`).
     #[inline(never)]
-    fn enqueue_plain(&mut self, port: u32, id: u32, from: u32) {
-        self.enqueue_in::<true>(port, id, from)
+    fn enqueue_plain(&mut self, port: u32, id: u32) {
+        self.enqueue_in::<true>(port, id)
     }
 
     /// `enqueue` at a port off the static path.
@@ -358,15 +344,15 @@ impl World<'_> {
         if self.lossless.is_some() {
             return self.enqueue_lossless(port, id, from);
         }
-        self.enqueue_in::<false>(port, id, from)
+        self.enqueue_in::<false>(port, id)
     }
 
     /// `enqueue`; `PLAIN`: the port is known to be plain, so it is neither
     /// traced nor a whole discipline, and its qdisc's static path applies.
     #[inline(always)]
-    fn enqueue_in<const PLAIN: bool>(&mut self, port: u32, id: u32, from: u32) {
+    fn enqueue_in<const PLAIN: bool>(&mut self, port: u32, id: u32) {
         let now = self.q.now;
-        self.catch_up(port, now, Some((id, from)));
+        self.catch_up(port, now.saturating_sub(1));
         let p = &mut self.fabric.net.ports[port as usize];
         let pool = p.switch.map(|s| self.fabric.net.switches[s as usize].pool_bytes).unwrap_or(0);
         let size = self.arena.get(id).size as u64;
@@ -625,9 +611,7 @@ pub(super) fn arm_departure(p: &mut crate::network::topology::Port, q: &mut Even
     if now >= p.busy_until {
         return true;
     }
-    if p.lazy {
-        p.txdone_sched = now;
-    } else {
+    if !p.lazy {
         p.txdone_pending = true;
         q.tx_done(port, p.busy_until);
     }

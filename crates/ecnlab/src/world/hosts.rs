@@ -205,9 +205,7 @@ impl World<'_> {
             }
             Kind::PingRep => {
                 if p.ts >= self.warmup {
-                    let rtt = &mut self.rec.stats.rtt;
-                    rtt.push(secs(p.ts), p.dst, p.src, p.service as u32, secs(now - p.ts));
-                    rtt.flush_full(&mut self.rec.out);
+                    self.rec.stats.rtt.push(secs(p.ts), p.dst, p.src, p.service as u32, secs(now - p.ts));
                 }
             }
         }
@@ -286,7 +284,7 @@ impl World<'_> {
                 if inc.done == inc.flows.len() as u32 {
                     let dt = secs(now - inc.round_start);
                     let bits = (inc.block * inc.flows.len() as u64 * 8) as f64;
-                    self.rec.stats.incast_round(inc.round, inc.round_start, now, bits / dt / 1e9, &mut self.rec.out);
+                    self.rec.stats.incast_round(inc.round, inc.round_start, now, bits / dt / 1e9);
                     if inc.round < inc.rounds {
                         self.start_round(g);
                     } else {

@@ -193,7 +193,9 @@ impl<'a> World<'a> {
         // The packet whose lines were asked for an event ago (see below).
         let mut ahead = NO_HOP;
         let early_hops = self.fabric.early_hops;
-        while let Some((_, ev)) = self.q.pop_until(self.end) {
+        let grid = if ends_early { partition::grid(self.cfg, &self.fabric.net) } else { None };
+        let (mut limit, mut ran_to) = (self.end, None);
+        while let Some((_, ev)) = self.q.pop_until(limit) {
             if early_hops {
                 ahead = self.load_two_ahead(ahead);
             } else if let Some(Event::Arrive { port, pkt }) = self.q.likely_next() {
@@ -204,9 +206,13 @@ impl<'a> World<'a> {
                 prefetch_all(&self.fabric.net.ports[port as usize]);
             }
             self.dispatch(ev);
-            if ends_early && self.apps.unfinished == 0 {
+            if ends_early && self.apps.unfinished == 0 && ran_to.is_none() {
                 self.rec.stopped = self.q.now;
-                break;
+                // On to the end of the grid window, as the partitioned
+                // engine runs (`partition::grid`).
+                let Some(g) = grid else { break };
+                limit = ((self.q.now / g + 1).saturating_mul(g) - 1).min(self.end);
+                ran_to = Some(limit);
             }
             if self.q.processed & 0x3FFFF == 0 {
                 if let Some(e) = &self.rec.out.failed {
@@ -225,8 +231,9 @@ impl<'a> World<'a> {
             // whose timers always run): the run ends at its last event.
             self.rec.stopped = self.q.now;
         }
-        // Departures due by the end, so the ports' counters are final.
-        self.catch_up_all(self.rec.stopped);
+        // Departures due by the last instant run, so the ports' counters
+        // are final.
+        self.catch_up_all(ran_to.unwrap_or(self.rec.stopped));
         self.rec.wall_seconds = wall.elapsed().as_secs_f64();
         match &self.rec.out.failed {
             Some(e) => Err(Stop::Output(e.clone())),
@@ -291,7 +298,7 @@ impl<'a> World<'a> {
         // Start loading the egress port (if the run loop has not), so its
         // misses overlap the upstream port's catch-up.
         prefetch_all(&self.fabric.net.ports[egress as usize]);
-        self.catch_up(port, self.q.now, None);
+        self.catch_up(port, self.q.now - 1);
         // By now the egress port's lines are likely in, so the address of
         // its queue's line costs no stall.
         let service = self.arena.get(pkt).service;
@@ -327,7 +334,7 @@ impl<'a> World<'a> {
                         self.switch_arrive(port, pkt, egress)
                     }
                     NodeKind::Host { .. } => {
-                        self.catch_up(port, self.q.now, None);
+                        self.catch_up(port, self.q.now - 1);
                         if self.lossless.is_some() {
                             return self.host_lands(port, node, pkt);
                         }

@@ -19,13 +19,9 @@ use crate::network::topology::{Network, NodeKind};
 use crate::packet::Packet;
 use crate::units::Time;
 
-/// `run.partitions = 0` cuts the fabric in two (a fat-tree of k = 32 on 2
-/// threads: 3.8 s with 2 parts, 4.8 s with 4, 5.0 s with 8, 7.0 s on the
-/// sequential engine; `docs/parallel.md`). More parts only pay with as many
-/// cores: each part holds a copy of the fabric's state and a window's work
-/// is split finer. Outputs depend on the parts, never on the threads, so the
-/// default cannot follow the machine's cores; set `run.partitions` to them.
-const AUTO: u32 = 2;
+/// `run.partitions = 0`: as many parts as threads (outputs never depend
+/// on the parts, `engine.rs`), no more than the fabric's units allow.
+const AUTO: u32 = 0;
 
 /// A port whose link stays inside its part.
 pub const LOCAL: u16 = u16::MAX;
@@ -44,33 +40,92 @@ pub struct Partitioning {
     pub lookahead: Time,
     /// How the fabric was cut, in words (the summary's `partition_cut`).
     pub cut: &'static str,
+    /// The windows' grid (see `grid`).
+    pub grid: Time,
+}
+
+/// The fabric's units (pods or leaves) and hosts per unit: what a cut
+/// deals out; one unit for a fabric with nothing to cut.
+fn units(cfg: &Config, net: &Network) -> (u32, u32) {
+    let t = &cfg.topology;
+    match t.kind {
+        Some(TopologyKind::FatTree) => {
+            let k = t.k.expect("validated");
+            (k, k * k / 4)
+        }
+        Some(TopologyKind::LeafSpine) => (t.leaves.expect("validated"), t.hosts_per_leaf.expect("validated")),
+        _ => (1, net.hosts.max(1)),
+    }
+}
+
+/// The grid every window of a partitioned run lies within, a function of
+/// the fabric alone: the shortest link that any cut of it could cross (a
+/// pod's or leaf's link to a core or spine; with the hosts apart, a host's
+/// link). Every cut's lookahead is at least that long, so windows of
+/// `[k grid, (k + 1) grid)` are safe for any number of parts, and a run
+/// that ends when its last sized flow finishes runs on to the end of that
+/// grid window on either engine (`World::run`): where it stops then never
+/// depends on how the fabric was cut. None for a fabric with nothing to
+/// cut (or no delay to cut at), which stops at the last finish itself.
+pub fn grid(cfg: &Config, net: &Network) -> Option<Time> {
+    let (units, per_unit_hosts) = units(cfg, net);
+    if units < 2 {
+        return None;
+    }
+    let apart = hosts_links_longer(net);
+    // Each node's unit; a core or spine (or with the hosts apart, every
+    // switch) none.
+    const NONE: u32 = u32::MAX;
+    let unit = |n: u32| match net.nodes[n as usize].kind {
+        NodeKind::Host { .. } => n / per_unit_hosts,
+        NodeKind::Switch { .. } if apart => NONE,
+        NodeKind::Switch { index } => switch_unit(cfg, index),
+    };
+    let shortest = net.ports.iter().filter(|p| unit(p.node) != unit(p.peer)).map(|p| p.delay).min()?;
+    (shortest > 0).then_some(shortest)
+}
+
+/// The unit (pod or leaf) of switch `index`, or u32::MAX for a core or
+/// spine (see `switch_part`).
+fn switch_unit(cfg: &Config, index: u32) -> u32 {
+    let t = &cfg.topology;
+    match t.kind {
+        Some(TopologyKind::FatTree) => {
+            let k = t.k.expect("validated");
+            let pod_switches = k * (k / 2);
+            if index < 2 * pod_switches {
+                (index % pod_switches) / (k / 2)
+            } else {
+                u32::MAX
+            }
+        }
+        Some(TopologyKind::LeafSpine) if index < t.leaves.expect("validated") => index,
+        _ => u32::MAX,
+    }
 }
 
 impl Partitioning {
-    /// The parts of `net`, as `cfg` asks (`run.partitions`).
+    /// The parts of `net`, as `cfg` asks (`run.partitions`, by default
+    /// one per thread).
     pub fn new(cfg: &Config, net: &Network) -> Result<Partitioning, ConfigError> {
         let t = &cfg.topology;
         let asked = cfg.run.partitions;
-        // (units to deal out: pods or leaves; switches of each unit).
-        let (units, per_unit_hosts) = match t.kind {
-            Some(TopologyKind::FatTree) => {
-                let k = t.k.expect("validated");
-                (k, k * k / 4)
-            }
-            Some(TopologyKind::LeafSpine) => (t.leaves.expect("validated"), t.hosts_per_leaf.expect("validated")),
-            _ => (1, net.hosts.max(1)),
-        };
+        let (units, per_unit_hosts) = units(cfg, net);
+        let apart = units > 1 && hosts_links_longer(net);
+        // With the hosts apart, part 0 holds the switches.
+        let most = units + apart as u32;
         let parts = match asked {
-            0 => units.min(AUTO),
-            p if p > units => {
+            AUTO => most.min(cfg.run.threads.max(1)),
+            p if p > most => {
                 return Err(ConfigError(format!(
-                "run.partitions = {p}: more parts than this fabric has {} ({units}); allowed: 0 (auto) or 1 to {units}",
-                if t.kind == Some(TopologyKind::FatTree) { "pods" } else { "leaves" }
-            )))
+                    "run.partitions = {p}: more parts than this fabric has {} ({most}); allowed: 0 (auto) or 1 to \
+                     {most}",
+                    if t.kind == Some(TopologyKind::FatTree) { "pods" } else { "leaves" }
+                )))
             }
             p => p,
         };
-        let hosts_apart = parts > 1 && hosts_links_longer(net);
+        let hosts_apart = parts > 1 && apart;
         // Unit u (a pod or a leaf) goes to part u * parts / units: parts of
         // whole, neighbouring units, as even as the division allows. With
         // the hosts apart, the switches are part 0 and the units' hosts
@@ -108,7 +163,9 @@ impl Partitioning {
             (false, Some(TopologyKind::FatTree)) => "pods",
             _ => "leaves",
         };
-        Ok(Partitioning { parts, of_node, cross, lookahead, cut })
+        let grid = grid(cfg, net).unwrap_or(Time::MAX);
+        debug_assert!(parts == 1 || grid <= lookahead, "a cut crosses a link shorter than the grid");
+        Ok(Partitioning { parts, of_node, cross, lookahead, cut, grid })
     }
 }
 
@@ -214,10 +271,11 @@ mod tests {
     /// cross, so the lookahead is the fabric's link delay.
     #[test]
     fn fat_tree_parts_are_whole_pods() {
-        assert_eq!(parts_of("kind = \"fat-tree\"\nk = 8", 0).unwrap().parts, 2);
+        // By default one part per thread (these run on one).
+        assert_eq!(parts_of("kind = \"fat-tree\"\nk = 8", 0).unwrap().parts, 1);
         let p = parts_of("kind = \"fat-tree\"\nk = 8", 8).unwrap();
         assert_eq!(p.parts, 8);
-        assert_eq!(p.lookahead, 1_000_000);
+        assert_eq!((p.lookahead, p.grid), (1_000_000, 1_000_000));
         let cfg = Config::from_toml(
             "[run]\nduration = \"1ms\"\n[topology]\nkind = \"fat-tree\"\nk = 8\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\n",
         )
@@ -264,7 +322,7 @@ mod tests {
         .unwrap();
         let p = Partitioning::new(&cfg, &Network::build(&cfg)).unwrap();
         assert_eq!(p.cut, "hosts apart from switches");
-        assert_eq!(p.lookahead, 20_200_000);
+        assert_eq!((p.lookahead, p.grid), (20_200_000, 20_200_000));
         // 144 hosts: leaves 0-5's in part 1, 6-11's in part 2; switches in 0.
         assert_eq!((p.of_node[0], p.of_node[71], p.of_node[72], p.of_node[143]), (1, 1, 2, 2));
         assert!(p.of_node[144..].iter().all(|&x| x == 0));

@@ -112,10 +112,10 @@ impl<'a> Recorder<'a> {
 impl World<'_> {
     pub(super) fn sample(&mut self) {
         let now = self.q.now;
-        // Departures before this instant; one due now had its TxDone
-        // scheduled after this sample's, so it runs after the sample.
+        // Departures due by this instant: a TxDone runs before a sample of
+        // its picosecond (`engine.rs`).
         for i in 0..self.rec.sample_ports.len() {
-            self.catch_up(self.rec.sample_ports[i], now.saturating_sub(1), None);
+            self.catch_up(self.rec.sample_ports[i], now);
         }
         let t = secs(now);
         let rows = &mut self.rec.stats.queues;
@@ -153,7 +153,6 @@ impl World<'_> {
         }
         (last.1, last.2) = (cwnd, ssthresh);
         self.rec.stats.cwnd.push(secs(now), fid, cwnd, ssthresh);
-        self.rec.stats.cwnd.flush_full(&mut self.rec.out);
     }
 
     // ---------------- outputs ----------------

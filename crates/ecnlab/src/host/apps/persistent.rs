@@ -71,8 +71,8 @@ struct Pair {
 #[derive(Default)]
 pub struct Pool {
     pairs: HashMap<(u32, u32), Pair>,
-    /// Connection ids are global, in the order they are opened.
-    next_conn: u32,
+    /// Connections opened, over all pairs.
+    opened: u32,
 }
 
 impl Pool {
@@ -82,8 +82,11 @@ impl Pool {
         if let Some((conn, state)) = pair.idle.pop_front() {
             return Assigned::Reused { conn, state };
         }
-        let conn = self.next_conn;
-        self.next_conn += 1;
+        // A connection's id is its number within its pair: the ECMP hash
+        // adds the pair's ends (`World::flow_hash`), and a pair's
+        // connections open in its sender's own order, on either engine.
+        let conn = pair.opened;
+        self.opened += 1;
         pair.opened += 1;
         if pair.opened == 1 {
             Assigned::Opened { conn }
@@ -100,7 +103,7 @@ impl Pool {
 
     /// Connections opened so far, over all pairs.
     pub fn opened(&self) -> u32 {
-        self.next_conn
+        self.opened
     }
 }
 
@@ -166,7 +169,7 @@ impl PairConnections {
     /// The partitioned engine, at the end: the connections `other`
     /// (another part's) opened count with these.
     pub fn add_opened(&mut self, other: &PairConnections) {
-        self.pool.next_conn += other.pool.next_conn;
+        self.pool.opened += other.pool.opened;
     }
 }
 
@@ -231,15 +234,16 @@ mod tests {
         assert_eq!(p.assign(0, 1), Assigned::Opened { conn: 0 });
         // Busy: the next flow of the pair opens an extra connection.
         assert_eq!(p.assign(0, 1), Assigned::Extra { conn: 1 });
-        // Another pair (and the reverse direction) has its own.
-        assert_eq!(p.assign(1, 0), Assigned::Opened { conn: 2 });
+        // Another pair (and the reverse direction) has its own, numbered
+        // within the pair.
+        assert_eq!(p.assign(1, 0), Assigned::Opened { conn: 0 });
         p.release(0, 1, 1, state(30.0));
         p.release(0, 1, 0, state(10.0));
         // Connection 1 was freed first, so it goes first, state and all.
         assert_eq!(p.assign(0, 1), Assigned::Reused { conn: 1, state: state(30.0) });
         assert_eq!(p.assign(0, 1), Assigned::Reused { conn: 0, state: state(10.0) });
         // Both busy again: a third connection, with a handshake.
-        assert_eq!(p.assign(0, 1), Assigned::Extra { conn: 3 });
+        assert_eq!(p.assign(0, 1), Assigned::Extra { conn: 2 });
         assert_eq!(p.opened(), 4);
     }
 }

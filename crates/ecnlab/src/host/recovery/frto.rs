@@ -43,8 +43,8 @@ section! {
         /// F-RTO (RFC 5682, SACK-enhanced, as Linux): after a retransmission timeout, the first
         /// ACK that advances snd_una lets new data go instead of more retransmissions, and an ACK
         /// of data not retransmitted since the timeout undoes it (cwnd and ssthresh restored, no
-        /// go-back). Linux runs it by default (net.ipv4.tcp_frto = 2); ecnlab's `linux` profile
-        /// does not turn it on yet.
+        /// go-back). Linux runs it by default (net.ipv4.tcp_frto = 2), and so does ecnlab's
+        /// `linux` profile (from model 6).
         frto: bool = false, resolved Given, source "RFC 5682 §3-4; Linux tcp_input.c tcp_process_loss, tcp_try_undo_loss";
     }
 }

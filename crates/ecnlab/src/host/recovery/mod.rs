@@ -162,17 +162,6 @@ pub fn validate(t: &crate::config::TransportCfg) -> Result<(), crate::config::Co
     Ok(())
 }
 
-/// Whether `t`'s runs use what model 5 changed: Linux's window
-/// accounting (`linux_cwnd.rs`), or the four mechanisms that take part of
-/// it (`crate::model_of`).
-pub fn moved_by_model_5(t: &TransportCfg) -> bool {
-    linux_cwnd::LinuxCwndParams::of(t).linux_cwnd
-        || prr::PrrParams::of(t).prr != prr::PrrKind::Off
-        || rto_sack::RtoSackParams::of(t).rto_keeps_sack
-        || lost_rtx::LostRtxParams::of(t).lost_retransmit
-        || crate::host::cc::cubic_linux::active(t)
-}
-
 impl RecoveryParams {
     /// Whether ACKs must count the bytes they newly deliver (`Traits`).
     pub fn grows_by_delivered(&self) -> bool {
@@ -432,7 +421,7 @@ mod tests {
 
     /// The registry is what the seam rests on: each mechanism's name is a
     /// key it declares; the `linux` profile turns every one on (Linux runs
-    /// them all: host/linux.rs), F-RTO from the next model version; and a
+    /// them all: host/linux.rs); and a
     /// transport with any one of them set gives its connections a
     /// `Recovery`, the default none (the default sender pays one branch per
     /// hook and no box).
@@ -443,10 +432,7 @@ mod tests {
         for d in MECHANISMS {
             let name = d.about.name;
             assert!(d.about.params.iter().any(|t| t.iter().any(|p| p.key == name)), "{name}: not its own key");
-            // F-RTO joins the profile with the next model version: turning
-            // it on moves the linux profile's outputs (issue 54's bump).
-            let later = name == "frto";
-            assert_eq!(fills.iter().any(|(k, _)| *k == name), !later, "{name}: in the linux profile?");
+            assert!(fills.iter().any(|(k, _)| *k == name), "{name}: not in the linux profile");
             // lost_retransmit needs prr (`validate`); prr alone is off.
             let json = match name {
                 "prr" => r#"{"cc": "cubic", "prr": "linux"}"#.to_string(),

@@ -66,13 +66,12 @@ pub(super) fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(St
             w0.rec.captures[i].packets = rest[owner - 1].rec.captures[i].packets;
         }
     }
-    for w in rest.iter() {
+    for w in rest.iter_mut() {
         w0.rec.sent += w.rec.sent;
         w0.rec.delivered += w.rec.delivered;
         w0.rec.dropped += w.rec.dropped;
         w0.fabric.in_transit += w.fabric.in_transit;
-        w0.rec.stats.incast_gbps_sum += w.rec.stats.incast_gbps_sum;
-        w0.rec.stats.incast_rounds += w.rec.stats.incast_rounds;
+        w0.rec.stats.take_rows_of(&mut w.rec.stats);
         for (a, b) in w0.rec.goodput_after_warmup.iter_mut().zip(&w.rec.goodput_after_warmup) {
             *a += b;
         }
@@ -81,16 +80,13 @@ pub(super) fn gather(worlds: &mut [World], parts: &Partitioning, captured: &[(St
 }
 
 /// Hand part 0's tables to `sink`, each whole, with what every part
-/// wrote of the others: the goodput series summed over the parts' (each
-/// part's receivers' deliveries, bin by bin); the queue samples (each part
-/// samples its own ports) in one table in the sequential engine's order,
-/// by time, then port in `sampled`'s order, then queue; and the ping round
-/// trips (each recorded at its sender's part) in one table by send time,
-/// then sender, receiver and service; the traces (each port's in its
-/// part) by time, then port, each port's events in their order; the
-/// traced windows (each flow's at its sender's part) by time, then flow;
-/// the incast rounds (each at its receiver's part) by finish time; each
-/// capture from the part in `captured` that recorded it.
+/// wrote of the others. Part 0 wrote the goodput series (summed over the
+/// parts' bytes, `Goodput::write_summed`) and the series `gather` moved to
+/// it (traces, windows, round trips, rounds; `Stats::finish` orders
+/// them). Here: the queue samples (each part samples its own ports) in one
+/// table in the sequential engine's order, by time, then port in
+/// `sampled`'s order, then queue; each capture from the part in
+/// `captured` that recorded it.
 pub(super) fn write_tables(
     sinks: impl Iterator<Item = Collect>,
     sampled: &[u32],
@@ -98,13 +94,6 @@ pub(super) fn write_tables(
     sink: &mut dyn Sink,
 ) -> Result<(), String> {
     let mut parts: Vec<Collect> = sinks.collect();
-    let mut bins: std::collections::BTreeMap<(u64, u32), f64> = std::collections::BTreeMap::new();
-    for t in parts.iter().flat_map(|s| s.tables.iter()).filter(|t| t.name == "goodput") {
-        let (time, svc, g) = (f64s(t, "time"), u32s(t, "service"), f64s(t, "gbps"));
-        for i in 0..time.len() {
-            *bins.entry((time[i].to_bits(), svc[i])).or_insert(0.0) += g[i];
-        }
-    }
     let mut rank = vec![u32::MAX; sampled.iter().max().map_or(0, |&m| m as usize + 1)];
     for (i, &p) in sampled.iter().enumerate() {
         rank[p as usize] = i as u32;
@@ -115,42 +104,20 @@ pub(super) fn write_tables(
         let (time, port, queue) = (f64s(t, "time"), u32s(t, "port"), u32s(t, "queue"));
         (0..time.len()).map(|i| (time[i].to_bits(), rank[port[i] as usize], queue[i], 0, 0)).collect()
     });
-    let rtts = merged(&mut parts, "rtt", |t| {
-        let (time, src, dst, svc, rtt) =
-            (f64s(t, "time"), u32s(t, "src"), u32s(t, "dst"), u32s(t, "service"), f64s(t, "rtt"));
-        (0..time.len()).map(|i| (time[i].to_bits(), src[i], dst[i], svc[i], rtt[i].to_bits())).collect()
-    });
-    let traces = merged(&mut parts, "trace", |t| {
-        let (time, port) = (f64s(t, "time"), u32s(t, "port"));
-        (0..time.len()).map(|i| (time[i].to_bits(), port[i], 0, 0, 0)).collect()
-    });
-    let windows = merged(&mut parts, "cwnd", |t| {
-        let (time, flow) = (f64s(t, "time"), u32s(t, "flow"));
-        (0..time.len()).map(|i| (time[i].to_bits(), flow[i], 0, 0, 0)).collect()
-    });
-    // Incast rounds (each at its receiver's part) by finish, then start.
-    let rounds = merged(&mut parts, "incast", |t| {
-        let (finish, start) = (f64s(t, "finish"), f64s(t, "start"));
-        (0..finish.len()).map(|i| (finish[i].to_bits(), 0, 0, 0, start[i].to_bits())).collect()
-    });
     let mut captures = Vec::with_capacity(captured.len());
     for (name, owner) in captured {
         let at = parts[*owner].captures.iter().position(|c| c.0 == *name).expect("every part flushed its captures");
         captures.push(parts[*owner].captures.swap_remove(at));
     }
     let first = parts.swap_remove(0);
-    for mut t in first.tables {
-        if t.name == "goodput" {
-            t.columns = vec![
-                ("time", Column::F64(bins.keys().map(|k| f64::from_bits(k.0)).collect())),
-                ("service", Column::U32(bins.keys().map(|k| k.1).collect())),
-                ("gbps", Column::F64(bins.values().copied().collect())),
-            ];
-        }
-        sink.rows(t)?;
+    // A `Collect` holds each table in one piece: sent in batches of
+    // `BATCH_ROWS`, as the sequential engine sends them.
+    let mut out = crate::outputs::output::Output::new(sink);
+    for t in first.tables.into_iter().chain(queues) {
+        crate::outputs::stats::send_batches(t, &mut out);
     }
-    for t in queues.into_iter().chain(rtts).chain(traces).chain(windows).chain(rounds) {
-        sink.rows(t)?;
+    if let Some(e) = out.failed {
+        return Err(e);
     }
     for (port, bytes) in captures {
         sink.capture(&port, &bytes)?;

@@ -3,29 +3,31 @@
 //! The fabric is cut into parts (`partition.rs`); each part is a whole
 //! `World` of its own (the full fabric's state, of which it touches only
 //! its own nodes' ports and its own hosts' ends of each flow) with its own
-//! event queue. Parts advance together in windows as long as the shortest
-//! link between two parts (conservative synchronisation, no rollback): a
-//! packet one part sends at t lands in another at t + lookahead or later,
-//! so within [t0, t0 + lookahead) no part can be sent anything it has not
-//! got. Between windows the packets that crossed are handed to the parts
-//! they land in, in a fixed order (sending part, then sending order), and
-//! the next window starts at the earliest pending event anywhere.
+//! event queue. Parts advance together in windows no longer than the
+//! shortest link between two parts (conservative synchronisation, no
+//! rollback): a packet one part sends at t lands in another at t +
+//! lookahead or later, so within such a window no part can be sent
+//! anything it has not got. Between windows the packets that crossed are
+//! handed to the parts they land in, in a fixed order (sending part, then
+//! sending order), and the next window is the grid window of the earliest
+//! pending event anywhere.
 //!
 //! Nothing in a window depends on which thread runs which part, or when,
-//! so the outputs are the same for every thread count (rayon runs the
-//! parts). They depend on the parts: an event that crossed joins its
-//! part's queue at the window's start, so among events of one picosecond it
-//! runs after those the part scheduled for itself, where one queue would
-//! have run them in scheduling order. The outputs differ from the
-//! sequential engine's (`run.threads = 0`) in those ties only: another
-//! equally valid order, not another model.
+//! and nothing in a run depends on the cut: events of one picosecond run
+//! in an order defined by the events (`engine.rs`), so each part's queue
+//! runs its events as the sequential engine's one queue would, and windows
+//! lie on a grid of the fabric's own (`partition::grid`). The outputs are
+//! the sequential engine's (`run.threads = 0`) on any threads and parts
+//! (`tests/golden.rs`, `tests.rs`); only the engine's own summary keys
+//! differ (`golden::ENGINE_KEYS`).
 //!
 //! Each part samples its own ports' queues, traces and captures them, and
-//! records the round trips of its own hosts' pings; `write_tables` merges
-//! those rows. Per-pair connections (`host/apps/persistent.rs`) live in their
-//! sender's part, which numbers its own: a flow's connection id, its ECMP
-//! key, travels with each of its packets that crosses, so its receiver's
-//! part hashes the ACKs alike. Incast rounds couple hosts by messages,
+//! records the round trips of its own hosts' pings; `gather` and
+//! `write_tables` merge those rows. Per-pair connections
+//! (`host/apps/persistent.rs`) live in their sender's part, which numbers
+//! them within their pair: a flow's connection id, its ECMP key, travels
+//! with each of its packets that crosses, so its receiver's part hashes the
+//! ACKs alike. Incast rounds couple hosts by messages,
 //! which cross as packets do (`signals.rs`); `check` refuses a group whose
 //! messages could land inside the window that sent them.
 
@@ -102,13 +104,7 @@ impl World<'_> {
         }
         self.fabric.part_of.clone_from(&parts.of_node);
         self.fabric.me = me;
-        self.fabric.ecmp.reseed(self.cfg.run.seed, me as u64);
-        // Exponential serial pauses: a stream of the part's own (a chain
-        // runs in its sender's part; the sequential engine draws one stream
-        // in event order across all of them).
-        if me > 0 {
-            self.apps.serial_rng = crate::rng::Rng::stream(self.cfg.run.seed, 0x005E_41A1 ^ ((me as u64) << 20));
-        }
+        self.rec.stats.goodput.keep_bytes();
         for g in 0..self.apps.incasts.len() {
             let flows = &self.apps.incasts[g].flows;
             let mut on: Vec<u16> =
@@ -243,6 +239,9 @@ pub fn run_into(
     let ends_early = !worlds[0].apps.open_ended && sized > 0;
     let mut runs = vec![PartRun::default(); worlds.len()];
     let mut stopped = end;
+    // The last instant whose events ran (past `stopped` when the run ends
+    // at its last finish).
+    let mut ran_to = None;
     let mut interrupted = false;
     let mut inbox: Vec<Crossing> = Vec::new();
     let mut signals: Vec<Signal> = Vec::new();
@@ -259,7 +258,10 @@ pub fn run_into(
             if t0 > end {
                 return true;
             }
-            let horizon = t0.saturating_add(parts.lookahead);
+            // To the end of t0's grid window (`partition::grid`): no
+            // longer than the lookahead, and the same windows for any cut.
+            let horizon = (t0 / parts.grid + 1).saturating_mul(parts.grid);
+            debug_assert!(horizon - t0 <= parts.lookahead);
             worlds.par_iter_mut().zip(runs.par_iter_mut()).for_each(|(w, r)| w.run_window(horizon, r));
             for p in 0..worlds.len() {
                 std::mem::swap(&mut inbox, &mut worlds[p].fabric.outbox);
@@ -278,7 +280,10 @@ pub fn run_into(
                 }
             }
             if ends_early && runs.iter().map(|r| r.finished).sum::<usize>() == sized {
+                // The window ran to the end of the last finish's grid
+                // window, as the sequential engine does.
                 stopped = runs.iter().map(|r| r.last_finish).max().unwrap_or(0);
+                ran_to = Some(horizon.saturating_sub(1).min(end));
                 return true;
             }
             if std::time::Instant::now() > report {
@@ -309,21 +314,18 @@ pub fn run_into(
     let has_duration = end != crate::config::NO_END;
     for w in worlds.iter_mut() {
         w.rec.stopped = stopped;
-        w.catch_up_all(stopped);
+        w.catch_up_all(ran_to.unwrap_or(stopped));
     }
     gather(&mut worlds, &parts, &captured, sized - runs.iter().map(|r| r.finished).sum::<usize>());
-    let (w0, rest) = worlds.split_first_mut().expect("two parts or more");
-    for w in rest.iter_mut() {
+    let mut kept = Vec::with_capacity(worlds.len());
+    for w in worlds.iter_mut() {
         w.rec.stats.goodput.finish(stopped, has_duration, &mut w.rec.out);
+        kept.push(w.rec.stats.goodput.take_kept());
+    }
+    let (w0, rest) = worlds.split_first_mut().expect("two parts or more");
+    w0.rec.stats.goodput.write_summed(kept, &mut w0.rec.out);
+    for w in rest.iter_mut() {
         w.rec.stats.queues.flush(&mut w.rec.out);
-        w.rec.stats.rtt.flush(&mut w.rec.out);
-        w.rec.stats.incast.flush(&mut w.rec.out);
-        if w.rec.stats.tracing {
-            w.rec.stats.trace.flush(&mut w.rec.out);
-        }
-        if w.rec.stats.tracing_cwnd {
-            w.rec.stats.cwnd.flush(&mut w.rec.out);
-        }
         for c in &mut w.rec.captures {
             c.flush(&mut w.rec.out);
         }
