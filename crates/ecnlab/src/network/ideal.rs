@@ -81,10 +81,8 @@ struct Wire {
     /// ACKs: arrival at the sender, the ACK, the timestamp it echoes.
     acks: VecDeque<(Time, AckOut, Time)>,
     /// The delayed-ACK timer: as the engine's, set by the first packet left
-    /// unacknowledged while none is set, and never cancelled; and when it
-    /// was set.
+    /// unacknowledged while none is set, and never cancelled.
     delack: Option<Time>,
-    delack_set: Time,
     /// The send time of the first data still unacknowledged (the engine's
     /// `last_data_ts`), which a held-back ACK echoes.
     held_ts: Time,
@@ -132,7 +130,6 @@ impl Wire {
         self.data.clear();
         self.acks.clear();
         self.delack = None;
-        self.delack_set = 0;
         self.held_ts = 0;
         self.nic.clear();
         self.nic_bytes = 0;
@@ -146,18 +143,12 @@ impl Wire {
         self.acks.front().map_or(Time::MAX, |a| a.0)
     }
 
-    /// The delayed-ACK timer is due now and goes before a data packet
-    /// landing at the same time: in the engine, simultaneous events run in
-    /// the order they were scheduled, the timer when it was set and the
-    /// landing when the packet began its last link (`last`).
-    fn timer_first(&self, now: Time, last: &Hop, hdr: u64) -> bool {
-        match (self.delack, self.data.front()) {
-            (Some(d), Some(&(at, _, len, _))) if d == now && at == now => {
-                self.delack_set < at - last.delay - last.rate.tx_time(len as u64 + hdr)
-            }
-            (Some(d), _) => d == now,
-            _ => false,
-        }
+    /// The delayed-ACK timer is due now and no data packet lands at the
+    /// same time: in the engine, a packet's arrival goes before a timer of
+    /// the same picosecond (`engine.rs`, `tie`: events of one time run by
+    /// kind, arrivals first).
+    fn timer_first(&self, now: Time) -> bool {
+        self.delack == Some(now) && self.next_data() != now
     }
 
     /// The first data packet on its way reaches the receiver at `now`.
@@ -173,10 +164,7 @@ impl Wire {
         }
         match out.ack {
             Some(a) => self.ack(rev, a, hdr, now, ts),
-            None if self.delack.is_none() => {
-                self.delack = Some(now + t.delayed_ack_timeout.0);
-                self.delack_set = now;
-            }
+            None if self.delack.is_none() => self.delack = Some(now + t.delayed_ack_timeout.0),
             None => {}
         }
     }
@@ -244,8 +232,9 @@ impl Replay {
         } else {
             tx.open_established(0);
         }
-        let Some(&last_hop) = self.fwd.last() else { return };
-        let last_hop = &last_hop;
+        if self.fwd.is_empty() {
+            return;
+        }
         let mut next = 0;
         let mut wake = self.send(&mut tx, &rx, lone, flows, &mut next, out, now);
         while next < flows.len() {
@@ -257,7 +246,7 @@ impl Replay {
             if now == Time::MAX {
                 return;
             }
-            if self.wire.timer_first(now, last_hop, hdr) {
+            if self.wire.timer_first(now) {
                 self.wire.timer(&mut rx, &self.rev, hdr, now);
             } else if data == now {
                 self.wire.deliver(&mut rx, &self.rev, t, now);
@@ -334,8 +323,7 @@ impl Replay {
     /// at `now`: when the ACK of its last byte reaches the sender.
     fn acked_at(&mut self, rx: &TcpReceiver, t: &TransportCfg, size: u64, last: u64, now: Time) -> Option<Time> {
         let hdr = t.header as u64;
-        let last_hop = *self.fwd.last()?;
-        let last_hop = &last_hop;
+        self.fwd.last()?;
         self.fork.clone_from(&self.wire);
         let mut rx = rx.clone();
         let at = cross(&self.fwd, &mut self.fork.fwd_free, last + hdr, now);
@@ -348,7 +336,7 @@ impl Replay {
             if now == Time::MAX {
                 return None;
             }
-            if self.fork.timer_first(now, last_hop, hdr) {
+            if self.fork.timer_first(now) {
                 self.fork.timer(&mut rx, &self.rev, hdr, now);
             } else if data == now {
                 self.fork.deliver(&mut rx, &self.rev, t, now);
