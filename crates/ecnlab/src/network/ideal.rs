@@ -323,7 +323,6 @@ impl Replay {
     /// at `now`: when the ACK of its last byte reaches the sender.
     fn acked_at(&mut self, rx: &TcpReceiver, t: &TransportCfg, size: u64, last: u64, now: Time) -> Option<Time> {
         let hdr = t.header as u64;
-        self.fwd.last()?;
         self.fork.clone_from(&self.wire);
         let mut rx = rx.clone();
         let at = cross(&self.fwd, &mut self.fork.fwd_free, last + hdr, now);
